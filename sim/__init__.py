@@ -1,0 +1,35 @@
+"""kvlab's simulator: the KV cache, the HBM budget and the roofline of one serving engine.
+
+Standard library only, so the same code runs in CPython and in Pyodide.
+
+    >>> from sim import Scenario, evaluate
+    >>> r = evaluate(Scenario(model="qwen3-8b", gpu="h100-sxm", prompt_tokens=4096))
+    >>> r.max_sequences, r.batch
+    (93, 32)
+"""
+
+from .architecture import Architecture, from_config
+from .catalog import GPU, gpu_ids, model_ids
+from .errors import InputError, Issue
+from .evaluate import Result, evaluate
+from .profiles import EfficiencyProfile, load_profile, profile_names
+from .scenario import FIELDS, Scenario
+
+__all__ = [
+    "FIELDS",
+    "GPU",
+    "Architecture",
+    "EfficiencyProfile",
+    "InputError",
+    "Issue",
+    "Result",
+    "Scenario",
+    "evaluate",
+    "from_config",
+    "gpu_ids",
+    "load_profile",
+    "model_ids",
+    "profile_names",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,81 @@
+"""The shipped data: model configs, GPU datasheets and efficiency profiles.
+
+Data lives in `sim/data/` as JSON with a source for every figure; this module only reads it.
+Files are read once and cached, so a panel re-evaluating on every slider move pays nothing here.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from .errors import InputError, Issue
+
+DATA_DIR = Path(__file__).parent / "data"
+
+
+@dataclass(frozen=True)
+class GPU:
+    """One accelerator's datasheet figures (bytes, bytes/s, FLOP/s)."""
+
+    id: str
+    name: str
+    memory_bytes: float  # nominal capacity: what the textbook accounting uses
+    memory_reported_bytes: float  # total the driver reports: what vLLM and SGLang see
+    hbm_bandwidth_bytes_per_s: float
+    bf16_dense_flops: float
+    fp8_dense_flops: float | None
+    interconnect_bytes_per_s: float  # GPU to GPU, each direction
+    host_link_bytes_per_s: float  # PCIe to host memory, each direction
+
+    def with_memory_bytes(self, memory_bytes: float) -> GPU:
+        """The same GPU with a different capacity (the `--gpu-memory-gib` override); the driver
+        is assumed to report the nominal figure minus the same reserve as the stock card."""
+        reserve = self.memory_bytes - self.memory_reported_bytes
+        return GPU(**{**self.__dict__, "memory_bytes": memory_bytes,
+                      "memory_reported_bytes": max(memory_bytes - reserve, 0.0)})
+
+
+@cache
+def _gpu_table() -> dict[str, GPU]:
+    raw = json.loads((DATA_DIR / "gpus.json").read_text())
+    fields = GPU.__dataclass_fields__
+    return {g["id"]: GPU(**{k: g[k] for k in fields}) for g in raw["gpus"]}
+
+
+@cache
+def _model_table() -> dict[str, dict]:
+    table = {}
+    for path in sorted((DATA_DIR / "models").glob("*.json")):
+        entry = json.loads(path.read_text())
+        table[entry["kvlab"]["id"]] = entry
+    return table
+
+
+def gpu_ids() -> list[str]:
+    return list(_gpu_table())
+
+
+def model_ids() -> list[str]:
+    return list(_model_table())
+
+
+def gpu(gpu_id: str) -> GPU:
+    table = _gpu_table()
+    if gpu_id not in table:
+        raise InputError(Issue("gpu", f"unknown GPU {str(gpu_id)[:40]!r}; choose one of {', '.join(table)}"))
+    return table[gpu_id]
+
+
+def model_entry(model_id: str) -> dict:
+    """{"kvlab": metadata, "config": config.json} for a catalog model."""
+    table = _model_table()
+    if model_id not in table:
+        raise InputError(Issue("model", f"unknown model {str(model_id)[:40]!r}; choose one of {', '.join(table)}"))
+    return table[model_id]
+
+
+def model_name(model_id: str) -> str:
+    return model_entry(model_id)["kvlab"]["name"]
