@@ -31,11 +31,12 @@ class GPU:
     host_link_bytes_per_s: float  # PCIe to host memory, each direction
 
     def with_memory_bytes(self, memory_bytes: float) -> GPU:
-        """The same GPU with a different capacity (the `--gpu-memory-gib` override); the driver
-        is assumed to report the nominal figure minus the same reserve as the stock card."""
-        reserve = self.memory_bytes - self.memory_reported_bytes
-        return GPU(**{**self.__dict__, "memory_bytes": memory_bytes,
-                      "memory_reported_bytes": max(memory_bytes - reserve, 0.0)})
+        """The same GPU with a different capacity (the `--gpu-memory-gib` override). The driver
+        is assumed to report the same fraction of the nominal figure as on the stock card (a
+        ratio, not a difference: for H200 and MI300X the vendors' "GB" is nearer GiB, so the
+        reported total exceeds 141e9 or 192e9 bytes)."""
+        ratio = self.memory_reported_bytes / self.memory_bytes
+        return GPU(**{**self.__dict__, "memory_bytes": memory_bytes, "memory_reported_bytes": memory_bytes * ratio})
 
 
 @cache
