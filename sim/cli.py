@@ -13,7 +13,7 @@ import sys
 from . import catalog
 from .evaluate import evaluate
 from .profiles import profile_names
-from .scenario import ALLOCATIONS, ENGINES, FIELDS, TP_SIZES, Scenario
+from .scenario import ALLOCATIONS, ENGINES, FIELDS, TP_SIZES, Scenario, _fmt
 from .units import GIB, KV_DTYPES, WEIGHT_DTYPES
 
 
@@ -30,7 +30,7 @@ def _number(name: str, integer: bool):
             value = int(text) if integer else float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(
-                f"must be {'an integer' if integer else 'a number'} between {bound.low:g} and {bound.high:g}, got {text[:40]!r}"
+                f"must be {'an integer' if integer else 'a number'} between {_fmt(bound.low)} and {_fmt(bound.high)}, got {text[:40]!r}"
             ) from None
         return value
 
@@ -57,10 +57,14 @@ def build_parser() -> argparse.ArgumentParser:
         ("--dollars-per-gpu-hour", "dollars_per_gpu_hour", False),
     ]
     defaults = Scenario()
+    unset = {"gpu_memory_gib": "the GPU's own", "max_model_len": "the model's context (textbook: prompt + output)",
+             "dollars_per_gpu_hour": "no cost shown"}
     for flag, name, integer in num_opts:
         b = FIELDS[name]
-        p.add_argument(flag, dest=name, type=_number(name, integer), default=getattr(defaults, name),
-                       help=f"{b.help} ({b.low:g} to {b.high:g}; default {getattr(defaults, name)})")
+        default = getattr(defaults, name)
+        shown = "" if "unset:" in b.help else f"; default {unset.get(name, 'unset') if default is None else _fmt(default)}"
+        p.add_argument(flag, dest=name, type=_number(name, integer), default=default,
+                       help=f"{b.help} ({_fmt(b.low)} to {_fmt(b.high)}{shown})")
     p.add_argument("--tp", type=int, default=1, choices=TP_SIZES, help="tensor-parallel size")
     p.add_argument("--kv-dtype", default="bf16", choices=KV_DTYPES)
     p.add_argument("--weight-dtype", default="bf16", choices=WEIGHT_DTYPES)
@@ -79,27 +83,35 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
             with open(args.config, encoding="utf-8") as f:
                 config = json.load(f)
         except (OSError, ValueError) as e:
-            raise SystemExit(f"kvlab: error: --config: cannot read {args.config!r} as JSON ({e})") from None
+            # Exit status 2 like every other bad option, on one line.
+            reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+            print(f"kvlab: error: --config: cannot read {args.config!r} as JSON ({reason})", file=sys.stderr)
+            raise SystemExit(2) from None
     names = set(Scenario.__dataclass_fields__) - {"config", "force_mha"}
     kwargs = {k: getattr(args, k) for k in names if hasattr(args, k)}
     return Scenario(config=config, force_mha=args.mha, **kwargs)
 
 
 def _option(field: str) -> str:
+    """The command-line option behind an error's field; config.json fields are named inside --config."""
     flags = {"prompt_tokens": "--prompt", "output_tokens": "--output", "gpu_memory_utilization": "--gpu-util",
              "allocation": "--alloc", "force_mha": "--mha", "block_size_tokens": "--block-size"}
-    return flags.get(field, "--" + field.replace("_", "-"))
+    if field in flags:
+        return flags[field]
+    if field in Scenario.__dataclass_fields__:
+        return "--" + field.replace("_", "-")
+    return f"--config ({field})"
 
 
 def _summary(r) -> str:
-    def ms(x):
-        return "n/a" if x is None else f"{x * 1e3:.2f} ms"
+    def ms(x, bound):
+        return "n/a" if x is None else f"{x * 1e3:.2f} ms ({bound}-bound)"
     lines = [
         f"{r.model_name} ({r.attention_kind}): {r.kv_formula}",
         f"params {r.params_total / 1e9:.2f}B total, {r.params_active / 1e9:.2f}B active; weights {r.weight_bytes / GIB:.2f} GiB",
         f"KV pool {r.kv_pool_bytes / GIB:.2f} GiB = {r.kv_pool_tokens:,} tokens; {r.max_sequences} sequences fit; "
         f"batch {r.batch} ({r.batch_limited_by})",
-        f"TTFT {ms(r.ttft_s)} ({r.prefill_bound}-bound); ITL {ms(r.itl_s)} ({r.decode_bound}-bound); "
+        f"TTFT {ms(r.ttft_s, r.prefill_bound)}; ITL {ms(r.itl_s, r.decode_bound)}; "
         f"{r.decode_tokens_per_s:,.0f} tok/s aggregate, {r.per_stream_tokens_per_s:,.1f} tok/s per stream",
     ]
     if r.dollars_per_million_tokens is not None:

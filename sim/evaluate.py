@@ -6,11 +6,11 @@ sequences fit -> the batch -> decode step and prefill on the roofline -> through
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
-from . import catalog, memory, roofline
+from . import boot_log, catalog, engine_defaults, memory, roofline
 from .architecture import Architecture, bytes_per_token_formula, from_config
+from .boot_log import gib  # noqa: F401  (kept importable from here)
 from .errors import InputError, Issue
 from .profiles import load_profile
 from .scenario import Scenario, validate
@@ -44,8 +44,14 @@ class Result:
     max_sequences: int = 0
     batch: int = 0
     batch_limited_by: str = ""
-    max_concurrency: float = 0.0
-    max_concurrency_tokens: int = 0
+    max_concurrency: float = 0.0  # pool / one max_model_len request (vLLM's "Maximum concurrency")
+    max_concurrency_tokens: int = 0  # the max_model_len used for max_concurrency
+    startup_bytes: float = 0.0  # sglang: CUDA context + NCCL before SGLang measures its total
+    kv_num_blocks: int = 0  # vllm: KV blocks of block_size_tokens (num_gpu_blocks)
+    effective_max_num_batched_tokens: int = 0  # the limits used: the user's, or the engine's default
+    effective_max_num_seqs: int = 0
+    effective_mem_fraction_static: float | None = None  # sglang only
+    vllm_longest_max_model_len: int | None = None  # set when vLLM would refuse to start: the longest that fits
     decode_step_s: float | None = None
     itl_s: float | None = None
     decode_weight_read_s: float | None = None
@@ -85,10 +91,6 @@ class Result:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def gib(x: float) -> str:
-    return f"{x / GIB:.2f} GiB"
 
 
 def resolve_architecture(s: Scenario) -> Architecture:
@@ -181,26 +183,38 @@ def _evaluate(s: Scenario) -> Result:
                         f"{arch.max_position_embeddings:,} tokens; a real engine would refuse the request.")
 
     kv_per_token = arch.kv_bytes_per_token(kv_el, s.tp)
+    limits = engine_defaults.resolve(s.engine, gpu, s.tp, s.max_num_batched_tokens, s.max_num_seqs, s.mem_fraction_static)
     mem = memory.budget(
         arch=arch, gpu=gpu, engine=s.engine, tp=s.tp, weight_bytes_per_param=w_el,
         kv_bytes_per_token=kv_per_token, gpu_memory_utilization=s.gpu_memory_utilization,
-        mem_fraction_static=s.mem_fraction_static, max_num_batched_tokens=s.max_num_batched_tokens,
-        max_num_seqs=s.max_num_seqs, block_size_tokens=s.block_size_tokens,
+        mem_fraction_static=limits.mem_fraction_static or 0.0, max_num_batched_tokens=limits.max_num_batched_tokens,
+        max_num_seqs=limits.max_num_seqs or 0, block_size_tokens=s.block_size_tokens,
     )
+    # The request length the engine plans for: the textbook panel plans for this request; vLLM and
+    # SGLang for the model's whole context unless max_model_len says otherwise.
+    max_len = s.max_model_len or (context if s.engine == "textbook" else arch.max_position_embeddings)
+    if limits.max_num_seqs is None:  # SGLang sizes its request cap from the pool
+        limits = replace(limits, max_num_seqs=engine_defaults.sglang_max_running_requests(mem.kv_pool_tokens, max_len))
     per_seq = held_bytes_per_sequence(arch, s, kv_el)
     max_seqs = int(mem.kv_pool_bytes // per_seq) if per_seq > 0 else 0
-    limits = {"concurrency": s.concurrency, "kv_pool": max_seqs, "max_num_seqs": s.max_num_seqs}
-    batch = min(limits.values())
-    limited_by = min(limits, key=lambda k: (limits[k], k != "concurrency"))
-
-    max_len = s.max_model_len or (arch.max_position_embeddings if s.engine == "vllm" else context)
-    max_conc = mem.kv_pool_tokens / max_len if max_len else 0.0
+    refusal = None
+    if s.engine == "vllm":
+        max_conc, refusal = _vllm_concurrency(arch, s, mem, kv_el, max_len, limits.max_num_batched_tokens)
+        if refusal is not None:
+            max_seqs = 0  # vLLM refuses to start: not one request of max_model_len fits
+    else:
+        max_conc = mem.kv_pool_tokens / max_len if max_len else 0.0
+    caps = {"concurrency": s.concurrency, "kv_pool": max_seqs, "max_num_seqs": limits.max_num_seqs}
+    batch = min(caps.values())
+    limited_by = min(caps, key=lambda k: (caps[k], k != "concurrency"))
 
     fp8_compute = s.weight_dtype == "fp8" and bool(gpu.fp8_dense_flops)
     machine = roofline.Machine(arch, gpu, profile, s.tp, w_el, kv_el, fp8_compute)
     pre = roofline.prefill(machine, s.prompt_tokens)
 
-    _budget_log(log, warnings, s, arch, gpu, mem, per_seq, max_seqs, max_len, max_conc)
+    boot_log.budget_lines(log, warnings, boot_log.BootFacts(
+        scenario=s, arch=arch, mem=mem, limits=limits, kv_bytes_per_token=kv_per_token, per_seq_bytes=per_seq,
+        max_sequences=max_seqs, max_model_len=max_len, max_concurrency=max_conc, refusal=refusal))
     result = dict(
         scenario=_safe_scenario(s),
         model_name=arch.name,
@@ -224,6 +238,12 @@ def _evaluate(s: Scenario) -> Result:
         batch_limited_by=limited_by,
         max_concurrency=max_conc,
         max_concurrency_tokens=max_len,
+        startup_bytes=mem.startup_bytes,
+        kv_num_blocks=mem.num_blocks,
+        effective_max_num_batched_tokens=limits.max_num_batched_tokens,
+        effective_max_num_seqs=limits.max_num_seqs,
+        effective_mem_fraction_static=limits.mem_fraction_static,
+        vllm_longest_max_model_len=refusal,
         ttft_s=pre.time_s,
         prefill_weight_read_s=pre.memory_time_s,
         prefill_compute_s=pre.compute_time_s,
@@ -273,56 +293,22 @@ def _evaluate(s: Scenario) -> Result:
     return Result(**result, log=log, warnings=warnings)
 
 
-def _budget_log(log, warnings, s: Scenario, arch, gpu, mem: memory.MemoryBudget, per_seq, max_seqs, max_len, max_conc):
-    """Engine-style lines a user would read at boot, and why the batch stopped growing."""
-    rank = f" per rank (tp={s.tp})" if s.tp > 1 else ""
-    if s.engine == "sglang":
-        log.append(f"Load weight end. mem usage={gib(mem.weight_bytes)}{rank}; mem_fraction_static={s.mem_fraction_static:.2f} "
-                   f"of {gib(mem.capacity_bytes)} reported")
-    else:
-        basis = "reported by the driver" if s.engine == "vllm" else "nominal"
-        log.append(f"Usable memory: {s.gpu_memory_utilization:.2f} x {gib(mem.capacity_bytes)} ({basis}) = {gib(mem.usable_bytes)}; "
-                   f"model weights take {gib(mem.weight_bytes)}{rank}; activation reserve {gib(mem.activation_reserve_bytes)}"
-                   + (f"; non-torch memory {gib(mem.non_torch_bytes)}" if mem.non_torch_bytes else "") + ".")
-    if mem.weight_bytes + mem.non_torch_bytes >= mem.usable_bytes:
-        knob = "mem_fraction_static" if s.engine == "sglang" else "gpu_memory_utilization"
-        need = (mem.weight_bytes + mem.non_torch_bytes + mem.activation_reserve_bytes) / mem.capacity_bytes
-        msg = (f"Model weights need {gib(mem.weight_bytes)} but only {gib(mem.usable_bytes - mem.non_torch_bytes)} is usable "
-               f"({knob} {getattr(s, knob):.2f} x {gib(mem.capacity_bytes)}). ")
-        msg += (f"Raise {knob} to at least {math.ceil(need * 100) / 100:.2f}, " if need < 1 else "The card is too small: ")
-        msg += "quantize the weights, or shard them with tensor parallelism."
-        warnings.append(msg)
-        log.append("ERROR " + msg)
-        return
-    if mem.kv_pool_bytes <= 0:
-        msg = (f"Weights fit but the activation reserve ({gib(mem.activation_reserve_bytes)}) leaves no room for a KV pool; "
-               "lower max_num_batched_tokens or max_num_seqs.")
-        warnings.append(msg)
-        log.append("ERROR " + msg)
-        return
-    if s.engine == "sglang":
-        log.append(f"KV Cache is allocated. #tokens: {mem.kv_pool_tokens:,}, K size + V size: {gib(mem.kv_pool_bytes)}")
-        log.append(f"max_total_num_tokens={mem.kv_pool_tokens:,}, chunked_prefill_size={s.max_num_batched_tokens}, "
-                   f"max_running_requests={min(s.max_num_seqs, max(max_seqs, 1))}, context_len={max_len:,}")
-    else:
-        log.append(f"GPU KV cache size: {mem.kv_pool_tokens:,} tokens ({gib(mem.kv_pool_bytes)})")
-        log.append(f"Maximum concurrency for {max_len:,} tokens per request: {max_conc:.2f}x")
-    if max_seqs == 0:
-        ctx = s.prompt_tokens + s.output_tokens
-        fits = int(mem.kv_pool_bytes // (per_seq / ctx)) - s.output_tokens if per_seq else 0
-        hint = (f"the longest prompt that fits with {s.output_tokens:,} output tokens is about {fits:,} tokens"
-                if fits > 0 else "not even the output alone fits")
-        msg = (f"One sequence of {ctx:,} tokens needs {gib(per_seq)} of KV cache but the pool is {gib(mem.kv_pool_bytes)}: "
-               f"no request fits; {hint}.")
-        warnings.append(msg)
-        log.append("ERROR " + msg)
-        return
-    reason = {
-        "concurrency": f"all {s.concurrency} concurrent requests fit (the pool could hold {max_seqs})",
-        "kv_pool": f"the KV pool holds {max_seqs} sequences of {gib(per_seq)} each; "
-                   f"{s.concurrency - max_seqs} of {s.concurrency} requests wait",
-        "max_num_seqs": f"max_num_seqs={s.max_num_seqs} caps the scheduler below the pool's {max_seqs}",
-    }
-    limits = {"concurrency": s.concurrency, "kv_pool": max_seqs, "max_num_seqs": s.max_num_seqs}
-    key = min(limits, key=lambda k: (limits[k], k != "concurrency"))
-    log.append(f"Batch of {limits[key]}: {reason[key]}.")
+def _vllm_concurrency(arch: Architecture, s: Scenario, mem: memory.MemoryBudget, kv_el: float, max_len: int,
+                      max_num_batched_tokens: int) -> tuple[float, int | None]:
+    """vLLM's "Maximum concurrency" (pool blocks / blocks one max_model_len request needs) and,
+    when not even one such request fits, the longest max_model_len that would (vLLM then refuses
+    to start, naming that figure)."""
+    b = s.block_size_tokens
+    pool_layer_blocks = mem.num_blocks * arch.num_layers
+    need = memory.vllm_layer_blocks_per_request(arch, max_len, b, max_num_batched_tokens)
+    concurrency = pool_layer_blocks / need if need else 0.0
+    if mem.kv_pool_bytes <= 0 or concurrency >= 1:
+        return concurrency, None
+    low, high = 0, max_len  # binary search, as vLLM's own estimate does
+    while low < high:
+        mid = (low + high + 1) // 2
+        if memory.vllm_layer_blocks_per_request(arch, mid, b, max_num_batched_tokens) <= pool_layer_blocks:
+            low = mid
+        else:
+            high = mid - 1
+    return concurrency, low

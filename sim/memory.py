@@ -8,12 +8,22 @@
 
 Three accounting modes share that order and differ in the details real engines add:
 
-- ``textbook`` (seed 002): nominal capacity, the reserve of `activation_reserve_bytes`.
-- ``vllm``: total memory as the driver reports it, minus weights, non-torch memory (NCCL, cuBLAS
-  workspaces) and the profiled activation peak of a `max_num_batched_tokens` forward pass; the
-  pool is then cut into whole blocks of `block_size_tokens` (vLLM V1 worker, v0.9-v0.11).
-- ``sglang``: `mem_fraction_static` x total memory holds weights plus the pool; the remainder is
-  left for activations and CUDA graphs (SGLang `ModelRunner.profile_max_num_token`, v0.4-v0.5).
+- ``textbook`` (seed 002): nominal capacity, the reserve of `activation_reserve_bytes`, the pool
+  counted in whole tokens.
+- ``vllm`` (vLLM V1, v0.10-v0.11: `Worker.determine_available_memory`, `memory_profiling`,
+  `get_kv_cache_config`): the total the driver reports x gpu_memory_utilization, minus the weights,
+  minus the non-torch memory that appears while vLLM profiles (cuBLAS workspaces; NCCL buffers
+  once ranks communicate), minus the torch peak of a profiling forward pass of
+  max_num_batched_tokens tokens followed by a sampler run (`vllm_activation_peak_bytes`). The
+  pool is cut into whole blocks of block_size_tokens.
+- ``sglang`` (SGLang v0.5: `ModelRunner.profile_max_num_token`): SGLang measures the free memory
+  after the CUDA context and NCCL are up (total_gpu_memory), loads the weights, and keeps
+  rest = free_after_weights - total_gpu_memory x (1 - mem_fraction_static) for the pool, which
+  is mem_fraction_static x total_gpu_memory - weights. Activations and CUDA graphs live in the
+  (1 - mem_fraction_static) share, so nothing is subtracted for them.
+
+The placeholders of the first cut are replaced by figures tied to engine logs (see the
+constants' comments and docs/sim.md).
 """
 
 from __future__ import annotations
@@ -25,28 +35,36 @@ from .catalog import GPU
 from .units import GIB
 
 ACTIVATION_BYTES = 2  # BF16 activations whatever the weight precision (weight-only or W8A8 both dequantize to BF16 outputs)
-LOGIT_BYTES_PER_ENTRY = 2 + 4  # BF16 logits from lm_head plus the FP32 copy the sampler works on
-# Memory outside PyTorch's allocator that vLLM's profiler finds on one GPU (cuBLAS workspaces, the
-# sampler's tensors); NCCL buffers add to it once ranks must communicate.
-VLLM_NON_TORCH_BYTES = 0.15 * GIB
-VLLM_NCCL_BYTES = 0.5 * GIB
-# SGLang's free memory after weight loading already excludes the CUDA context.
+LOGIT_BYTES_PER_ENTRY = 2 + 4  # textbook: BF16 logits from lm_head plus the FP32 copy the sampler works on
+# vLLM's profiling sampler run (V1 `_dummy_sampler_run`, top-k and top-p on): the FP32 logits,
+# the sorted copy and its int64 indices, and the softmax of the sorted copy are alive together:
+# 4 + 4 + 8 + 4 = 20 bytes per logit. Cross-check: vLLM PR #9003 logged a profiling peak 0.61 GiB
+# higher with 256 sequences than with 1 at vocab 128,256, which is 20 bytes per logit.
+VLLM_SAMPLER_BYTES_PER_LOGIT = 20
+# Non-torch memory vLLM's profiler finds on one GPU (cuBLAS workspaces, attention-backend
+# buffers): engine logs show 0.16 GiB (H100, January 2025), 0.20 GiB and 0.23 GiB (24 GiB cards,
+# spring 2025).
+VLLM_NON_TORCH_BYTES = 0.2 * GIB
+# NCCL communicators and custom all-reduce buffers once tp > 1. SGLang logs "Init torch
+# distributed ends. mem usage=2.01 GB" per rank at tp 8 on H200 (context included); vLLM's
+# memory profile of Llama-3-8B went from 1.79 GiB non-torch at tp 1 to 3.58 GiB at tp 2.
+# kvlab uses 1.5 GiB per rank; vLLM v0.10-v0.11 takes its baseline snapshot before NCCL starts,
+# so these buffers land inside its budget.
+NCCL_BYTES = 1.5 * GIB
+# The CUDA context of a PyTorch process: outside vLLM's budget (its baseline snapshot is taken
+# after the context exists) but inside what SGLang measures as used before total_gpu_memory.
 CUDA_CONTEXT_BYTES = 0.5 * GIB
 
 
-def activation_reserve_bytes(arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, tp: int = 1) -> float:
-    """Peak transient memory of the largest forward pass the scheduler may launch, one rank.
+def forward_activation_peak_bytes(arch: Architecture, tokens: int, tp: int = 1) -> float:
+    """Peak transient memory of one layer of a forward pass over `tokens` tokens, one rank.
 
-    Layers run one after another, so only one layer's intermediates are alive at a time. With
-    T = max_num_batched_tokens tokens in the pass, the widest moment is inside the MLP, where the
-    residual stream (h), the normalised input (h), the fused gate-and-up output (2 I) and the
-    activated product (I) coexist: T x (2h + 3I) x 2 bytes. Attention's q, k, v and output
-    ((q + 2 kv + q) x head_dim per token) are checked too. MoE layers route each token to k
-    experts, so I becomes k x expert width (plus shared experts). Then the sampler: logits for up
-    to S = min(max_num_seqs, T) sequences, BF16 out of lm_head plus an FP32 copy: S x vocab x 6.
-
-    Worked example: Qwen3-8B, T = 2048, S = 1024: 2048 x (8192 + 36864) x 2 = 0.17 GiB, plus
-    1024 x 151,936 x 6 = 0.87 GiB, so about 1.04 GiB -- inside design.md's 1.0-1.2 GiB.
+    Layers run one after another, so only one layer's intermediates are alive at a time. The
+    widest moment is inside the MLP, where the residual stream (h), the normalised input (h), the
+    fused gate-and-up output (2 I) and the activated product (I) coexist:
+    tokens x (2h + 3I / tp) x 2 bytes. Attention's q, k, v and output ((q + 2 kv + q) x head_dim
+    per token) are checked too. MoE layers route each token to k experts, so I becomes k x expert
+    width (plus shared experts).
     """
     h = arch.hidden_size
     width = arch.intermediate_size if arch.num_moe_layers < arch.num_layers else 0
@@ -56,29 +74,79 @@ def activation_reserve_bytes(arch: Architecture, max_num_batched_tokens: int, ma
     mlp = 2 * h + 3 * width / tp
     d = arch.head_dim if arch.mla is None else arch.mla.qk_nope_head_dim + arch.mla.qk_rope_head_dim
     attention = 2 * h + (2 * arch.num_q_heads + 2 * arch.num_kv_heads) * d / tp
-    tokens = max_num_batched_tokens
-    layer_peak = tokens * max(mlp, attention) * ACTIVATION_BYTES
+    return tokens * max(mlp, attention) * ACTIVATION_BYTES
+
+
+def activation_reserve_bytes(arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, tp: int = 1) -> float:
+    """Textbook reserve: the largest forward pass the scheduler may launch, plus its logits, one rank.
+
+    forward_activation_peak_bytes(T) for T = max_num_batched_tokens, then the sampler: logits for
+    up to S = min(max_num_seqs, T) sequences, BF16 out of lm_head plus an FP32 copy:
+    S x vocab x 6 bytes.
+
+    Worked example: Qwen3-8B, T = 2048, S = 1024: 2048 x (8192 + 36864) x 2 = 0.17 GiB, plus
+    1024 x 151,936 x 6 = 0.87 GiB, so about 1.04 GiB -- inside design.md's 1.0-1.2 GiB.
+    """
     sampled = min(max_num_seqs, max_num_batched_tokens)
-    return layer_peak + sampled * arch.vocab_size * LOGIT_BYTES_PER_ENTRY
+    return forward_activation_peak_bytes(arch, max_num_batched_tokens, tp) + sampled * arch.vocab_size * LOGIT_BYTES_PER_ENTRY
+
+
+def vllm_activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, tp: int = 1) -> float:
+    """The torch peak vLLM's profile run records, one rank.
+
+    vLLM V1 runs a dummy forward pass of max_num_batched_tokens tokens, then samples
+    S = min(max_num_seqs, max_num_batched_tokens) rows of logits with top-k and top-p on. The
+    logits are gathered to the full vocabulary on every rank, so the sampler term does not shrink
+    with tensor parallelism: forward_activation_peak_bytes(T) + S x vocab x 20 bytes.
+
+    Worked example: Qwen3-8B on an H100 with vLLM's defaults (T = 8192, S = 1024):
+    8192 x 45,056 x 2 = 0.69 GiB, plus 1024 x 151,936 x 20 = 2.90 GiB: 3.59 GiB.
+    """
+    sampled = min(max_num_seqs, max_num_batched_tokens)
+    return forward_activation_peak_bytes(arch, max_num_batched_tokens, tp) + sampled * arch.vocab_size * VLLM_SAMPLER_BYTES_PER_LOGIT
+
+
+def vllm_layer_blocks_per_request(arch: Architecture, max_model_len: int, block_size_tokens: int, max_num_batched_tokens: int) -> int:
+    """Per-layer blocks one request of max_model_len tokens needs under vLLM's KV cache manager.
+
+    Full-attention layers: ceil(L / block). Sliding-window layers keep only the window plus the
+    tokens one step may add: ceil(min(window - 1 + T, L) / block) + 1 (vLLM's
+    `SlidingWindowSpec.max_memory_usage_bytes`). Summed over layers, so a hybrid model (Gemma)
+    and a full-attention one share one formula.
+    """
+    b = block_size_tokens
+    n_slide = arch.num_sliding_layers
+    full = -(-max_model_len // b)
+    total = (arch.num_layers - n_slide) * full
+    if n_slide:
+        window_tokens = min(arch.sliding_window_tokens - 1 + max_num_batched_tokens, max_model_len)
+        total += n_slide * (-(-window_tokens // b) + 1)
+    return total
 
 
 @dataclass(frozen=True)
 class MemoryBudget:
-    """One rank's HBM, in fill order. All figures in bytes."""
+    """One rank's HBM, in fill order. All figures in bytes.
+
+    Invariant: kv_pool_bytes <= usable_bytes - weight_bytes - non_torch_bytes -
+    activation_reserve_bytes (equal before rounding to whole tokens or blocks), never negative.
+    """
 
     engine: str
     capacity_bytes: float  # what the accounting starts from (nominal or driver-reported)
-    usable_bytes: float  # capacity x gpu_memory_utilization (or x mem_fraction_static)
+    usable_bytes: float  # capacity x gpu_memory_utilization (sglang: mem_fraction_static x measured total)
     weight_bytes: float
-    non_torch_bytes: float
-    activation_reserve_bytes: float
+    non_torch_bytes: float  # subtracted inside the budget (vllm: cuBLAS, NCCL)
+    activation_reserve_bytes: float  # subtracted inside the budget (0 for sglang: its share is outside)
     kv_pool_bytes: float  # never negative; 0 when the weights do not fit
-    kv_pool_tokens: int  # whole tokens (whole blocks under vllm accounting)
+    kv_pool_tokens: int  # whole tokens (whole blocks under vllm and sglang accounting)
     weights_fit: bool
+    startup_bytes: float = 0.0  # sglang: CUDA context and NCCL, used before SGLang measures its total
+    num_blocks: int = 0  # vllm: blocks of block_size_tokens across all layers
 
     @property
     def context_reserve_bytes(self) -> float:
-        """The part of the card the engine leaves alone (1 - utilization)."""
+        """The part of the card outside the budget (1 - utilization, or 1 - mem_fraction_static)."""
         return self.capacity_bytes - self.usable_bytes
 
 
@@ -96,30 +164,38 @@ def budget(
     max_num_seqs: int,
     block_size_tokens: int,
 ) -> MemoryBudget:
+    """The budget of one rank under one accounting mode (limits already resolved, see
+    engine_defaults.resolve). kv_bytes_per_token is this rank's, over all layers."""
     weight_bytes = arch.params_total * weight_bytes_per_param / tp
-    reserve = activation_reserve_bytes(arch, max_num_batched_tokens, max_num_seqs, tp)
-    non_torch = 0.0
+    startup = 0.0
+    num_blocks = 0
     if engine == "textbook":
         capacity = gpu.memory_bytes
         usable = capacity * gpu_memory_utilization
+        non_torch = 0.0
+        reserve = activation_reserve_bytes(arch, max_num_batched_tokens, max_num_seqs, tp)
     elif engine == "vllm":
         capacity = gpu.memory_reported_bytes
         usable = capacity * gpu_memory_utilization
-        non_torch = VLLM_NON_TORCH_BYTES + (VLLM_NCCL_BYTES if tp > 1 else 0.0)
+        non_torch = VLLM_NON_TORCH_BYTES + (NCCL_BYTES if tp > 1 else 0.0)
+        reserve = vllm_activation_peak_bytes(arch, max_num_batched_tokens, max_num_seqs, tp)
     elif engine == "sglang":
         capacity = gpu.memory_reported_bytes
-        usable = capacity * mem_fraction_static
-        # The activation room is the (1 - mem_fraction_static) share SGLang leaves outside the
-        # static pool, not a separate subtraction; the CUDA context comes out of the free memory
-        # SGLang measures after loading weights.
+        startup = CUDA_CONTEXT_BYTES + (NCCL_BYTES if tp > 1 else 0.0)
+        usable = max(capacity - startup, 0.0) * mem_fraction_static
+        non_torch = 0.0
         reserve = 0.0
-        non_torch = CUDA_CONTEXT_BYTES
     else:  # validated upstream; kept for callers that build budgets directly
         raise ValueError(f"unknown engine {engine!r}")
-    free = usable - weight_bytes - non_torch - reserve
-    pool = max(free, 0.0)
+    pool = max(usable - weight_bytes - non_torch - reserve, 0.0)
     tokens = int(pool // kv_bytes_per_token) if kv_bytes_per_token > 0 else 0
     if engine == "vllm":
+        # num_blocks = available // page_size // num_layers, page_size being one layer's block.
+        num_blocks = tokens // block_size_tokens
+        tokens = num_blocks * block_size_tokens
+        pool = tokens * kv_bytes_per_token
+    elif engine == "sglang":
+        # max_total_num_tokens is rounded down to whole pages (kvlab's block size plays --page-size).
         tokens = tokens // block_size_tokens * block_size_tokens
         pool = tokens * kv_bytes_per_token
     return MemoryBudget(
@@ -132,4 +208,6 @@ def budget(
         kv_pool_bytes=pool,
         kv_pool_tokens=tokens,
         weights_fit=weight_bytes + non_torch + reserve < usable,
+        startup_bytes=startup,
+        num_blocks=num_blocks,
     )

@@ -9,18 +9,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields, replace
 
+from .engine_defaults import TEXTBOOK_MAX_NUM_BATCHED_TOKENS, TEXTBOOK_MAX_NUM_SEQS
 from .errors import InputError, Issue
 from .units import KV_DTYPES, WEIGHT_DTYPES
 
 ENGINES = ("textbook", "vllm", "sglang")
 ALLOCATIONS = ("contiguous", "paged")
 TP_SIZES = (1, 2, 4, 8)
-# Defaults of the scheduler limits that size the activation reserve (see memory.py). 2048 tokens
-# per step is vLLM's chunked-prefill budget for the OpenAI server on smaller GPUs and SGLang's
-# default chunk; 1024 sequences is vLLM V1's max_num_seqs on H100-class GPUs.
-DEFAULT_MAX_NUM_BATCHED_TOKENS = 2048
-DEFAULT_MAX_NUM_SEQS = 1024
-DEFAULT_MEM_FRACTION_STATIC = 0.88  # SGLang's default for one GPU with 80 GB-class memory
+# The scheduler limits that size the activation reserve (see memory.py) default to None, meaning
+# "what the chosen engine would pick" (engine_defaults.py): the textbook's 2048 tokens and 1024
+# sequences, vLLM's and SGLang's own GPU-dependent defaults. The textbook figures stay importable
+# under their old names.
+DEFAULT_MAX_NUM_BATCHED_TOKENS = TEXTBOOK_MAX_NUM_BATCHED_TOKENS
+DEFAULT_MAX_NUM_SEQS = TEXTBOOK_MAX_NUM_SEQS
 
 
 @dataclass(frozen=True)
@@ -42,9 +43,12 @@ FIELDS: dict[str, Bound] = {
     "gpu_memory_utilization": Bound(0.05, 1.0, False, "fraction of capacity the engine may use"),
     "block_size_tokens": Bound(1, 1024, True, "tokens per KV block (paged allocation, pool rounding)"),
     "max_model_len": Bound(1, 2**22, True, "longest request the engine accepts, tokens", optional=True),
-    "max_num_batched_tokens": Bound(1, 2**20, True, "token budget of one forward step"),
-    "max_num_seqs": Bound(1, 1_000_000, True, "most sequences the scheduler runs at once"),
-    "mem_fraction_static": Bound(0.05, 1.0, False, "SGLang: fraction of memory for weights + KV pool"),
+    "max_num_batched_tokens": Bound(1, 2**20, True, "token budget of one forward step (unset: the engine's default)",
+                                    optional=True),
+    "max_num_seqs": Bound(1, 1_000_000, True, "most sequences the scheduler runs at once (unset: the engine's default)",
+                          optional=True),
+    "mem_fraction_static": Bound(0.05, 1.0, False, "SGLang: fraction of memory for weights + KV pool (unset: SGLang's default)",
+                                 optional=True),
     "dollars_per_gpu_hour": Bound(0, 1000, False, "price of one GPU-hour, dollars", optional=True),
 }
 
@@ -54,7 +58,9 @@ class Scenario:
     """One configuration of model, hardware, workload and engine.
 
     `model` is a catalog id; `config`, when given, is a pasted config.json dict that replaces it.
-    Units are in the names: tokens, GiB, dollars.
+    Units are in the names: tokens, GiB, dollars. Optional fields left at None mean "the
+    default": the card's own memory, the model's context for max_model_len, and the chosen
+    engine's own scheduler limits (see `sim.engine_defaults`); `Result` reports the values used.
     """
 
     model: str = "qwen3-8b"
@@ -74,9 +80,9 @@ class Scenario:
     engine: str = "textbook"
     profile: str = "textbook"
     max_model_len: int | None = None
-    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS
-    max_num_seqs: int = DEFAULT_MAX_NUM_SEQS
-    mem_fraction_static: float = DEFAULT_MEM_FRACTION_STATIC
+    max_num_batched_tokens: int | None = None
+    max_num_seqs: int | None = None
+    mem_fraction_static: float | None = None
     dollars_per_gpu_hour: float | None = None
 
     def with_(self, **changes) -> Scenario:

@@ -1,0 +1,142 @@
+"""Engine-style log lines: what a user would read when the engine boots, and why the batch stopped.
+
+The figures come from `memory.budget` and `evaluate`; this module only words them. Lines that
+mimic an engine's own log keep that engine's wording (vLLM's "GPU KV cache size: N tokens",
+SGLang's "max_total_num_tokens=N") so a student can match them against a real boot, with one
+honest change: SGLang labels sizes "GB" that it computes in GiB; kvlab writes GiB.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .architecture import Architecture
+from .engine_defaults import EngineLimits
+from .memory import MemoryBudget, vllm_layer_blocks_per_request
+from .scenario import Scenario
+from .units import GIB
+
+
+def gib(x: float) -> str:
+    return f"{x / GIB:.2f} GiB"
+
+
+@dataclass(frozen=True)
+class BootFacts:
+    """What the log needs from one evaluation (all bytes per rank)."""
+
+    scenario: Scenario
+    arch: Architecture
+    mem: MemoryBudget
+    limits: EngineLimits
+    kv_bytes_per_token: float
+    per_seq_bytes: float
+    max_sequences: int
+    max_model_len: int
+    max_concurrency: float
+    refusal: int | None  # vllm: the longest max_model_len that fits, when one request does not
+
+
+def _error(log: list[str], warnings: list[str], msg: str) -> None:
+    warnings.append(msg)
+    log.append("ERROR " + msg)
+
+
+def _header(f: BootFacts) -> list[str]:
+    s, mem = f.scenario, f.mem
+    rank = f" per rank (tp={s.tp})" if s.tp > 1 else ""
+    if s.engine == "sglang":
+        total = mem.capacity_bytes - mem.startup_bytes
+        return [
+            f"Init torch distributed ends. mem usage={gib(mem.startup_bytes)} (CUDA context"
+            + (" and NCCL" if s.tp > 1 else "") + f"); total_gpu_memory={gib(total)}",
+            f"Load weight end. mem usage={gib(mem.weight_bytes)}{rank}, avail mem={gib(max(total - mem.weight_bytes, 0))}",
+            f"mem_fraction_static={f.limits.mem_fraction_static:.3f}"
+            + ("" if s.mem_fraction_static is not None else " (SGLang's default for this GPU)")
+            + f": weights + KV pool may use {f.limits.mem_fraction_static:.3f} x {gib(total)} = {gib(mem.usable_bytes)}; "
+              f"the rest ({gib(total - mem.usable_bytes)}) is left for activations and CUDA graphs.",
+        ]
+    basis = "reported by the driver" if s.engine == "vllm" else "nominal"
+    lines = [f"Usable memory: {s.gpu_memory_utilization:.2f} x {gib(mem.capacity_bytes)} ({basis}) = {gib(mem.usable_bytes)}; "
+             f"model weights take {gib(mem.weight_bytes)}{rank}; activation reserve {gib(mem.activation_reserve_bytes)}"
+             + (f"; non-torch memory {gib(mem.non_torch_bytes)}" if mem.non_torch_bytes else "") + "."]
+    if s.engine == "vllm":
+        lines.insert(0, f"Model loading took {mem.weight_bytes / GIB:.4f} GiB")
+        lines.append(f"Profiling a forward pass of max_num_batched_tokens={f.limits.max_num_batched_tokens:,} and sampling "
+                     f"min(max_num_seqs={f.limits.max_num_seqs:,}, that) rows: torch peak memory increase "
+                     f"{gib(mem.activation_reserve_bytes)}; non-torch forward increase memory {gib(mem.non_torch_bytes)}.")
+    return lines
+
+
+def _weights_do_not_fit(f: BootFacts) -> str:
+    s, mem = f.scenario, f.mem
+    if s.engine == "sglang":
+        knob, value = "mem_fraction_static", f.limits.mem_fraction_static
+        base = mem.capacity_bytes - mem.startup_bytes
+        need = mem.weight_bytes / base if base > 0 else math.inf
+        usable = mem.usable_bytes
+    else:
+        knob, value = "gpu_memory_utilization", s.gpu_memory_utilization
+        base = mem.capacity_bytes
+        need = (mem.weight_bytes + mem.non_torch_bytes + mem.activation_reserve_bytes) / base
+        usable = mem.usable_bytes - mem.non_torch_bytes
+    msg = (f"Model weights need {gib(mem.weight_bytes)} but only {gib(usable)} is usable "
+           f"({knob} {value:.2f} x {gib(base)}). ")
+    msg += f"Raise {knob} to at least {math.ceil(need * 100) / 100:.2f}, " if need < 1 else "The card is too small: "
+    return msg + "quantize the weights, or shard them with tensor parallelism."
+
+
+def budget_lines(log: list[str], warnings: list[str], f: BootFacts) -> None:
+    """Append the boot lines and the batch reason; problems go to both `log` and `warnings`."""
+    s, mem = f.scenario, f.mem
+    log.extend(_header(f))
+    if mem.weight_bytes + mem.non_torch_bytes >= mem.usable_bytes:
+        _error(log, warnings, _weights_do_not_fit(f))
+        return
+    if mem.kv_pool_bytes <= 0:
+        _error(log, warnings, f"Weights fit but the activation reserve ({gib(mem.activation_reserve_bytes)}) leaves no room for a KV pool; "
+                              "lower max_num_batched_tokens or max_num_seqs.")
+        return
+    if s.engine == "sglang":
+        if f.arch.mla is not None:
+            log.append(f"KV Cache is allocated. #tokens: {mem.kv_pool_tokens:,}, KV size: {gib(mem.kv_pool_bytes)}")
+        else:
+            log.append(f"KV Cache is allocated. #tokens: {mem.kv_pool_tokens:,}, K size: {gib(mem.kv_pool_bytes / 2)}, "
+                       f"V size: {gib(mem.kv_pool_bytes / 2)}")
+        log.append(f"max_total_num_tokens={mem.kv_pool_tokens:,}, chunked_prefill_size={f.limits.max_num_batched_tokens:,}, "
+                   f"max_running_requests={f.limits.max_num_seqs:,}, context_len={f.max_model_len:,}")
+    else:
+        if s.engine == "vllm":
+            available = mem.usable_bytes - mem.weight_bytes - mem.non_torch_bytes - mem.activation_reserve_bytes
+            log.append(f"Available KV cache memory: {gib(available)}")
+        log.append(f"GPU KV cache size: {mem.kv_pool_tokens:,} tokens ({gib(mem.kv_pool_bytes)})")
+        log.append(f"Maximum concurrency for {f.max_model_len:,} tokens per request: {f.max_concurrency:.2f}x")
+    if f.refusal is not None:
+        b = s.block_size_tokens
+        layer_blocks = vllm_layer_blocks_per_request(f.arch, f.max_model_len, b, f.limits.max_num_batched_tokens)
+        need = layer_blocks * b * f.kv_bytes_per_token / f.arch.num_layers
+        fit = (f"Based on the available memory, the estimated maximum model length is {f.refusal:,}."
+               if f.refusal > 0 else "Not even one token fits.")
+        _error(log, warnings, f"vLLM refuses to start: to serve at least one request of max_model_len {f.max_model_len:,} "
+                              f"tokens, about {gib(need)} of KV cache is needed, more than the {gib(mem.kv_pool_bytes)} available. "
+                              f"{fit} Set max_model_len lower or raise gpu_memory_utilization.")
+        return
+    if f.max_sequences == 0:
+        ctx = s.prompt_tokens + s.output_tokens
+        fits = int(mem.kv_pool_bytes // (f.per_seq_bytes / ctx)) - s.output_tokens if f.per_seq_bytes else 0
+        hint = (f"the longest prompt that fits with {s.output_tokens:,} output tokens is about {fits:,} tokens"
+                if fits > 0 else "not even the output alone fits")
+        _error(log, warnings, f"One sequence of {ctx:,} tokens needs {gib(f.per_seq_bytes)} of KV cache but the pool is "
+                              f"{gib(mem.kv_pool_bytes)}: no request fits; {hint}.")
+        return
+    seqs_knob = "max_running_requests" if s.engine == "sglang" else "max_num_seqs"
+    caps = {"concurrency": s.concurrency, "kv_pool": f.max_sequences, "max_num_seqs": f.limits.max_num_seqs}
+    reason = {
+        "concurrency": f"all {s.concurrency} concurrent requests fit (the pool could hold {f.max_sequences})",
+        "kv_pool": f"the KV pool holds {f.max_sequences} sequences of {gib(f.per_seq_bytes)} each; "
+                   f"{s.concurrency - f.max_sequences} of {s.concurrency} requests wait",
+        "max_num_seqs": f"{seqs_knob}={f.limits.max_num_seqs} caps the scheduler below the pool's {f.max_sequences}",
+    }
+    key = min(caps, key=lambda k: (caps[k], k != "concurrency"))
+    log.append(f"Batch of {caps[key]}: {reason[key]}.")
