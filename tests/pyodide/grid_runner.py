@@ -1,0 +1,19 @@
+"""Evaluate a list of scenarios and return each Result as canonical JSON.
+
+The same file runs in CPython (imported by the tests) and in Pyodide (its source is executed by
+run_grid.mjs under Node and by grid.html in Chromium), so both sides serialise identically:
+`json.dumps(..., sort_keys=True)` of `Result.to_dict()`, one string per scenario. The reply also
+says which Python ran and where `sim` was imported from, so a test can prove it was the wheel.
+"""
+
+import json
+import sys
+
+
+def evaluate_all(scenarios_json: str) -> str:
+    import sim
+    from sim import Scenario, evaluate
+
+    results = [json.dumps(evaluate(Scenario(**kw)).to_dict(), sort_keys=True) for kw in json.loads(scenarios_json)]
+    return json.dumps({"python": sys.version.split()[0], "platform": sys.platform, "sim_file": sim.__file__,
+                       "results": results})
