@@ -1,0 +1,181 @@
+"""Array backends: CuPy on a GPU (the real measurement) and NumPy on the CPU (a pipeline check).
+
+Each benchmark is written once against the small `Backend` interface below, so the CPU run walks
+exactly the code path a GPU owner runs, only at tiny sizes. The NumPy backend never pretends to be
+a GPU: its results carry provenance kind "cpu-pipeline-check" and `gpu: null`.
+
+CuPy is imported inside `CupyBackend.__init__` (backend_cupy.py) and nowhere else, so importing
+this package on a machine without CuPy or without a GPU works; asking for the CuPy backend there
+raises `BackendUnavailable` with a message that says what to install or check.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Callable, Sequence
+
+CUPY_MISSING = (
+    "CuPy is not installed: pip install cupy-cuda12x (cupy-cuda11x for a CUDA 11 driver). "
+    "To check the pipeline without a GPU, run: python -m calibration --backend numpy"
+)
+NO_DEVICE = (
+    "no CUDA device found: CuPy is installed but the CUDA runtime sees no GPU "
+    "(check nvidia-smi and CUDA_VISIBLE_DEVICES). "
+    "To check the pipeline without a GPU, run: python -m calibration --backend numpy"
+)
+
+# Storage bytes per element of each dtype the suite names, on a GPU. bf16 and fp8 are stored as
+# raw 16- and 8-bit words because CuPy has no bfloat16 or float8 dtype; cuBLAS reads them by type code.
+GPU_DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1, "fp32": 4}
+
+
+class BackendUnavailable(RuntimeError):
+    """The requested backend cannot run here; the message says why and what to do."""
+
+
+class Backend:
+    """What a benchmark may ask of a device. Implemented by NumpyBackend and CupyBackend."""
+
+    name: str = "abstract"
+    is_gpu: bool = False
+    xp = None  # the array module: numpy or cupy
+
+    def device_info(self) -> dict:
+        raise NotImplementedError
+
+    def l2_bytes(self) -> int:
+        """Last-level cache size: rotating buffers are sized to several times this."""
+        raise NotImplementedError
+
+    def free_memory_bytes(self) -> int:
+        raise NotImplementedError
+
+    def device_count(self) -> int:
+        return 1
+
+    def dtype_bytes(self, dtype: str) -> int:
+        raise NotImplementedError
+
+    def random(self, shape: Sequence[int], dtype: str, seed: int):
+        """An array of random (never all-zero) values: zeros let some GPUs draw less power and
+        clock higher, and let sparse-aware hardware skip work, so they overstate throughput."""
+        raise NotImplementedError
+
+    def random_bytes(self, nbytes: int, seed: int):
+        raise NotImplementedError
+
+    def empty(self, shape: Sequence[int], dtype: str):
+        raise NotImplementedError
+
+    def gemm(self, a, b, c, dtype: str) -> None:
+        """c[M, N] = a[M, K] @ b[K, N], row-major, accumulate in fp32."""
+        raise NotImplementedError
+
+    def read(self, buf) -> None:
+        """Read every byte of `buf` once (a streaming read; the result is discarded)."""
+        raise NotImplementedError
+
+    def copy(self, dst, src) -> None:
+        """Device-to-device copy of src into dst (same number of bytes)."""
+        raise NotImplementedError
+
+    def time_calls(self, call: Callable[[int], None], n_calls: int) -> list[float]:
+        """Seconds taken by call(0), ..., call(n_calls - 1), each timed on its own."""
+        raise NotImplementedError
+
+    def step_skeleton_s(self, n_kernels: int, use_graph: bool) -> float:
+        """Host wall time of launching n_kernels empty kernels and synchronising once."""
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        pass
+
+    def release(self) -> None:
+        """Return cached memory between benchmarks."""
+
+
+class NumpyBackend(Backend):
+    """The CPU stand-in: same calls, float32 arithmetic, tiny sizes, wall-clock timing."""
+
+    name = "numpy"
+    is_gpu = False
+
+    # A nominal "cache" for sizing rotating buffers. The CPU run checks the pipeline, not the
+    # CPU's memory system, so a small fixed figure keeps its allocations small and its run short.
+    NOMINAL_CACHE_BYTES = 1 << 20
+    MEMORY_CAP_BYTES = 256 << 20
+
+    def __init__(self) -> None:
+        import numpy
+
+        self.np = numpy
+        self.xp = numpy
+
+    def device_info(self) -> dict:
+        return {
+            "device_name": f"CPU ({platform.machine() or 'unknown'}, {os.cpu_count()} logical cores)",
+            "device_kind": "cpu",
+            "numpy_version": self.np.__version__,
+            "python_version": platform.python_version(),
+            "platform": platform.platform(),
+        }
+
+    def l2_bytes(self) -> int:
+        return self.NOMINAL_CACHE_BYTES
+
+    def free_memory_bytes(self) -> int:
+        return self.MEMORY_CAP_BYTES
+
+    def dtype_bytes(self, dtype: str) -> int:
+        return 4  # every dtype is computed in float32 on the CPU
+
+    def random(self, shape, dtype, seed):
+        rng = self.np.random.default_rng(seed)
+        return rng.standard_normal(tuple(shape), dtype=self.np.float32)
+
+    def random_bytes(self, nbytes, seed):
+        rng = self.np.random.default_rng(seed)
+        return rng.integers(1, 256, size=int(nbytes), dtype=self.np.uint8)
+
+    def empty(self, shape, dtype):
+        return self.np.empty(tuple(shape), dtype=self.np.float32)
+
+    def gemm(self, a, b, c, dtype):
+        self.np.matmul(a, b, out=c)
+
+    def read(self, buf):
+        words = buf[: buf.nbytes - buf.nbytes % 8].view(self.np.uint64)
+        self.np.bitwise_xor.reduce(words)
+
+    def copy(self, dst, src):
+        self.np.copyto(dst, src)
+
+    def time_calls(self, call, n_calls):
+        out = []
+        for i in range(n_calls):
+            t0 = time.perf_counter()
+            call(i)
+            out.append(time.perf_counter() - t0)
+        return out
+
+    def step_skeleton_s(self, n_kernels, use_graph):
+        if use_graph:
+            raise BackendUnavailable("the NumPy backend has no CUDA graphs")
+        one = self.np.ones(1, dtype=self.np.float32)
+        t0 = time.perf_counter()
+        for _ in range(n_kernels):
+            self.np.add(one, 0.0, out=one)
+        return time.perf_counter() - t0
+
+
+def load_backend(name: str, device_index: int = 0) -> Backend:
+    """The backend called `name` ("cupy" or "numpy"), or BackendUnavailable with a clear reason."""
+    if name == "numpy":
+        return NumpyBackend()
+    if name == "cupy":
+        from .backend_cupy import CupyBackend
+
+        return CupyBackend(device_index)
+    raise BackendUnavailable(f"unknown backend {name!r}: choose cupy (a GPU) or numpy (a CPU pipeline check)")

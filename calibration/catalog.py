@@ -1,0 +1,167 @@
+"""Reads what the suite needs from sim's data files: datasheet peaks and model shapes.
+
+The JSON is read directly (not through `sim`) so the two packages stay independent; the files
+are the contract. Datasheet peaks are the denominators of every efficiency in a profile.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+SIM_DATA_DIR = Path(__file__).resolve().parent.parent / "sim" / "data"
+PROFILE_DIR = SIM_DATA_DIR / "profiles"
+
+# GPU ids the profile schema accepts (sim/data/gpus.json may list only some of them so far).
+KNOWN_GPU_IDS = (
+    "a100-80", "a100-40", "h100-sxm", "h100-pcie", "h200", "b200",
+    "l40s", "l4", "a10", "rtx-4090", "mi300x",
+)
+
+
+class CatalogError(ValueError):
+    """A GPU or model the suite needs is missing from sim/data."""
+
+
+@dataclass(frozen=True)
+class Datasheet:
+    """Nameplate figures of one GPU (bytes/s, FLOP/s), from sim/data/gpus.json."""
+
+    id: str
+    name: str
+    hbm_bandwidth_bytes_per_s: float
+    bf16_dense_flops: float
+    fp8_dense_flops: float | None
+    interconnect_bytes_per_s: float  # each direction
+
+
+@dataclass(frozen=True)
+class GemmShape:
+    """A weight GEMM y[M, N] = x[M, K] @ W[K, N]; M (tokens in the step) is swept."""
+
+    name: str
+    k: int
+    n: int
+
+
+@dataclass(frozen=True)
+class ModelShapes:
+    id: str
+    hidden_size: int
+    intermediate_size: int
+    vocab_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+
+    def gemm_shapes(self) -> list[GemmShape]:
+        """The three weight shapes a decoder step runs: attention projections (hidden x hidden),
+        MLP (hidden x intermediate) and the LM head (hidden x vocab)."""
+        h = self.hidden_size
+        return [
+            GemmShape("hidden x hidden", h, h),
+            GemmShape("hidden x intermediate", h, self.intermediate_size),
+            GemmShape("hidden x vocab", h, self.vocab_size),
+        ]
+
+    def scaled_down(self, divisor: int) -> ModelShapes:
+        """The same model with every width divided by `divisor` (the CPU pipeline check's sizes);
+        head counts and layer count are kept so the per-layer weights of the fit do not change."""
+        return replace(
+            self,
+            id=f"{self.id}/{divisor}",
+            hidden_size=max(8, self.hidden_size // divisor),
+            intermediate_size=max(8, self.intermediate_size // divisor),
+            vocab_size=max(8, self.vocab_size // divisor),
+            head_dim=max(8, self.head_dim // divisor),
+        )
+
+
+def load_datasheets() -> dict[str, Datasheet]:
+    raw = json.loads((SIM_DATA_DIR / "gpus.json").read_text())
+    out = {}
+    for g in raw["gpus"]:
+        out[g["id"]] = Datasheet(
+            id=g["id"],
+            name=g["name"],
+            hbm_bandwidth_bytes_per_s=float(g["hbm_bandwidth_bytes_per_s"]),
+            bf16_dense_flops=float(g["bf16_dense_flops"]),
+            fp8_dense_flops=None if g.get("fp8_dense_flops") is None else float(g["fp8_dense_flops"]),
+            interconnect_bytes_per_s=float(g["interconnect_bytes_per_s"]),
+        )
+    return out
+
+
+def datasheet(gpu_id: str) -> Datasheet:
+    table = load_datasheets()
+    if gpu_id not in table:
+        raise CatalogError(
+            f"GPU {gpu_id!r} is not in sim/data/gpus.json, whose datasheet peaks are the denominators "
+            f"of every efficiency; add it there first (listed: {', '.join(table)})"
+        )
+    return table[gpu_id]
+
+
+def identify_gpu(device_name: str) -> str | None:
+    """The catalog id for a CUDA device name, or None when the name is not one kvlab knows.
+
+    Examples: "NVIDIA H200" -> h200; "NVIDIA H100 80GB HBM3" -> h100-sxm; "NVIDIA H100 PCIe" ->
+    h100-pcie; "NVIDIA A100-SXM4-80GB" -> a100-80; "NVIDIA L40S" -> l40s.
+    """
+    name = device_name.upper()
+    tokens = set(re.split(r"[^A-Z0-9]+", name))
+    if "H200" in name:
+        return "h200"
+    if "H100" in name:
+        if "NVL" in tokens:
+            return None  # H100 NVL: 94 GB, 3.9 TB/s, not in the catalog
+        return "h100-pcie" if "PCIE" in tokens else "h100-sxm"
+    if "A100" in name:
+        if "80GB" in name and "PCIE" not in name:
+            return "a100-80"
+        if "40GB" in name:
+            return "a100-40"
+        return None
+    if "B200" in name:
+        return "b200"
+    if "L40S" in tokens:
+        return "l40s"
+    if "L4" in tokens:
+        return "l4"
+    if "A10" in tokens:
+        return "a10"
+    if "4090" in tokens:
+        return "rtx-4090"
+    if "MI300X" in name:
+        return "mi300x"
+    return None
+
+
+def load_models() -> dict[str, ModelShapes]:
+    models = {}
+    for path in sorted((SIM_DATA_DIR / "models").glob("*.json")):
+        entry = json.loads(path.read_text())
+        cfg = entry["config"]
+        model_id = entry.get("kvlab", {}).get("id", path.stem)
+        head_dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+        models[model_id] = ModelShapes(
+            id=model_id,
+            hidden_size=int(cfg["hidden_size"]),
+            intermediate_size=int(cfg["intermediate_size"]),
+            vocab_size=int(cfg["vocab_size"]),
+            num_hidden_layers=int(cfg["num_hidden_layers"]),
+            num_attention_heads=int(cfg["num_attention_heads"]),
+            num_key_value_heads=int(cfg.get("num_key_value_heads") or cfg["num_attention_heads"]),
+            head_dim=int(head_dim),
+        )
+    return models
+
+
+def model(model_id: str) -> ModelShapes:
+    table = load_models()
+    if model_id not in table:
+        raise CatalogError(f"unknown model {model_id!r}; sim/data/models has {', '.join(table)}")
+    return table[model_id]

@@ -1,0 +1,178 @@
+"""python -m calibration [--quick] [--backend cupy|numpy] [--gpu ID] [--output PATH]
+
+Runs the suite, fits the efficiencies, validates the profile and writes it with a raw log.
+Exit status: 0 written; 1 the run or the fit failed; 2 it could not start (no CuPy, no GPU,
+unknown GPU or model, bad arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from . import METHOD_VERSION
+from .backend import BackendUnavailable, load_backend
+from .catalog import CatalogError, datasheet, identify_gpu, load_models
+from .plan import make_plan
+from .profile import (
+    FitError,
+    build_profile,
+    cpu_check_name,
+    datasheet_denominators,
+    fit_profile,
+    self_denominators,
+    summary_lines,
+    write_json,
+)
+from .progress import RunLog
+from .schema import CPU_CHECK_PREFIX, validate_profile
+from .suite import run_suite
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+# calibration/profiles is a link to sim/data/profiles: a GPU profile lands where sim loads it.
+GPU_PROFILE_DIR = Path(__file__).parent / "profiles"
+LOG_DIR = PACKAGE_DIR / "logs"
+CPU_OUTPUT_DIR = PACKAGE_DIR / "out"
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m calibration", description=__doc__.split("\n\n")[1])
+    p.add_argument("--quick", action="store_true", help="a smaller grid: under 1 minute on an H200")
+    p.add_argument("--backend", choices=("cupy", "numpy"), default="cupy",
+                   help="cupy measures a GPU (default); numpy checks the pipeline on the CPU at tiny sizes")
+    p.add_argument("--gpu", help="catalog GPU id (sim/data/gpus.json) when the device name is not recognised")
+    p.add_argument("--device", type=int, default=0, help="CUDA device index to measure (default 0)")
+    p.add_argument("--model", action="append", dest="models",
+                   help="model id from sim/data/models whose shapes to measure (repeatable)")
+    p.add_argument("--output", type=Path, help="profile path (default: calibration/profiles/<gpu>.json; "
+                   "for the numpy backend calibration/out/cpu-check-numpy.json)")
+    p.add_argument("--log", type=Path, help="raw log path (default: calibration/logs/<name>.log, "
+                   "calibration/out/<name>.log for the numpy backend)")
+    p.add_argument("--budget-s", type=float, help="override the plan's measurement budget in seconds")
+    p.add_argument("--seed", type=int, default=1234, help="seed of the random input data")
+    return p.parse_args(argv)
+
+
+def _fail(message: str, status: int = 2) -> int:
+    print(f"calibration: {message}", file=sys.stderr)
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    command = "python -m calibration" + ("" if not argv else " " + shlex.join(argv))
+    date_utc = datetime.now(UTC).isoformat(timespec="seconds")
+
+    try:
+        backend = load_backend(args.backend, args.device)
+    except BackendUnavailable as exc:
+        return _fail(str(exc))
+
+    all_models = load_models()
+    for model_id in args.models or []:
+        if model_id not in all_models:
+            return _fail(f"unknown model {model_id!r}; sim/data/models has {', '.join(all_models)}")
+    plan = make_plan(backend.name, args.quick, tuple(args.models) if args.models else None, tuple(all_models))
+    if args.budget_s is not None:
+        plan = replace(plan, budget_s=args.budget_s)
+    info = backend.device_info()
+
+    if backend.is_gpu:
+        gpu_id = args.gpu or identify_gpu(info["device_name"])
+        if gpu_id is None:
+            return _fail(f"cannot tell which catalog GPU {info['device_name']!r} is; pass --gpu ID "
+                         f"(an id from sim/data/gpus.json)")
+        try:
+            sheet = datasheet(gpu_id)
+        except CatalogError as exc:
+            return _fail(str(exc))
+        kind = "measured"
+        output = args.output or GPU_PROFILE_DIR / f"{gpu_id}.json"
+        name = output.stem
+        if name.startswith(CPU_CHECK_PREFIX):
+            return _fail(f"the name prefix {CPU_CHECK_PREFIX!r} is reserved for CPU pipeline checks; choose another --output")
+        log_path = args.log or LOG_DIR / f"{name}.log"
+    else:
+        if args.gpu:
+            print("calibration: --gpu is ignored by the numpy backend: a CPU run describes no GPU", file=sys.stderr)
+        gpu_id, sheet, kind = None, None, "cpu-pipeline-check"
+        output = args.output or CPU_OUTPUT_DIR / "cpu-check-numpy.json"
+        name = output.stem
+        if not name.startswith(CPU_CHECK_PREFIX):
+            return _fail(f"a numpy-backend profile must be named {CPU_CHECK_PREFIX}*.json so it is never taken "
+                         f"for a GPU profile; try --output {output.with_name(cpu_check_name(name) + '.json')}")
+        log_path = args.log or output.with_suffix(".log")
+
+    models = [all_models[m] for m in plan.models]
+    if plan.width_divisor > 1:
+        models = [m.scaled_down(plan.width_divisor) for m in models]
+
+    log = RunLog()
+    log(f"kvlab calibration ({METHOD_VERSION})")
+    log(f"command:  {command}")
+    log(f"date:     {date_utc}")
+    where = f"GPU {info.get('device_index', 0)} of {info.get('device_count', 1)}, catalog id {gpu_id}" if backend.is_gpu else "CPU"
+    log(f"device:   {info['device_name']} ({where})")
+    if backend.is_gpu:
+        log(f"versions: NVIDIA driver {info['nvidia_driver_version']}, CUDA runtime {info['cuda_runtime_version']} "
+            f"(driver API {info['cuda_driver_api_version']}), CuPy {info['cupy_version']}, cuBLAS {info['cublas_version']}, "
+            f"NumPy {info['numpy_version']}, Python {info['python_version']}")
+    else:
+        log(f"versions: NumPy {info['numpy_version']}, Python {info['python_version']}")
+        log("NOTE:     NumPy backend: a CPU pipeline check at tiny sizes, not a GPU measurement")
+    log(f"plan:     {plan.name}, budget {plan.budget_s:.0f} s, models {', '.join(m.id for m in models)}")
+    log(f"output:   {output}")
+    log()
+
+    measurements, duration_s, skipped = run_suite(backend, plan, models, args.seed, log)
+    log(f"measured in {duration_s:.1f} s" + (f"; {len(skipped)} points skipped" if skipped else ""))
+    for line in skipped:
+        log(f"  skipped: {line}")
+
+    try:
+        denominators = datasheet_denominators(sheet) if sheet else self_denominators(measurements)
+        fields, notes = fit_profile(measurements, plan, models, denominators, gpu_id)
+    except FitError as exc:
+        log(f"fit failed: {exc}")
+        LOG_DIR.mkdir(parents=True, exist_ok=True)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log_path.write_text(log.text())
+        return _fail(f"fit failed: {exc} (log: {log_path})", 1)
+
+    if backend.is_gpu:
+        description = (f"Measured on {info['device_name']} (driver {info['nvidia_driver_version']}, CUDA "
+                       f"{info['cuda_runtime_version']}, CuPy {info['cupy_version']}) on {date_utc[:10]} by "
+                       f"python -m calibration ({plan.name} plan).")
+    else:
+        description = ("CPU pipeline check of the calibration suite (NumPy backend, tiny sizes, self-normalised). "
+                       "It describes this code path, not any GPU: do not use it to predict serving performance.")
+    profile = build_profile(
+        name=name, gpu_id=gpu_id, kind=kind, description=description, fields=fields, notes=notes,
+        measurements=measurements, device_info=info, denominators=denominators, plan=plan, models=models,
+        command=command, date_utc=date_utc, duration_s=duration_s, skipped=skipped,
+    )
+    errors = validate_profile(profile, file_stem=output.stem)
+    log()
+    for line in summary_lines(profile):
+        log(line)
+    for note in notes:
+        log(f"  note: {note}")
+    if errors:
+        rejected = CPU_OUTPUT_DIR / f"{name}.invalid.json"
+        write_json(rejected, profile)
+        for e in errors:
+            log(f"  INVALID: {e}")
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log_path.write_text(log.text())
+        return _fail(f"the fitted profile does not validate ({len(errors)} problems); kept at {rejected}", 1)
+    write_json(output, profile)
+    log(f"wrote {output}")
+    log(f"log   {log_path}")
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path.write_text(log.text())
+    return 0

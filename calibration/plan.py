@@ -1,0 +1,147 @@
+"""What each mode measures, and the time it is allowed.
+
+Three plans:
+- full  (GPU, default): every model in sim/data/models, M = 1 .. 16384, bf16 and fp16 (fp8 tried),
+  budget 240 s of measurement so the whole run, setup included, stays under 5 minutes on an H200.
+- quick (GPU, --quick): Qwen3-8B shapes, fewer points, bf16 only, budget 40 s (under 1 minute).
+- tiny  (NumPy backend): every width divided by 32 and a few points, to check the pipeline and
+  the schema in a few seconds on a CPU. Its numbers describe nothing but the code path.
+
+Sizing the full plan (H200 figures): the largest GEMM, M = 16384 at Qwen3-32B hidden x vocab
+(5120 x 151936), is 2.5e16 FLOP, about 33 ms at 780 TFLOP/s; every GEMM point of the plan at about
+15 timed calls adds up to under 20 s. The HBM sweep up to 4 GiB, the attention grid and the
+overhead probe take a few seconds each. The budget is a ceiling, not a target: points are skipped
+(and reported) if it runs out, so a slow or throttled GPU still finishes on time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .timing import RepeatPolicy
+
+KIB = 1 << 10
+MIB = 1 << 20
+GIB = 1 << 30
+
+# Kernels an eager decode step launches per layer: input norm, QKV GEMM, rotary embedding,
+# KV-cache write, attention, output projection, residual add, post-attention norm, gate/up GEMM,
+# activation, down GEMM, residual add. Plus about 4 per step (embedding, final norm, LM head,
+# sampling). Engines capture this in a CUDA graph; the overhead probe times both ways.
+KERNELS_PER_LAYER = 12
+KERNELS_PER_STEP_EXTRA = 4
+
+
+@dataclass(frozen=True)
+class Plan:
+    name: str
+    budget_s: float
+    models: tuple[str, ...]
+    width_divisor: int  # 1 on a GPU; the tiny plan divides model widths by this
+    hbm_sizes_bytes: tuple[int, ...]
+    hbm_plateau_min_bytes: int  # sizes at or above this count for the fitted bandwidth
+    gemm_tokens: tuple[int, ...]
+    gemm_dtypes: tuple[str, ...]
+    try_fp8: bool
+    attention_batches: tuple[int, ...]
+    attention_contexts: tuple[int, ...]
+    attention_max_kv_bytes: int
+    overhead_trials: int
+    allreduce_sizes_bytes: tuple[int, ...]
+    repeats: RepeatPolicy
+    point_target_s: float  # time the repeats of one point should take, before budget sharing
+
+
+def _powers_of_two(lo: int, hi: int) -> tuple[int, ...]:
+    out, x = [], lo
+    while x <= hi:
+        out.append(x)
+        x *= 2
+    return tuple(out)
+
+
+def _geometric(lo: int, hi: int, factor: int) -> tuple[int, ...]:
+    out, x = [], lo
+    while x <= hi:
+        out.append(x)
+        x *= factor
+    return tuple(out)
+
+
+def full_plan(models: tuple[str, ...]) -> Plan:
+    return Plan(
+        name="full",
+        budget_s=240.0,
+        models=models,
+        width_divisor=1,
+        hbm_sizes_bytes=_geometric(4 * KIB, 4 * GIB, 4),
+        hbm_plateau_min_bytes=256 * MIB,
+        gemm_tokens=_powers_of_two(1, 16384),
+        gemm_dtypes=("bf16", "fp16"),
+        try_fp8=True,
+        attention_batches=(1, 8, 32, 128),
+        attention_contexts=(1024, 4096, 16384, 32768),
+        attention_max_kv_bytes=16 * GIB,
+        overhead_trials=30,
+        allreduce_sizes_bytes=_geometric(1 * KIB, 1 * GIB, 4),
+        repeats=RepeatPolicy(warmup=5, min_repeats=10, max_repeats=200),
+        point_target_s=0.05,
+    )
+
+
+def quick_plan(models: tuple[str, ...]) -> Plan:
+    return Plan(
+        name="quick",
+        budget_s=40.0,
+        models=models,
+        width_divisor=1,
+        hbm_sizes_bytes=(64 * KIB, 1 * MIB, 16 * MIB, 256 * MIB, 1 * GIB),
+        hbm_plateau_min_bytes=256 * MIB,
+        gemm_tokens=(1, 4, 16, 64, 256, 1024, 4096, 16384),
+        gemm_dtypes=("bf16",),
+        try_fp8=False,
+        attention_batches=(1, 32),
+        attention_contexts=(4096, 32768),
+        attention_max_kv_bytes=8 * GIB,
+        overhead_trials=10,
+        allreduce_sizes_bytes=(1 * KIB, 1 * MIB, 256 * MIB),
+        repeats=RepeatPolicy(warmup=3, min_repeats=5, max_repeats=50),
+        point_target_s=0.02,
+    )
+
+
+def tiny_plan(models: tuple[str, ...], quick: bool) -> Plan:
+    return Plan(
+        name="tiny-quick" if quick else "tiny",
+        budget_s=20.0,
+        models=models,
+        width_divisor=32,
+        hbm_sizes_bytes=(4 * KIB, 64 * KIB, 1 * MIB, 4 * MIB),
+        hbm_plateau_min_bytes=1 * MIB,
+        gemm_tokens=(1, 4, 16, 64) if quick else (1, 4, 16, 64, 256),
+        gemm_dtypes=("bf16",) if quick else ("bf16", "fp16"),
+        try_fp8=False,
+        attention_batches=(1, 4),
+        attention_contexts=(256, 1024),
+        attention_max_kv_bytes=64 * MIB,
+        overhead_trials=3,
+        allreduce_sizes_bytes=(),
+        repeats=RepeatPolicy(warmup=1, min_repeats=3, max_repeats=5),
+        point_target_s=0.005,
+    )
+
+
+def make_plan(backend_name: str, quick: bool, models: tuple[str, ...] | None, all_models: tuple[str, ...]) -> Plan:
+    """The plan for a run. Default models: all of them for the full GPU plan, Qwen3-8B (or the
+    first model) otherwise."""
+    first = ("qwen3-8b",) if "qwen3-8b" in all_models else all_models[:1]
+    if backend_name == "numpy":
+        return tiny_plan(models or first, quick)
+    if quick:
+        return quick_plan(models or first)
+    return full_plan(models or all_models)
+
+
+def kernels_per_step(num_hidden_layers: int) -> int:
+    """Kernel launches in one eager decode step. Example: Qwen3-8B, 36 layers: 36 x 12 + 4 = 436."""
+    return num_hidden_layers * KERNELS_PER_LAYER + KERNELS_PER_STEP_EXTRA

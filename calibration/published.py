@@ -1,0 +1,284 @@
+"""Profiles built from published measurements, until measured ones replace them.
+
+    python -m calibration.published          # rewrite sim/data/profiles/{a100,h100,h200}-published.json
+    python -m calibration.published --check  # exit 1 if the committed files differ from this code
+
+Every figure below is a measurement someone published, with its citation; the efficiencies are
+those figures divided by the datasheet peaks in sim/data/gpus.json. Two things are derived, not
+published, and each profile says so:
+
+- The GEMM curve below the large-GEMM plateau. No source publishes cuBLAS throughput against M at
+  the model's shapes, so the curve is the roofline of each shape: at M tokens,
+      time = max(bytes / achieved HBM bandwidth, 2 M K N / achieved large-GEMM rate)
+  with bytes = 2 (M K + K N + M N) in bf16 (fp8: 1 byte in, 2 out), aggregated over a Qwen3-8B layer
+  as the measured fit does (fit.layer_weights). At M = 1 this is the bandwidth-bound GEMV rate; at
+  large M the published plateau. In between it is an upper bound: real kernels lose some rate to
+  tile and wave quantisation at M of 64-1024, which only a measurement shows.
+- The all-reduce latency, from the published bus bandwidth of a 1 KiB all-reduce on 8 GPUs:
+      time = size / algbw,  algbw = busbw x n / (2 (n - 1))
+  The source prints busbw to two decimals (0.07 GB/s), so the latency is good to about 10%.
+
+Not published in a usable form, and kept at the textbook value: the fixed per-step overhead
+(step_overhead_s = 0); the suite measures it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+
+from .catalog import PROFILE_DIR, datasheet, model
+from .fit import as_efficiency, roofline_curve, round_sig
+from .profile import dumps
+from .schema import SCHEMA_VERSION
+
+CURVE_TOKENS = [2**i for i in range(15)]  # 1 .. 16384
+CURVE_MODEL = "qwen3-8b"
+ALLREDUCE_RANKS = 8
+
+CITATIONS = {
+    "mamf": (
+        "S. Bekman, Machine Learning Engineering Open Book, compute/accelerator/README.md, 'Maximum "
+        "Achievable Matmul FLOPS comparison table' (matmul on random data, mean of 100 iterations after 50 "
+        "warm-up, best shape found by mamf-finder.py): BF16 A100 SXM 271.2, H100 SXM 794.5 TFLOPS ('H200 is "
+        "the same'); FP8 H100 SXM 1402.6, H200 SXM 1453.4 TFLOPS. "
+        "https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md"
+    ),
+    "azure-a100": (
+        "AI benchmarking guide, Azure ND A100 v4 results (8x NVIDIA A100-SXM4-80GB, CUDA 12.5, driver "
+        "550.90.07): 'HBM Bandwidth' table (Copy 1.61, Dot 1.75 TB/s) and 'NCCL Bandwidth' table (all-reduce "
+        "bus bandwidth, in place: 1K 0.04 GB/s, 8G 231.58 GB/s). https://github.com/samuel-bohman/"
+        "AI-benchmarking-guide/blob/26d18e9458bb07bd43e3eda7aec8653aa592f2ec/Azure_Results/ND_A100_v4_results.md"
+    ),
+    "azure-h100": (
+        "AI benchmarking guide, Azure ND H100 v5 results (8x NVIDIA H100 80GB HBM3, CUDA 12.6, driver "
+        "560.35.03): 'HBM Bandwidth' table (Copy 2.90, Dot 3.18 TB/s) and 'NCCL Bandwidth' table (all-reduce, "
+        "NVLS algorithm, in place: 1K 0.07 GB/s, 8G 478.87 GB/s). https://github.com/samuel-bohman/"
+        "AI-benchmarking-guide/blob/26d18e9458bb07bd43e3eda7aec8653aa592f2ec/Azure_Results/ND_H100_v5_results.md"
+    ),
+    "azure-h200": (
+        "AI benchmarking guide, Azure ND H200 v5 results (8x NVIDIA H200 141GB, CUDA 12.6, driver 560.28.03): "
+        "'HBM Bandwidth' table (Copy 4.01, Dot 4.48 TB/s) and 'NCCL Bandwidth' table (all-reduce, NVLS "
+        "algorithm, in place: 1K 0.06 GB/s, 8G 479.98 GB/s). https://github.com/samuel-bohman/"
+        "AI-benchmarking-guide/blob/0de7d01da6f8c360fc206ee292642e6782731e70/Azure_Results/ND_H200_v5_results.md"
+    ),
+    "gpu-benches-a100": (
+        "D. Ernst, gpu-benches, cuda-stream/a100_80.txt: read-only 'read' kernel at 100% occupancy on an "
+        "A100 80GB, 1769 GB/s. https://github.com/te42kyfo/gpu-benches/blob/"
+        "cdcc732d189f02cb90cf3d04cd20ea8d2c5fbd3f/cuda-stream/a100_80.txt"
+    ),
+    "flashmla": (
+        "DeepSeek FlashMLA README: the dense MLA decoding kernel reaches 'up to 3000 GB/s in memory-bound "
+        "configuration' on H800 SXM5 (CUDA 12.8). The H800 SXM5 has the H100 SXM's 3.35 TB/s HBM3. "
+        "https://github.com/deepseek-ai/FlashMLA"
+    ),
+    "issue-6": (
+        "kvlab issue 6: an H200 observed on 2026-11-04 copying about 4.3 TB/s device to device and running an "
+        "8192^3 BF16 GEMM on random data at 769-798 TFLOP/s."
+    ),
+    "nccl-tests-212": (
+        "NVIDIA/nccl-tests issue 212, NCCL maintainer (2024-05-06): NVLink4 line rate 450 GB/s; NCCL's "
+        "effective NVLink bandwidth about 370 GB/s (ring); NVLink SHARP all-reduce peak busBw about 480 GB/s "
+        "on 8 H100. https://github.com/NVIDIA/nccl-tests/issues/212"
+    ),
+    "nccl-583": (
+        "NVIDIA/nccl issue 583: all_reduce_perf on 2x A100-SXM4-40GB, 32 B all-reduce in 10.14 us. "
+        "https://github.com/NVIDIA/nccl/issues/583"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One published measurement: value in base units (bytes/s, FLOP/s), what it is, and its source."""
+
+    value: float
+    unit: str
+    what: str
+    citation: str
+
+
+@dataclass(frozen=True)
+class PublishedGPU:
+    gpu: str
+    title: str
+    hbm_read: Figure  # -> bandwidth_efficiency
+    bf16_gemm: Figure  # large-GEMM plateau -> top of compute_efficiency
+    allreduce_busbw: Figure  # best -> interconnect_efficiency
+    allreduce_busbw_1kib: Figure  # -> allreduce_latency_s
+    fp8_gemm: Figure | None = None
+    kv_read: Figure | None = None
+    cross_checks: tuple[Figure, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+GB, TB, TFLOPS = 1e9, 1e12, 1e12
+
+PUBLISHED = {
+    "a100-80": PublishedGPU(
+        gpu="a100-80",
+        title="NVIDIA A100 SXM4 80GB",
+        hbm_read=Figure(1.75 * TB, "B/s", "STREAM-style Dot (two read streams), A100-SXM4-80GB", "azure-a100"),
+        bf16_gemm=Figure(271.2 * TFLOPS, "FLOP/s", "MAMF, BF16, A100 SXM, best shape 1024x10240x5120", "mamf"),
+        allreduce_busbw=Figure(231.58 * GB, "B/s", "NCCL all-reduce busbw, 8 GiB, 8 GPUs", "azure-a100"),
+        allreduce_busbw_1kib=Figure(0.04 * GB, "B/s", "NCCL all-reduce busbw, 1 KiB, 8 GPUs", "azure-a100"),
+        cross_checks=(
+            Figure(1.769 * TB, "B/s", "read-only kernel, full occupancy, A100 80GB", "gpu-benches-a100"),
+            Figure(1.61 * TB, "B/s", "STREAM-style Copy, A100-SXM4-80GB (copy rate, not HBM traffic)", "azure-a100"),
+            Figure(10.14e-6, "s", "32 B all-reduce on 2 A100-SXM4-40GB (fewer ranks: lower latency)", "nccl-583"),
+        ),
+        notes=("A100 has no fp8 tensor cores: no fp8_compute_efficiency.",
+               "kv_bandwidth_efficiency: no published decode-attention bandwidth for A100 found; sim uses "
+               "bandwidth_efficiency."),
+    ),
+    "h100-sxm": PublishedGPU(
+        gpu="h100-sxm",
+        title="NVIDIA H100 SXM5 80GB",
+        hbm_read=Figure(3.18 * TB, "B/s", "STREAM-style Dot (two read streams), H100 80GB HBM3", "azure-h100"),
+        bf16_gemm=Figure(794.5 * TFLOPS, "FLOP/s", "MAMF, BF16, H100 SXM, best shape 2048x2048x13312", "mamf"),
+        fp8_gemm=Figure(1402.6 * TFLOPS, "FLOP/s", "MAMF, FP8 e4m3, H100 SXM, best shape 1024x9216x14336", "mamf"),
+        kv_read=Figure(3000 * GB, "B/s", "FlashMLA dense decoding, memory-bound, H800 SXM5", "flashmla"),
+        allreduce_busbw=Figure(478.87 * GB, "B/s", "NCCL all-reduce busbw (NVLS), 8 GiB, 8 GPUs", "azure-h100"),
+        allreduce_busbw_1kib=Figure(0.07 * GB, "B/s", "NCCL all-reduce busbw, 1 KiB, 8 GPUs", "azure-h100"),
+        cross_checks=(
+            Figure(2.90 * TB, "B/s", "STREAM-style Copy, H100 80GB HBM3 (copy rate, not HBM traffic)", "azure-h100"),
+            Figure(370 * GB, "B/s", "NCCL effective NVLink bandwidth without NVLS (ring)", "nccl-tests-212"),
+        ),
+        notes=("interconnect_efficiency: NVLS bus bandwidth (478.87 GB/s) exceeds the 450 GB/s line rate because "
+               "NVLink SHARP reduces inside the switch; the schema caps efficiency at 1.0. Without NVLS (ring) "
+               "NCCL reaches about 370 GB/s, 0.82 of the line rate.",
+               "kv_bandwidth_efficiency comes from an MLA kernel on an H800 (same HBM3 as the H100 SXM), not from "
+               "a grouped-query paged-attention kernel."),
+    ),
+    "h200": PublishedGPU(
+        gpu="h200",
+        title="NVIDIA H200 SXM 141GB",
+        hbm_read=Figure(4.48 * TB, "B/s", "STREAM-style Dot (two read streams), H200 141GB", "azure-h200"),
+        bf16_gemm=Figure(783.5 * TFLOPS, "FLOP/s", "8192^3 BF16 GEMM on random data, midpoint of 769-798", "issue-6"),
+        fp8_gemm=Figure(1453.4 * TFLOPS, "FLOP/s", "MAMF, FP8 e4m3, H200 SXM, best shape 1280x4096x12032", "mamf"),
+        allreduce_busbw=Figure(479.98 * GB, "B/s", "NCCL all-reduce busbw (NVLS), 8 GiB, 8 GPUs", "azure-h200"),
+        allreduce_busbw_1kib=Figure(0.06 * GB, "B/s", "NCCL all-reduce busbw, 1 KiB, 8 GPUs", "azure-h200"),
+        cross_checks=(
+            Figure(4.3 * TB, "B/s", "device-to-device copy observed on 2026-11-04", "issue-6"),
+            Figure(4.01 * TB, "B/s", "STREAM-style Copy, H200 141GB (copy rate, not HBM traffic)", "azure-h200"),
+            Figure(794.5 * TFLOPS, "FLOP/s", "MAMF BF16 H100 SXM, listed as the same for H200", "mamf"),
+        ),
+        notes=("interconnect_efficiency: as on the H100, NVLS bus bandwidth exceeds the line rate (see the "
+               "h100-published notes).",
+               "kv_bandwidth_efficiency: no published decode-attention bandwidth for H200 found; sim uses "
+               "bandwidth_efficiency."),
+    ),
+}
+
+
+def allreduce_latency_s(busbw_bytes_per_s: float, size_bytes: int = 1024, ranks: int = ALLREDUCE_RANKS) -> float:
+    """Time of one all-reduce from its bus bandwidth: algbw = busbw x n / (2 (n - 1)), t = size / algbw.
+    Worked example: 0.07 GB/s busbw at 1 KiB on 8 GPUs -> algbw 0.04 GB/s -> 25.6 us."""
+    algbw = busbw_bytes_per_s * ranks / (2 * (ranks - 1))
+    return size_bytes / algbw
+
+
+def _figure_entry(key: str, fig: Figure) -> dict:
+    return {"figure": key, "value": fig.value, "unit": fig.unit, "what": fig.what, "citation": fig.citation}
+
+
+def build(gpu_id: str) -> dict:
+    """The published profile of `gpu_id` as a dict (deterministic: same inputs, same dict)."""
+    src = PUBLISHED[gpu_id]
+    sheet = datasheet(gpu_id)
+    shapes = [model(CURVE_MODEL)]
+    notes: list[str] = []
+
+    bw_eff, cap = as_efficiency(src.hbm_read.value, sheet.hbm_bandwidth_bytes_per_s)
+    notes += [f"bandwidth_efficiency: {cap}"] if cap else []
+    profile: dict = {
+        "schema_version": SCHEMA_VERSION,
+        "name": build_name(gpu_id),
+        "gpu": gpu_id,
+        "description": (f"{src.title} from published measurements (cited in provenance); the GEMM curve below "
+                        f"its plateau is derived from the roofline. Replace with a measured profile when one exists."),
+        "bandwidth_efficiency": bw_eff,
+    }
+    if src.kv_read is not None:
+        profile["kv_bandwidth_efficiency"], _ = as_efficiency(src.kv_read.value, sheet.hbm_bandwidth_bytes_per_s)
+    profile["compute_efficiency"] = roofline_curve(
+        shapes, CURVE_TOKENS, 2.0, 2.0, src.hbm_read.value, src.bf16_gemm.value, sheet.bf16_dense_flops)
+    if src.fp8_gemm is not None and sheet.fp8_dense_flops:
+        profile["fp8_compute_efficiency"] = roofline_curve(
+            shapes, CURVE_TOKENS, 1.0, 2.0, src.hbm_read.value, src.fp8_gemm.value, sheet.fp8_dense_flops)
+    profile["step_overhead_s"] = 0.0
+    profile["interconnect_efficiency"], cap = as_efficiency(src.allreduce_busbw.value, sheet.interconnect_bytes_per_s)
+    notes += [f"interconnect_efficiency: {cap}"] if cap else []
+    profile["allreduce_latency_s"] = round_sig(allreduce_latency_s(src.allreduce_busbw_1kib.value), 3)
+
+    figures = {"hbm_read": src.hbm_read, "bf16_gemm": src.bf16_gemm, "allreduce_busbw": src.allreduce_busbw,
+               "allreduce_busbw_1kib": src.allreduce_busbw_1kib}
+    if src.fp8_gemm is not None:
+        figures["fp8_gemm"] = src.fp8_gemm
+    if src.kv_read is not None:
+        figures["kv_read"] = src.kv_read
+    used = sorted({f.citation for f in list(figures.values()) + list(src.cross_checks)})
+    derivation = {
+        "bandwidth_efficiency": f"hbm_read / datasheet HBM bandwidth {sheet.hbm_bandwidth_bytes_per_s / TB:g} TB/s",
+        "compute_efficiency": (f"not published against M: roofline of the {CURVE_MODEL} layer shapes (calibration/fit.py "
+                               f"roofline_curve) with hbm_read as the bandwidth and bf16_gemm as the large-GEMM rate, "
+                               f"over the datasheet bf16 peak {sheet.bf16_dense_flops / TFLOPS:g} TFLOP/s; an upper "
+                               f"bound at M of 64-1024"),
+        "step_overhead_s": "not published in a form kvlab can use; 0 s kept (the textbook value) until measured",
+        "interconnect_efficiency": (f"allreduce_busbw / datasheet interconnect {sheet.interconnect_bytes_per_s / GB:g} "
+                                    f"GB/s per direction"),
+        "allreduce_latency_s": (f"1 KiB / algbw on {ALLREDUCE_RANKS} GPUs, algbw = allreduce_busbw_1kib x n / (2 (n - 1)); "
+                                f"busbw is printed to two decimals, so about 10%. This is NCCL's latency; engines that use "
+                                f"their own one-shot all-reduce kernels for small messages can be faster"),
+    }
+    if "fp8_compute_efficiency" in profile:
+        derivation["fp8_compute_efficiency"] = (f"as compute_efficiency with fp8 operands (1 byte) and bf16 output, "
+                                                f"fp8_gemm as the plateau, over {sheet.fp8_dense_flops / TFLOPS:g} TFLOP/s")
+    if "kv_bandwidth_efficiency" in profile:
+        derivation["kv_bandwidth_efficiency"] = "kv_read / datasheet HBM bandwidth"
+    profile["provenance"] = {
+        "kind": "published",
+        "source": "published measurements; built by python -m calibration.published",
+        "denominators": f"datasheet figures of {gpu_id} in sim/data/gpus.json",
+        "citations": {key: CITATIONS[key] for key in used},
+        "figures": {key: f"{fig.value:g} {fig.unit}: {fig.what} [{fig.citation}]" for key, fig in figures.items()},
+        "derivation": derivation,
+        "notes": list(src.notes) + notes,
+    }
+    profile["measurements"] = {
+        "published_figures": [_figure_entry(k, f) for k, f in figures.items()],
+        "cross_checks": [_figure_entry(f"cross_check_{i}", f) for i, f in enumerate(src.cross_checks)],
+    }
+    return profile
+
+
+def build_name(gpu_id: str) -> str:
+    """a100-80 -> a100-published, h100-sxm -> h100-published, h200 -> h200-published."""
+    return f"{gpu_id.split('-')[0]}-published"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m calibration.published", description="Write the published profiles.")
+    p.add_argument("--check", action="store_true", help="compare with the committed files instead of writing")
+    args = p.parse_args(argv)
+    stale = []
+    for gpu_id in PUBLISHED:
+        profile = build(gpu_id)
+        path = PROFILE_DIR / f"{profile['name']}.json"
+        text = dumps(profile)
+        if args.check:
+            if not path.is_file() or json.loads(path.read_text()) != json.loads(text):
+                stale.append(path.name)
+        else:
+            path.write_text(text)
+            print(f"wrote {path}")
+    if stale:
+        print(f"out of date: {', '.join(stale)}; run python -m calibration.published", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""The efficiency-profile schema (version 1), checked with the standard library only.
+
+    validate_profile(profile) -> list of problems; empty when the profile is valid.
+
+Each message starts with the field it is about and says what is allowed, e.g.
+"bandwidth_efficiency: must be a number in (0, 1], got 1.3". The rules:
+
+  schema_version           1
+  name                     non-empty string, equal to the file stem (when file_stem is given)
+  gpu                      null or a catalog id (KNOWN_GPU_IDS)
+  description              string
+  bandwidth_efficiency     number in (0, 1]: large streaming HBM reads / datasheet bandwidth
+  kv_bandwidth_efficiency  optional, number in (0, 1]: decode-attention KV reads / datasheet bandwidth
+  compute_efficiency       non-empty list of [tokens, efficiency]: tokens >= 1, strictly increasing,
+                           efficiency in (0, 1] (dense bf16 GEMM FLOP/s / datasheet bf16 peak)
+  fp8_compute_efficiency   optional, same shape, against the fp8 peak
+  step_overhead_s          number >= 0
+  interconnect_efficiency  number in (0, 1]: all-reduce bus bandwidth / datasheet per-direction link
+  allreduce_latency_s      number >= 0
+  provenance               object with "kind" in PROVENANCE_KINDS, plus what that kind requires
+  measurements             optional object (required for measured and cpu-pipeline-check profiles)
+
+A CPU pipeline check must never pass for a GPU profile: its gpu is null and its name starts
+with "cpu-check-".
+"""
+
+from __future__ import annotations
+
+import math
+
+from .catalog import KNOWN_GPU_IDS
+
+SCHEMA_VERSION = 1
+PROVENANCE_KINDS = ("measured", "published", "reference", "cpu-pipeline-check")
+CPU_CHECK_PREFIX = "cpu-check-"
+
+REQUIRED_FIELDS = (
+    "schema_version", "name", "gpu", "description", "bandwidth_efficiency", "compute_efficiency",
+    "step_overhead_s", "interconnect_efficiency", "allreduce_latency_s", "provenance",
+)
+OPTIONAL_FIELDS = ("kv_bandwidth_efficiency", "fp8_compute_efficiency", "measurements")
+
+# What provenance must hold for each kind.
+MEASURED_PROVENANCE = (
+    "device_name", "nvidia_driver_version", "cuda_runtime_version", "cupy_version",
+    "date_utc", "command", "method_version",
+)
+CPU_CHECK_PROVENANCE = ("device_name", "numpy_version", "date_utc", "command", "method_version")
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _check_fraction(profile: dict, field: str, errors: list[str]) -> None:
+    x = profile[field]
+    if not _is_number(x) or not 0 < x <= 1:
+        errors.append(f"{field}: must be a number in (0, 1], got {x!r}")
+
+
+def _check_nonnegative(profile: dict, field: str, errors: list[str]) -> None:
+    x = profile[field]
+    if not _is_number(x) or x < 0:
+        errors.append(f"{field}: must be a number >= 0 (seconds), got {x!r}")
+
+
+def _check_curve(curve, field: str, errors: list[str]) -> None:
+    if not isinstance(curve, list) or not curve:
+        errors.append(f"{field}: must be a non-empty list of [tokens, efficiency] pairs, got {curve!r}")
+        return
+    previous = None
+    for i, point in enumerate(curve):
+        where = f"{field}[{i}]"
+        if not isinstance(point, (list, tuple)) or len(point) != 2:
+            errors.append(f"{where}: must be a [tokens, efficiency] pair, got {point!r}")
+            continue
+        tokens, eff = point
+        if not _is_number(tokens) or tokens < 1:
+            errors.append(f"{where}: tokens must be a number >= 1, got {tokens!r}")
+            continue
+        if not _is_number(eff) or not 0 < eff <= 1:
+            errors.append(f"{where}: efficiency must be a number in (0, 1], got {eff!r}")
+        if previous is not None and tokens <= previous:
+            errors.append(f"{where}: tokens must be strictly increasing, got {tokens!r} after {previous!r}")
+        previous = tokens
+
+
+def _check_provenance(profile: dict, errors: list[str]) -> None:
+    prov = profile["provenance"]
+    if not isinstance(prov, dict):
+        errors.append(f"provenance: must be an object, got {type(prov).__name__}")
+        return
+    kind = prov.get("kind")
+    if kind not in PROVENANCE_KINDS:
+        errors.append(f"provenance.kind: must be one of {', '.join(PROVENANCE_KINDS)}, got {kind!r}")
+        return
+    required = {"measured": MEASURED_PROVENANCE, "cpu-pipeline-check": CPU_CHECK_PROVENANCE}.get(kind, ())
+    for key in required:
+        if not prov.get(key):
+            errors.append(f"provenance.{key}: required for a {kind} profile")
+    if kind == "published":
+        citations = prov.get("citations")
+        if not isinstance(citations, dict) or not citations:
+            errors.append("provenance.citations: a published profile needs a citation for each figure (a non-empty object)")
+    if kind == "reference" and not prov.get("source"):
+        errors.append("provenance.source: required for a reference profile")
+    if kind in ("measured", "cpu-pipeline-check") and not isinstance(profile.get("measurements"), dict):
+        errors.append(f"measurements: a {kind} profile must carry its raw measurements (an object)")
+    name = profile.get("name")
+    if kind == "cpu-pipeline-check":
+        if profile.get("gpu") is not None:
+            errors.append(f"gpu: must be null for a cpu-pipeline-check profile, got {profile.get('gpu')!r}")
+        if isinstance(name, str) and not name.startswith(CPU_CHECK_PREFIX):
+            errors.append(f"name: a cpu-pipeline-check profile's name must start with {CPU_CHECK_PREFIX!r}, got {name!r}")
+    elif isinstance(name, str) and name.startswith(CPU_CHECK_PREFIX):
+        errors.append(f"name: the prefix {CPU_CHECK_PREFIX!r} is reserved for cpu-pipeline-check profiles, got {name!r} of kind {kind!r}")
+    if kind == "measured" and profile.get("gpu") is None:
+        errors.append("gpu: a measured profile must name the catalog GPU it was measured on")
+
+
+def validate_profile(profile, file_stem: str | None = None) -> list[str]:
+    """Problems with `profile` (a parsed JSON object), each naming its field; [] when valid."""
+    if not isinstance(profile, dict):
+        return [f"profile: must be a JSON object, got {type(profile).__name__}"]
+    errors: list[str] = []
+    for key in REQUIRED_FIELDS:
+        if key not in profile:
+            errors.append(f"{key}: required field is missing")
+    allowed = set(REQUIRED_FIELDS) | set(OPTIONAL_FIELDS)
+    for key in profile:
+        if key not in allowed:
+            errors.append(f"{key}: unknown field (schema version {SCHEMA_VERSION} allows {', '.join(sorted(allowed))})")
+    if "schema_version" in profile and profile["schema_version"] != SCHEMA_VERSION:
+        errors.append(f"schema_version: must be {SCHEMA_VERSION}, got {profile['schema_version']!r}")
+    if "name" in profile:
+        name = profile["name"]
+        if not isinstance(name, str) or not name:
+            errors.append(f"name: must be a non-empty string, got {name!r}")
+        elif file_stem is not None and name != file_stem:
+            errors.append(f"name: must equal the file stem {file_stem!r}, got {name!r}")
+    if "gpu" in profile:
+        gpu = profile["gpu"]
+        if gpu is not None and gpu not in KNOWN_GPU_IDS:
+            errors.append(f"gpu: must be null or one of {', '.join(KNOWN_GPU_IDS)}, got {gpu!r}")
+    if "description" in profile and not isinstance(profile["description"], str):
+        errors.append(f"description: must be a string, got {profile['description']!r}")
+    for field in ("bandwidth_efficiency", "interconnect_efficiency"):
+        if field in profile:
+            _check_fraction(profile, field, errors)
+    if "kv_bandwidth_efficiency" in profile:
+        _check_fraction(profile, "kv_bandwidth_efficiency", errors)
+    for field in ("step_overhead_s", "allreduce_latency_s"):
+        if field in profile:
+            _check_nonnegative(profile, field, errors)
+    if "compute_efficiency" in profile:
+        _check_curve(profile["compute_efficiency"], "compute_efficiency", errors)
+    if "fp8_compute_efficiency" in profile:
+        _check_curve(profile["fp8_compute_efficiency"], "fp8_compute_efficiency", errors)
+    if "measurements" in profile and not isinstance(profile["measurements"], dict):
+        errors.append(f"measurements: must be an object, got {type(profile['measurements']).__name__}")
+    if "provenance" in profile:
+        _check_provenance(profile, errors)
+    return errors

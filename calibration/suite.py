@@ -1,0 +1,46 @@
+"""Runs the benchmarks of a plan in order and collects their raw measurements."""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from typing import TextIO
+
+from .backend import Backend
+from .benchmarks import Context, allreduce, attention, gemm, hbm, overhead
+from .catalog import ModelShapes
+from .plan import Plan
+from .progress import Progress, RunLog
+from .timing import Budget
+
+# Order matters a little: the cheap, essential measurements first, so a run cut short by its
+# budget still has what the fit needs.
+BENCHMARKS = (("overhead", overhead), ("hbm", hbm), ("gemm", gemm), ("attention", attention), ("allreduce", allreduce))
+
+
+def run_suite(backend: Backend, plan: Plan, models: list[ModelShapes], seed: int, log: RunLog,
+              progress_stream: TextIO | None = None) -> tuple[dict, float, list[str]]:
+    """(measurements by benchmark name, wall seconds, skipped points)."""
+    total = sum(module.units(plan, models) for _, module in BENCHMARKS)
+    progress = Progress(total, stream=progress_stream if progress_stream is not None else sys.stderr)
+    log.before_write = progress.clear
+    ctx = Context(backend=backend, plan=plan, budget=Budget(plan.budget_s), progress=progress,
+                  log=log, seed=seed, units_left=total)
+    start = time.monotonic()
+    measurements: dict = {}
+    try:
+        for name, module in BENCHMARKS:
+            t0 = time.monotonic()
+            try:
+                measurements[name] = module.run(ctx, models)
+            except Exception as exc:  # keep the rest of the run; the fit says what is missing
+                measurements[name] = {"error": f"{type(exc).__name__}: {exc}", "points": []}
+                log(f"  {name}: FAILED: {type(exc).__name__}: {exc}")
+                log("    " + traceback.format_exc().strip().replace("\n", "\n    "))
+            else:
+                log(f"  {name}: done in {time.monotonic() - t0:.1f} s")
+    finally:
+        progress.close()
+        log.before_write = None
+    return measurements, time.monotonic() - start, ctx.skipped

@@ -1,0 +1,91 @@
+"""The whole suite on the NumPy backend at tiny sizes: runs, fits, validates, and says it is a CPU check."""
+
+import json
+import time
+
+import pytest
+
+from calibration import METHOD_VERSION, cli
+from calibration.catalog import PROFILE_DIR
+from calibration.schema import validate_profile
+
+
+@pytest.fixture
+def cpu_profile(tmp_path):
+    out = tmp_path / "cpu-check-test.json"
+    t0 = time.monotonic()
+    status = cli.main(["--backend", "numpy", "--output", str(out), "--log", str(tmp_path / "run.log")])
+    elapsed = time.monotonic() - t0
+    assert status == 0
+    return json.loads(out.read_text()), elapsed, tmp_path
+
+
+def test_numpy_run_writes_a_valid_profile_in_seconds(cpu_profile):
+    profile, elapsed, _ = cpu_profile
+    assert validate_profile(profile, file_stem="cpu-check-test") == []
+    assert elapsed < 20
+
+
+def test_numpy_profile_says_cpu_and_no_gpu(cpu_profile):
+    profile, _, _ = cpu_profile
+    prov = profile["provenance"]
+    assert prov["kind"] == "cpu-pipeline-check"
+    assert profile["gpu"] is None
+    assert profile["name"].startswith("cpu-check-")
+    assert "CPU" in prov["device_name"]
+    assert "not a GPU measurement" in prov["warning"]
+    assert prov["denominators"]["source"].startswith("self-normalised")
+    assert prov["method_version"] == METHOD_VERSION
+    assert prov["command"].startswith("python -m calibration --backend numpy")
+
+
+def test_numpy_profile_carries_every_raw_curve(cpu_profile):
+    profile, _, _ = cpu_profile
+    m = profile["measurements"]
+    assert {"overhead", "hbm", "gemm", "attention", "allreduce"} <= set(m)
+    assert len(m["hbm"]["read"]) >= 3 and len(m["hbm"]["copy"]) >= 3
+    shapes = {p["shape"] for p in m["gemm"]["points"]}
+    assert shapes == {"hidden x hidden", "hidden x intermediate", "hidden x vocab"}
+    assert {p["m"] for p in m["gemm"]["points"]} >= {1, 4, 16, 64}
+    assert m["attention"]["points"]
+    assert "NCCL" in m["allreduce"]["skipped"]
+    for p in m["gemm"]["points"]:
+        assert p["time_p10_s"] <= p["time_s"] <= p["time_p90_s"]
+        assert p["flops_per_s"] == pytest.approx(p["flops"] / p["time_s"])
+    tokens = [t for t, _ in profile["compute_efficiency"]]
+    assert tokens == sorted(tokens) and tokens[0] == 1
+
+
+def test_numpy_run_writes_a_log_with_the_header(cpu_profile):
+    _, _, tmp = cpu_profile
+    log = (tmp / "run.log").read_text()
+    for needle in ("kvlab calibration", METHOD_VERSION, "command:", "device:", "versions:", "plan:", "wrote"):
+        assert needle in log
+
+
+def test_quick_numpy_run(tmp_path):
+    out = tmp_path / "cpu-check-quick.json"
+    assert cli.main(["--backend", "numpy", "--quick", "--output", str(out)]) == 0
+    profile = json.loads(out.read_text())
+    assert profile["provenance"]["plan"] == "tiny-quick"
+    assert validate_profile(profile, file_stem=out.stem) == []
+
+
+def test_numpy_default_output_stays_out_of_sim(tmp_path, monkeypatch):
+    monkeypatch.setattr(cli, "CPU_OUTPUT_DIR", tmp_path / "out")
+    assert cli.main(["--backend", "numpy", "--quick"]) == 0
+    assert (tmp_path / "out" / "cpu-check-numpy.json").is_file()
+    assert (tmp_path / "out" / "cpu-check-numpy.log").is_file()
+    assert not list(PROFILE_DIR.glob("cpu-check-*"))
+
+
+def test_numpy_refuses_a_name_that_could_pass_for_a_gpu_profile(tmp_path, capsys):
+    status = cli.main(["--backend", "numpy", "--output", str(tmp_path / "h200.json")])
+    assert status == 2
+    assert "cpu-check-" in capsys.readouterr().err
+    assert not (tmp_path / "h200.json").exists()
+
+
+def test_unknown_model_is_a_clear_error(capsys):
+    assert cli.main(["--backend", "numpy", "--model", "gpt-17"]) == 2
+    assert "unknown model 'gpt-17'" in capsys.readouterr().err

@@ -1,0 +1,77 @@
+"""Every profile shipped in sim/data/profiles validates; the published ones are reproducible and cited."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from calibration import published
+from calibration.catalog import PROFILE_DIR
+from calibration.schema import validate_profile
+
+SHIPPED = sorted(PROFILE_DIR.glob("*.json"))
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_profiles_are_shipped():
+    names = {p.stem for p in SHIPPED}
+    assert {"textbook", "a100-published", "h100-published", "h200-published"} <= names
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_shipped_profile_validates(path):
+    assert validate_profile(json.loads(path.read_text()), file_stem=path.stem) == []
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_no_cpu_check_is_shipped(path):
+    profile = json.loads(path.read_text())
+    assert profile["provenance"]["kind"] != "cpu-pipeline-check"
+
+
+@pytest.mark.parametrize("gpu_id", sorted(published.PUBLISHED))
+def test_published_profile_matches_its_builder(gpu_id):
+    built = published.build(gpu_id)
+    on_disk = json.loads((PROFILE_DIR / f"{built['name']}.json").read_text())
+    assert on_disk == json.loads(published.dumps(built)), "run: python -m calibration.published"
+
+
+@pytest.mark.parametrize("gpu_id", sorted(published.PUBLISHED))
+def test_every_published_figure_has_a_citation(gpu_id):
+    profile = published.build(gpu_id)
+    citations = profile["provenance"]["citations"]
+    entries = profile["measurements"]["published_figures"] + profile["measurements"]["cross_checks"]
+    for entry in entries:
+        assert entry["citation"] in citations, entry
+    for field in ("bandwidth_efficiency", "compute_efficiency", "step_overhead_s", "interconnect_efficiency",
+                  "allreduce_latency_s"):
+        assert field in profile["provenance"]["derivation"]
+
+
+def test_h200_uses_the_issue_figures():
+    profile = published.build("h200")
+    plateau = profile["compute_efficiency"][-1][1]
+    assert 769 / 989.4 <= plateau <= 798 / 989.4
+    assert "issue-6" in profile["provenance"]["citations"]
+
+
+def test_allreduce_latency_worked_example():
+    assert published.allreduce_latency_s(0.07e9) == pytest.approx(25.6e-6)
+
+
+def test_calibration_profiles_links_to_sim():
+    link = REPO / "calibration" / "profiles"
+    assert link.is_symlink()
+    assert os.readlink(link) == "../sim/data/profiles"
+    assert link.resolve() == (REPO / "sim" / "data" / "profiles").resolve()
+
+
+def test_sim_loader_reads_the_published_profiles():
+    profiles = pytest.importorskip("sim.profiles", exc_type=ImportError)  # sim is being written alongside
+    for path in SHIPPED:
+        try:
+            loaded = profiles.from_dict(json.loads(path.read_text()))
+        except AttributeError:
+            pytest.skip("sim.profiles has no from_dict")
+        assert loaded.name == path.stem
