@@ -118,6 +118,7 @@ class CupyBackend(Backend):
         self._beta = numpy.array(0.0, dtype=numpy.float32)
         self._sm_count = int(self.props.get("multiProcessorCount", 108))
         self._clock_hz = float(self.props.get("clockRate", 1_500_000)) * 1e3  # clockRate is in kHz
+        self._graph = None  # (kernel count, (graph, stream)) of the captured step skeleton
 
     # -- description -------------------------------------------------------------------------
     def device_info(self) -> dict:
@@ -243,21 +244,34 @@ class CupyBackend(Backend):
                 self._noop((1,), (1,), ())
             cp.cuda.get_current_stream().synchronize()
             return time.perf_counter() - t0
+        if self._graph is None or self._graph[0] != n_kernels:
+            self._graph = (n_kernels, self._capture_skeleton(n_kernels))
+        graph, stream = self._graph[1]
+        try:
+            t0 = time.perf_counter()
+            graph.launch(stream)
+            stream.synchronize()
+            return time.perf_counter() - t0
+        except Exception as exc:
+            raise BackendUnavailable(f"CUDA graph launch failed: {exc}") from None
+
+    def _capture_skeleton(self, n_kernels: int):
+        """A CUDA graph of n_kernels empty kernels, launched once (the first launch uploads it)."""
+        cp = self.cp
         stream = cp.cuda.Stream(non_blocking=True)
         try:
             with stream:
                 stream.begin_capture()
-                for _ in range(n_kernels):
-                    self._noop((1,), (1,), ())
-                graph = stream.end_capture()
-        except Exception as exc:  # old CuPy, or capture unsupported here
+                try:
+                    for _ in range(n_kernels):
+                        self._noop((1,), (1,), ())
+                finally:
+                    graph = stream.end_capture()  # always leave capture mode, even after a failure
+            graph.launch(stream)
+            stream.synchronize()
+        except Exception as exc:  # an old CuPy without Stream.begin_capture, or capture unsupported
             raise BackendUnavailable(f"CUDA graph capture failed: {exc}") from None
-        graph.launch(stream)  # the first launch uploads the graph; time the second
-        stream.synchronize()
-        t0 = time.perf_counter()
-        graph.launch(stream)
-        stream.synchronize()
-        return time.perf_counter() - t0
+        return graph, stream
 
     def synchronize(self):
         self.cp.cuda.Device().synchronize()

@@ -113,8 +113,10 @@ def identify_gpu(device_name: str) -> str | None:
     """
     name = device_name.upper()
     tokens = set(re.split(r"[^A-Z0-9]+", name))
+    if "GH200" in name:
+        return None  # Grace Hopper superchip: different HBM and NVLink-C2C, not in the catalog
     if "H200" in name:
-        return "h200"
+        return None if "NVL" in tokens else "h200"
     if "H100" in name:
         if "NVL" in tokens:
             return None  # H100 NVL: 94 GB, 3.9 TB/s, not in the catalog

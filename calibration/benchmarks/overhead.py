@@ -48,6 +48,8 @@ def run(ctx: Context, models) -> dict:
             stats = _trials(lambda n=n, graph=graph: be.step_skeleton_s(n, graph), plan.overhead_trials)
         except BackendUnavailable as exc:
             out["points"].append({"variant": variant, "kernels": n, "unavailable": str(exc)})
+        except Exception as exc:  # a CUDA error in one variant must not lose the others
+            out["points"].append({"variant": variant, "kernels": n, "unavailable": f"{type(exc).__name__}: {exc}"})
         else:
             out["points"].append({"variant": variant, "kernels": n, **stats, "per_kernel_s": stats["time_s"] / n})
         ctx.done(label)

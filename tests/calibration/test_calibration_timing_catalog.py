@@ -74,6 +74,8 @@ def test_measure_sizes_repeats_from_the_warmup_and_rotates():
     ("NVIDIA GeForce RTX 4090", "rtx-4090"),
     ("NVIDIA B200", "b200"),
     ("Tesla V100-SXM2-16GB", None),
+    ("NVIDIA GH200 480GB", None),
+    ("NVIDIA H200 NVL", None),
 ])
 def test_identify_gpu(name, expected):
     assert identify_gpu(name) == expected

@@ -1,0 +1,106 @@
+"""backend_cupy.py run end to end against a NumPy stand-in for CuPy (tests/calibration/fake_cupy.py).
+
+Without a GPU this is the closest check of the code a GPU owner runs: the backend's own Python,
+the cuBLAS argument order and bf16/fp16 conversions, the timing loop, the graph capture, and the
+whole suite feeding a measured profile that validates.
+"""
+
+import io
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from calibration.backend import load_backend
+from calibration.benchmarks.gemm import _probe_fp8
+from calibration.catalog import datasheet, model
+from calibration.plan import tiny_plan
+from calibration.profile import build_profile, datasheet_denominators, fit_profile
+from calibration.progress import RunLog
+from calibration.schema import validate_profile
+from calibration.suite import run_suite
+
+from . import fake_cupy
+
+
+@pytest.fixture
+def backend(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy.make())
+    return load_backend("cupy")
+
+
+def _as_float(words, dtype):
+    w = np.asarray(words)
+    if dtype == "bf16":
+        return (w.astype(np.uint32) << 16).view(np.float32)
+    return w.astype(np.float32)
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+def test_gemm_matches_numpy(backend, dtype):
+    a = backend.random((5, 16), dtype, 1)
+    b = backend.random((16, 24), dtype, 2)
+    c = backend.empty((5, 24), dtype)
+    backend.gemm(a, b, c, dtype)
+    expected = _as_float(a, dtype) @ _as_float(b, dtype)
+    np.testing.assert_allclose(_as_float(c, dtype), expected, rtol=2e-2, atol=2e-2)
+
+
+def test_random_data_is_random_and_not_zero(backend):
+    for dtype in ("bf16", "fp16", "fp8", "fp32"):
+        x = np.asarray(backend.random((64, 64), dtype, 3))
+        assert (x != 0).all(), dtype
+        assert len(np.unique(x)) > 32, dtype
+    fp8 = np.asarray(backend.random((4096,), "fp8", 4))
+    assert not ((fp8 & 0x7F) == 0x7F).any()  # no e4m3 NaN
+
+
+def test_device_info_has_the_header_fields(backend):
+    info = backend.device_info()
+    for key in ("device_name", "nvidia_driver_version", "cuda_runtime_version", "cuda_driver_api_version",
+                "cupy_version", "cublas_version", "l2_cache_bytes", "sm_count"):
+        assert key in info, key
+    assert info["device_name"] == "NVIDIA H200"
+    assert info["cuda_runtime_version"] == "12.6"
+
+
+def test_copy_and_read(backend):
+    src = backend.random_bytes(1 << 16, 5)
+    dst = backend.random_bytes(1 << 16, 6)
+    backend.copy(dst[:4096], src[4096:8192])
+    assert (np.asarray(dst[:4096]) == np.asarray(src[4096:8192])).all()
+    backend.read(src[:4096])
+
+
+def test_graph_skeleton_is_captured_once_and_replayed(backend):
+    assert backend.step_skeleton_s(10, use_graph=True) >= 0
+    graph = backend._graph[1][0]
+    backend.step_skeleton_s(10, use_graph=True)
+    assert graph is backend._graph[1][0] and graph.launches == 3  # upload + two timed launches
+    assert backend.step_skeleton_s(10, use_graph=False) >= 0
+
+
+def test_whole_suite_through_the_cupy_backend(backend):
+    models = [model("qwen3-8b").scaled_down(32)]
+    plan = tiny_plan(("qwen3-8b",), quick=True)
+    log = RunLog(stream=io.StringIO())
+    measurements, duration, skipped = run_suite(backend, plan, models, 7, log, progress_stream=log.stream)
+    assert not any("error" in section for section in measurements.values()), measurements
+    assert measurements["overhead"]["points"][0]["variant"] == "cuda-graph"
+    assert "time_s" in measurements["overhead"]["points"][0]
+    den = datasheet_denominators(datasheet("h200"))
+    fields, notes = fit_profile(measurements, plan, models, den, "h200")
+    profile = build_profile(
+        name="h200", gpu_id="h200", kind="measured", description="stand-in", fields=fields, notes=notes,
+        measurements=measurements, device_info=backend.device_info(), denominators=den, plan=plan, models=models,
+        command="python -m calibration", date_utc="2026-11-29T00:00:00+00:00", duration_s=duration, skipped=skipped,
+    )
+    assert validate_profile(profile, file_stem="h200") == []
+    assert any("cuda-graph skeleton" in n for n in notes)
+
+
+def test_fp8_probe_records_the_refusal(backend):
+    # cublasGemmEx has no fp8 path; the stand-in refuses like cuBLAS does.
+    reason = _probe_fp8(types.SimpleNamespace(backend=backend, seed=1))
+    assert reason is not None and "rejected fp8" in reason
