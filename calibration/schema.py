@@ -7,7 +7,7 @@ Each message starts with the field it is about and says what is allowed, e.g.
 
   schema_version           1
   name                     non-empty string, equal to the file stem (when file_stem is given)
-  gpu                      null or a catalog id (KNOWN_GPU_IDS)
+  gpu                      null or a catalog id (KNOWN_GPU_IDS, plus any id in sim/data/gpus.json)
   description              string
   bandwidth_efficiency     number in (0, 1]: large streaming HBM reads / datasheet bandwidth
   kv_bandwidth_efficiency  optional, number in (0, 1]: decode-attention KV reads / datasheet bandwidth
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 
-from .catalog import KNOWN_GPU_IDS
+from .catalog import KNOWN_GPU_IDS, load_datasheets
 
 SCHEMA_VERSION = 1
 PROVENANCE_KINDS = ("measured", "published", "reference", "cpu-pipeline-check")
@@ -46,6 +46,15 @@ MEASURED_PROVENANCE = (
     "date_utc", "command", "method_version",
 )
 CPU_CHECK_PROVENANCE = ("device_name", "numpy_version", "date_utc", "command", "method_version")
+
+
+def _gpu_ids() -> list[str]:
+    ids = list(KNOWN_GPU_IDS)
+    try:
+        ids += [g for g in load_datasheets() if g not in ids]
+    except (OSError, ValueError, KeyError):  # the catalog is unreadable: the fixed list still applies
+        pass
+    return ids
 
 
 def _is_number(x) -> bool:
@@ -140,8 +149,9 @@ def validate_profile(profile, file_stem: str | None = None) -> list[str]:
             errors.append(f"name: must equal the file stem {file_stem!r}, got {name!r}")
     if "gpu" in profile:
         gpu = profile["gpu"]
-        if gpu is not None and gpu not in KNOWN_GPU_IDS:
-            errors.append(f"gpu: must be null or one of {', '.join(KNOWN_GPU_IDS)}, got {gpu!r}")
+        known = _gpu_ids()
+        if gpu is not None and gpu not in known:
+            errors.append(f"gpu: must be null or one of {', '.join(known)}, got {gpu!r}")
     if "description" in profile and not isinstance(profile["description"], str):
         errors.append(f"description: must be a string, got {profile['description']!r}")
     for field in ("bandwidth_efficiency", "interconnect_efficiency"):
