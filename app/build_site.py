@@ -28,6 +28,7 @@ import hashlib
 import html
 import io
 import json
+import os
 import re
 import shutil
 import sys
@@ -193,6 +194,11 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+# Set while pages run at build time. A page can tell it is being pre-rendered for the static site
+# (links must end in .html there) by this variable, and in the browser by sys.platform == "emscripten".
+BUILD_ENV_VAR = "KVLAB_BUILD_SITE"
+
+
 def _convert(page: Page, out: Path, requirements: list[str], inline: bool) -> None:
     from panel.io.convert import convert_app
 
@@ -289,8 +295,16 @@ def build(opts: SiteOptions) -> SiteReport:
         third_party = third_party_requirements([p.source.read_text(encoding="utf-8") for p in pages] + app_sources)
         requirements = third_party + [str(w) for w in wheels]
         wheel_info = {w.name: {"sha256": _sha256(w), "bytes": w.stat().st_size} for w in wheels}
-        for page in pages:
-            _convert(page, out, requirements, opts.inline)
+        previous = os.environ.get(BUILD_ENV_VAR)
+        os.environ[BUILD_ENV_VAR] = "1"
+        try:
+            for page in pages:
+                _convert(page, out, requirements, opts.inline)
+        finally:
+            if previous is None:
+                os.environ.pop(BUILD_ENV_VAR, None)
+            else:
+                os.environ[BUILD_ENV_VAR] = previous
 
     if opts.pyodide_dir is not None:
         shutil.copytree(opts.pyodide_dir, out / "pyodide", ignore=shutil.ignore_patterns(*PYODIDE_SKIP))

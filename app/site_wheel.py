@@ -30,7 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 # Files under app/ used only at build time on CPython (a trailing / marks a folder); the browser
 # never imports them, and the site copies site_assets/ to its own assets/ folder.
-BUILD_ONLY = ("app/build_site.py", "app/site_wheel.py", "app/site_shell.py", "app/serve.py", "app/site_assets/")
+BUILD_ONLY = ("app/build_site.py", "app/site_wheel.py", "app/site_shell.py", "app/serve.py", "app/server_setup.py",
+              "app/site_assets/")
 SKIP_PARTS = ("__pycache__",)
 SKIP_SUFFIXES = (".pyc", ".pyo")
 

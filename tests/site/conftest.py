@@ -1,0 +1,38 @@
+"""Builds of the static site shared by the site tests (each build takes a couple of seconds)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.site_wheel import ROOT
+
+FIXTURE_PAGES = str(Path(__file__).parent / "fixtures" / "pages" / "*.py")
+
+
+def build_site(out: Path, *options: str, offline: bool = False) -> subprocess.CompletedProcess:
+    """`kvlab build-site` in a subprocess, as a user runs it; inside an empty network namespace
+    (unshare -n) when `offline`, which proves the build reaches no host at all."""
+    cmd = [sys.executable, "-m", "kvlab.cli", "build-site", "--out", str(out), *options]
+    if offline:
+        cmd = ["unshare", "-n", *cmd]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def can_unshare_network() -> bool:
+    return shutil.which("unshare") is not None and subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode == 0
+
+
+@pytest.fixture(scope="session")
+def cdn_site(tmp_path_factory) -> tuple[Path, bool]:
+    """The default build (CDN for Pyodide, Panel, Bokeh) of the fixture pages, offline when the
+    machine allows a network namespace. Returns (folder, built_offline)."""
+    out = tmp_path_factory.mktemp("site") / "static"
+    offline = can_unshare_network()
+    proc = build_site(out, "--pages", FIXTURE_PAGES, offline=offline)
+    assert proc.returncode == 0, f"build failed:\n{proc.stdout}\n{proc.stderr}"
+    return out, offline
