@@ -97,10 +97,17 @@ def step_cost(m: Machine, *, new_tokens: float, kv_read_tokens: float, attention
     weight_bytes = a.params_read(new_tokens) * m.weight_bytes_per_param / m.tp
     kv_bytes = kv_read_tokens * a.kv_bytes_per_token(m.kv_bytes_per_element, m.tp)
     # 2 FLOPs per multiply-add; active parameters include the lm_head, as design.md counts them.
-    flops = (2 * a.params_active * new_tokens + a.attention_flops_per_pair * attention_pairs) / m.tp
+    gemm_flops = 2 * a.params_active * new_tokens / m.tp
+    attention_flops = a.attention_flops_per_pair * attention_pairs / m.tp
+    flops = gemm_flops + attention_flops
     bw = m.gpu.hbm_bandwidth_bytes_per_s
     memory_s = weight_bytes / (bw * profile.bandwidth_efficiency) + kv_bytes / (bw * profile.kv_bandwidth_efficiency)
-    compute_s = flops / (m.peak_flops * profile.compute_efficiency(new_tokens, fp8=m.fp8_compute))
+    # Weight GEMMs have M = tokens in the step, so small steps run at the small-M efficiency.
+    # Attention is not a GEMM of that shape: its arithmetic runs inside fused kernels at the
+    # large-GEMM rate (and in decode it hides under the KV read), so it gets the plateau.
+    peak = m.peak_flops
+    compute_s = (gemm_flops / (peak * profile.compute_efficiency(new_tokens, fp8=m.fp8_compute))
+                 + attention_flops / (peak * profile.compute_efficiency(float("inf"), fp8=m.fp8_compute)))
     allreduce_s = m.allreduce_time_s(new_tokens)
     overhead = profile.step_overhead_s
     return StepCost(
