@@ -63,15 +63,19 @@ def forward_activation_peak_bytes(arch: Architecture, tokens: int, tp: int = 1) 
     widest moment is inside the MLP, where the residual stream (h), the normalised input (h), the
     fused gate-and-up output (2 I) and the activated product (I) coexist:
     tokens x (2h + 3I / tp) x 2 bytes. Attention's q, k, v and output ((q + 2 kv + q) x head_dim
-    per token) are checked too. MoE layers route each token to k experts, so I becomes k x expert
-    width (plus shared experts).
+    per token) are checked too. MoE layers run as one fused kernel (the Triton fused_moe design
+    vLLM and SGLang share), which allocates its three buffers up front: per token, k x 2 I_e /
+    tp for gate-and-up, k x I_e / tp for the activated product and k x h for the expert outputs
+    before their weighted sum; shared experts add 3 I_s / tp like a dense MLP.
     """
     h = arch.hidden_size
-    width = arch.intermediate_size if arch.num_moe_layers < arch.num_layers else 0
+    dense_width = arch.intermediate_size if arch.num_moe_layers < arch.num_layers else 0
+    mlp = 2 * h + 3 * dense_width / tp
     if arch.moe:
         m = arch.moe
-        width = max(width, m.experts_per_token * m.expert_intermediate_size + m.shared_intermediate_size)
-    mlp = 2 * h + 3 * width / tp
+        k = m.experts_per_token
+        moe = 2 * h + k * (3 * m.expert_intermediate_size / tp + h) + 3 * m.shared_intermediate_size / tp
+        mlp = max(mlp, moe)
     d = arch.head_dim if arch.mla is None else arch.mla.qk_nope_head_dim + arch.mla.qk_rope_head_dim
     attention = 2 * h + (2 * arch.num_q_heads + 2 * arch.num_kv_heads) * d / tp
     return tokens * max(mlp, attention) * ACTIVATION_BYTES
