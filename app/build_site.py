@@ -34,7 +34,7 @@ import shutil
 import sys
 import tempfile
 import zipfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from app.site_shell import TemplateChanged, patch_page, patch_worker, rewrite, worker_pyodide_url
@@ -59,8 +59,8 @@ class BuildError(RuntimeError):
 class Page:
     source: Path
     name: str  # output file stem: NAME.html, NAME.js
-    title: str
-    summary: str
+    title: str  # the page's own title once it has run (Document.title), else from the docstring
+    summary: str  # the docstring's first line, up to a colon
     group: str  # "panel" or "lesson"
 
 
@@ -94,14 +94,13 @@ def site_versions() -> dict:
             "bokeh_wheel_url": convert.BOKEH_CDN_WHL, "panel_cdn_root": convert.CDN_ROOT}
 
 
-def _docstring_lines(source: str) -> tuple[str, str]:
+def _docstring_head(source: str) -> str:
     try:
         doc = ast.get_docstring(ast.parse(source)) or ""
     except SyntaxError:
         doc = ""
     first = doc.strip().splitlines()[0].strip() if doc.strip() else ""
-    title, _, summary = first.partition(":")
-    return (title.strip(), summary.strip()) if summary else (first, "")
+    return first.split(":")[0].strip().rstrip(".")
 
 
 def discover_pages(globs: tuple[str, ...] = DEFAULT_PAGE_GLOBS, root: Path = ROOT) -> list[Page]:
@@ -116,9 +115,9 @@ def discover_pages(globs: tuple[str, ...] = DEFAULT_PAGE_GLOBS, root: Path = ROO
                 continue
             if path.stem in pages:
                 raise BuildError(f"two pages would both be written as {path.stem}.html: {pages[path.stem].source} and {path}; rename one")
-            title, summary = _docstring_lines(source)
+            summary = _docstring_head(source)
             group = "lesson" if "lessons" in path.parts else "panel"
-            pages[path.stem] = Page(path.resolve(), path.stem, title or path.stem.replace("_", " ").title(), summary, group)
+            pages[path.stem] = Page(path.resolve(), path.stem, summary or path.stem.replace("_", " ").title(), summary, group)
     return list(pages.values())
 
 
@@ -199,16 +198,19 @@ def _sha256(path: Path) -> str:
 BUILD_ENV_VAR = "KVLAB_BUILD_SITE"
 
 
-def _convert(page: Page, out: Path, requirements: list[str], inline: bool) -> None:
+def _convert(page: Page, out: Path, requirements: list[str], inline: bool) -> Page:
+    """Convert one page; return it with the title its document set."""
     from panel.io.convert import convert_app
 
-    run_page(page.source)
+    title = run_page(page.source).title
     captured = io.StringIO()
     with contextlib.redirect_stdout(captured):
         result = convert_app(str(page.source), out, requirements=requirements, runtime="pyodide-worker",
                              prerender=True, http_patch=False, inline=inline, verbose=False)
     if result is None or not (out / f"{page.name}.html").is_file():
         raise BuildError(f"Panel could not convert {page.source}: {captured.getvalue().strip()}")
+    generic = {"", "Panel Application", "Bokeh Application"}
+    return page if title in generic else replace(page, title=re.sub(r"^kvlab\s*[·|-]\s*", "", title))
 
 
 def _postprocess(page: Page, out: Path, opts: SiteOptions, versions: dict, pyodide_url: str) -> None:
@@ -246,7 +248,7 @@ def _index_html(pages: list[Page], title: str, versions: dict) -> str:
         if not items:
             continue
         lis = "\n".join(f'<li><a href="./{html.escape(p.name)}.html">{html.escape(p.title)}</a>'
-                        + (f" — {html.escape(p.summary)}" if p.summary else "") + "</li>" for p in items)
+                        + (f" — {html.escape(p.summary)}" if p.summary and p.summary != p.title else "") + "</li>" for p in items)
         parts.append(f"<h2>{heading}</h2>\n<ul>\n{lis}\n</ul>")
     body = "\n".join(parts)
     return f"""<!doctype html>
@@ -298,8 +300,7 @@ def build(opts: SiteOptions) -> SiteReport:
         previous = os.environ.get(BUILD_ENV_VAR)
         os.environ[BUILD_ENV_VAR] = "1"
         try:
-            for page in pages:
-                _convert(page, out, requirements, opts.inline)
+            pages = [_convert(page, out, requirements, opts.inline) for page in pages]
         finally:
             if previous is None:
                 os.environ.pop(BUILD_ENV_VAR, None)
