@@ -1,0 +1,163 @@
+"""The engine's clock: sim.roofline.step_cost for the exact batch of each step, and its closed form
+over a run of decode steps.
+
+For a fixed number of tokens n pushed through the weights, step_cost is
+
+    t(n, X, P) = max(m0(n) + m1 X,  c0(n) + c1(n) P) + e(n)
+
+with X the KV tokens read and P the (query, key) pairs: memory time is affine in X (weights plus
+KV bytes over bandwidth), compute time is affine in P (2 x params x n plus attention FLOPs over the
+achievable peak), e(n) is the all-reduce and launch overhead. `StepClock` reads m0, m1, c0, c1, e
+off step_cost once per n (two calls) and then evaluates a step in a few float operations; a test
+checks it against step_cost to 1e-9.
+
+A run of k decode steps with a stable batch of n sequences reads X0, X0 + g, X0 + 2g, ... KV
+tokens (every sequence grows by one token per step; g = n, less the sequences already capped by a
+sliding window), and P = X for decode. Step i therefore lasts
+
+    d(i) = max(a1 + b1 i,  a2 + b2 i) + e,   a1 = m0 + m1 X0, b1 = m1 g, a2 = c0 + c1 X0, b2 = c1 g
+
+and the run lasts the sum of an arithmetic series on each side of the one point where the
+memory and compute lines cross. That is what lets the simulator jump from event to event instead
+of stepping through every token: `DecodeRun.total_s(k)` is O(1).
+"""
+
+from __future__ import annotations
+
+from ..roofline import Machine, step_cost
+
+_PROBE = float(2**20)  # KV tokens / pairs used to read the slopes off step_cost
+
+
+class StepClock:
+    """Step time of any batch composition on one instance (one tp group)."""
+
+    __slots__ = ("machine", "_coef", "_full_fraction", "_window_fraction", "_window_tokens", "kv_bytes_per_token", "causal_pairs")
+
+    def __init__(self, machine: Machine):
+        self.machine = machine
+        self._coef: dict[int, tuple[float, float, float, float, float]] = {}
+        arch = machine.arch
+        n_slide = arch.num_sliding_layers
+        self._window_tokens = arch.sliding_window_tokens if n_slide else 0
+        self._window_fraction = n_slide / arch.num_layers
+        self._full_fraction = 1.0 - self._window_fraction
+        # Bytes of cache one token costs on one rank: what a swap or a KV transfer moves per token.
+        self.kv_bytes_per_token = arch.kv_bytes_per_token(machine.kv_bytes_per_element, machine.tp)
+        self.causal_pairs = arch.causal_pairs
+
+    def coefficients(self, new_tokens: int) -> tuple[float, float, float, float, float]:
+        """(m0, m1, c0, c1, e) of the affine form above, for steps of `new_tokens` tokens."""
+        c = self._coef.get(new_tokens)
+        if c is None:
+            base = step_cost(self.machine, new_tokens=new_tokens, kv_read_tokens=0.0, attention_pairs=0.0)
+            probe = step_cost(self.machine, new_tokens=new_tokens, kv_read_tokens=_PROBE, attention_pairs=_PROBE)
+            c = (base.memory_time_s, (probe.memory_time_s - base.memory_time_s) / _PROBE,
+                 base.compute_time_s, (probe.compute_time_s - base.compute_time_s) / _PROBE,
+                 base.allreduce_time_s + base.overhead_s)
+            self._coef[new_tokens] = c
+        return c
+
+    def step_s(self, new_tokens: int, kv_read_tokens: float, attention_pairs: float) -> float:
+        m0, m1, c0, c1, e = self.coefficients(new_tokens)
+        mem = m0 + m1 * kv_read_tokens
+        comp = c0 + c1 * attention_pairs
+        return (mem if mem > comp else comp) + e
+
+    def kv_read(self, context_tokens: int) -> float:
+        """KV tokens one sequence of `context_tokens` reads, in full-attention-layer units (the
+        unit step_cost takes): sliding-window layers read at most the window."""
+        w = self._window_tokens
+        if not w or context_tokens <= w:
+            return float(context_tokens)
+        return self._full_fraction * context_tokens + self._window_fraction * w
+
+    @property
+    def window_tokens(self) -> int:
+        return self._window_tokens
+
+    @property
+    def window_fraction(self) -> float:
+        return self._window_fraction
+
+    def prefill_chunk(self, tokens: int, cached_tokens: int) -> tuple[float, float]:
+        """(KV read, attention pairs) of computing `tokens` new prompt tokens after
+        `cached_tokens` already in the cache (a later chunk reads the earlier chunks' KV)."""
+        return self.kv_read(cached_tokens), self.causal_pairs(tokens, cached_tokens)
+
+    def decode_run(self, n: int, kv_read0: float, growth: float, extra_s: float = 0.0) -> DecodeRun:
+        """The closed form of n sequences decoding together from KV read `kv_read0`."""
+        m0, m1, c0, c1, e = self.coefficients(n)
+        return DecodeRun(m0 + m1 * kv_read0, m1 * growth, c0 + c1 * kv_read0, c1 * growth, e, extra_s)
+
+
+class DecodeRun:
+    """Durations of consecutive decode steps d(i) = max(a1 + b1 i, a2 + b2 i) + e, i = 0, 1, ...
+    `extra_s` is CPU or transfer time added to the first step only (swap-in, scheduler)."""
+
+    __slots__ = ("a1", "b1", "a2", "b2", "e", "extra_s", "_switch", "_first_is_1")
+
+    def __init__(self, a1: float, b1: float, a2: float, b2: float, e: float, extra_s: float = 0.0):
+        self.a1, self.b1, self.a2, self.b2, self.e, self.extra_s = a1, b1, a2, b2, e, extra_s
+        self._first_is_1 = a1 >= a2
+        # First integer step at which the other line is on top (None: never).
+        if self._first_is_1:
+            crosses = b2 > b1
+            i_star = (a1 - a2) / (b2 - b1) if crosses else None
+        else:
+            crosses = b1 > b2
+            i_star = (a2 - a1) / (b1 - b2) if crosses else None
+        if i_star is None:
+            self._switch = None
+        else:
+            s = int(i_star)
+            self._switch = s + 1 if s <= i_star else s
+
+    def step_s(self, i: int) -> float:
+        x = self.a1 + self.b1 * i
+        y = self.a2 + self.b2 * i
+        return (x if x > y else y) + self.e + (self.extra_s if i == 0 else 0.0)
+
+    @staticmethod
+    def _series(a: float, b: float, lo: int, hi: int) -> float:
+        """sum_{i=lo}^{hi-1} (a + b i)."""
+        k = hi - lo
+        if k <= 0:
+            return 0.0
+        return k * a + b * (lo + hi - 1) * k / 2.0
+
+    def total_s(self, k: int) -> float:
+        """Duration of the first k steps."""
+        if k <= 0:
+            return 0.0
+        if self._first_is_1:
+            a, b, a_o, b_o = self.a1, self.b1, self.a2, self.b2
+        else:
+            a, b, a_o, b_o = self.a2, self.b2, self.a1, self.b1
+        s = self._switch
+        if s is None or s >= k:
+            body = self._series(a, b, 0, k)
+        else:
+            body = self._series(a, b, 0, s) + self._series(a_o, b_o, s, k)
+        return body + k * self.e + self.extra_s
+
+    def steps_within(self, dt: float, k_max: int) -> int:
+        """Smallest j in [1, k_max] with total_s(j) >= dt (k_max if none): the step during which
+        an event at `dt` after the run's start falls, so the run can stop at that step's end."""
+        lo, hi = 1, k_max
+        if self.total_s(lo) >= dt:
+            return lo
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.total_s(mid) >= dt:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    def steps_done_by(self, dt: float, k: int) -> int:
+        """Number of whole steps finished `dt` after the start (at most k)."""
+        if dt <= 0:
+            return 0
+        j = self.steps_within(dt, k)
+        return j if self.total_s(j) <= dt else j - 1

@@ -1,0 +1,517 @@
+"""One serving engine instance (one tensor-parallel group): its queues, KV memory and the steps
+it runs. The scheduler (scheduler.py) decides what goes into a step; this module carries it out:
+admission with block allocation, preemption, swapping, prefix-cache hits, and applying a finished
+step or run of steps to every sequence in it.
+
+Lifecycle of a step: `start()` asks the policy for a plan, times it on the roofline clock and
+schedules its end; `interrupt()` cuts a multi-step decode run short at the end of the step in
+progress when something new arrives; `finish()` applies the plan and starts the next one.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from .blocks import BlockPool, blocks_for
+from .clock import DecodeRun, StepClock
+from .decode_set import DecodeSet
+from .prefix_cache import PrefixCache
+from .sequence import DONE, HANDOFF, RECEIVING, RUNNING, SWAPPED, WAITING, Seq
+
+MIXED, PREFILL, DECODE = "mixed", "prefill", "decode"
+
+
+class Plan:
+    """What the instance is executing: `k` decode steps of the decode set (k > 1 only for a pure
+    decode run, timed in closed form by `run`), or one step carrying prefill `chunks` (with the
+    decode set when `decode` is true), lasting `dur_s`."""
+
+    __slots__ = ("t0", "k", "run", "decode", "n", "chunks", "dur_s", "blocks_at_start", "blocks_planned")
+
+    def __init__(self):
+        self.t0 = 0.0
+        self.k = 0
+        self.run: DecodeRun | None = None
+        self.decode = False
+        self.n = 0
+        self.chunks: list = []
+        self.dur_s = 0.0
+        self.blocks_at_start = 0
+        self.blocks_planned = 0
+
+    def end_s(self) -> float:
+        return self.t0 + (self.run.total_s(self.k) if self.run is not None else self.dur_s)
+
+
+class Instance:
+    """State and mechanics of one engine instance. `sim` provides the clock (`now_s`), event
+    scheduling, the metrics observer and the hand-off of finished or transferred sequences."""
+
+    def __init__(self, sim, index: int, role: str, setup):
+        cfg = setup.config
+        self.sim = sim
+        self.index = index
+        self.role = role
+        self.clock: StepClock = setup.clock
+        self.block_size = setup.block_size
+        self.max_num_seqs = setup.max_num_seqs
+        self.token_budget = setup.max_num_batched_tokens
+        sched = cfg.scheduling
+        self.policy = sched.policy if role != DECODE else "chunked"
+        # SGLang's admission reserve: new_token_ratio x the output every running request still has
+        # to produce. The ratio starts at its initial value, decays linearly to 0.14 x that over 600
+        # decode steps while nothing is retracted, and jumps back up after a retraction
+        # (SGLANG_INIT_NEW_TOKEN_RATIO 0.7, SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR 0.14,
+        # SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS 600 in sglang/srt/global_config.py).
+        self.reserve_init = sched.new_token_ratio if sched.admission == "reserve" else 0.0
+        self.reserve_min = 0.14 * self.reserve_init
+        self.reserve_decay = (self.reserve_init - self.reserve_min) / 600
+        self.reserve_reset_g = 0
+        self.table_s_per_block = sched.block_table_s_per_block
+        self.full_table_recompute = sched.block_table == "full_recompute"
+        self.pool = BlockPool(setup.num_gpu_blocks)
+        self.watermark_blocks = int(sched.watermark_fraction * setup.num_gpu_blocks)
+        kv = cfg.kv
+        self.swap_mode = kv.preemption == "swap"
+        self.swap = BlockPool(setup.swap_blocks)
+        host = BlockPool(setup.host_cache_blocks) if setup.host_cache_blocks else None
+        self.cache = PrefixCache(self.pool, host) if kv.prefix_caching else None
+        self.block_bytes = self.block_size * self.clock.kv_bytes_per_token
+        self.host_link_bytes_per_s = setup.host_link_bytes_per_s
+        self.waiting: deque[Seq] = deque()
+        self.swapped: deque[Seq] = deque()
+        self.running: dict[int, Seq] = {}  # admission order; prefilling, decoding and receiving
+        self.prefilling: list[Seq] = []
+        self.decoding = DecodeSet(self.block_size, self.clock)
+        self.joiners: list[Seq] = []  # joined the decode set since its last step
+        self.last_decode_end_s = 0.0
+        self.table_blocks = 0  # sum of the block tables of running sequences
+        self.handoff = 0  # sequences whose KV waits here for a decode instance to pull it
+        self.receiving = 0
+        self.busy = False
+        self.version = 0
+        self.plan = Plan()
+        self.last_step_prefill = False
+        self.preempted_this_step = False
+        self.extra_s = 0.0  # swap, host-load and scheduler time of the step being planned
+        self.decode_reserve = 0  # blocks the planned step's decodes will need
+        self.new_hit_tokens = 0  # prefix-cache hits of this step's admissions (SGLang's #cached-token)
+        self.admissions = 0
+        self.counter = 0
+        # counters the metrics read
+        self.preemptions = 0
+        self.swaps_out = 0
+        self.steps = 0
+        self.prefix_queries = 0
+        self.prefix_hits = 0
+
+    # ----- what the observers read ---------------------------------------------------------
+    def used_blocks(self) -> int:
+        """Blocks referenced by a request (cached-but-unreferenced prefix blocks excluded, as
+        vLLM's usage gauge and SGLang's token usage exclude them)."""
+        evictable = self.cache.evictable_blocks if self.cache is not None else 0
+        return self.pool.used - evictable
+
+    def used_blocks_at(self, t: float) -> float:
+        """`used_blocks` at time t inside the current step, the growth of a decode run spread
+        linearly over it (for time series; the invariants use exact counts)."""
+        used = self.used_blocks()
+        p = self.plan
+        if self.busy and p.blocks_planned:
+            end = p.end_s()
+            if end > p.t0:
+                used += p.blocks_planned * min(max((t - p.t0) / (end - p.t0), 0.0), 1.0)
+        return used
+
+    def load(self) -> int:
+        return len(self.waiting) + len(self.running) + len(self.swapped)
+
+    def reserve_ratio(self) -> float:
+        steps = self.decoding.g - self.reserve_reset_g
+        return max(self.reserve_min, self.reserve_init - self.reserve_decay * steps)
+
+    # ----- memory ----------------------------------------------------------------------------
+    def reclaimable(self) -> int:
+        return self.pool.free + (self.cache.evictable_blocks if self.cache is not None else 0)
+
+    def take_blocks(self, n: int) -> None:
+        short = n - self.pool.free
+        if short > 0 and self.cache is not None:
+            self.cache.evict(short)
+        self.pool.take(n)
+
+    def _release_table(self, seq: Seq) -> None:
+        self._release(seq.table)
+
+    def _release(self, t) -> None:
+        self.pool.give(t.private)
+        self.table_blocks -= t.shared + t.private
+        if t.node is not None:
+            self.cache.release(t.node)
+        t.node = None
+        t.shared = t.private = 0
+
+    # ----- entering the instance -------------------------------------------------------------
+    def enqueue(self, seq: Seq, front: bool = False) -> None:
+        seq.state = WAITING
+        seq.home = self
+        if front:
+            self.waiting.appendleft(seq)
+        else:
+            self.waiting.append(seq)
+        self.poke()
+
+    def poke(self) -> None:
+        """Something changed (a request arrived, blocks came back): start a step if idle, or cut a
+        long decode run short at the end of the step in progress."""
+        if not self.busy:
+            self.start()
+        else:
+            self.interrupt()
+
+    def interrupt(self) -> None:
+        p = self.plan
+        if p.run is None or p.k <= 1:
+            return
+        j = p.run.steps_within(self.sim.now_s - p.t0, p.k)
+        if j < p.k:
+            p.k = j
+            p.blocks_planned = self.decoding.blocks_needed(j)
+            self.version += 1
+            self.sim.step_done_at(p.t0 + p.run.total_s(j), self)
+
+    # ----- admission -----------------------------------------------------------------------------
+    def try_admit(self, seq: Seq, now: float) -> bool:
+        """Admit `seq` (new, recomputing, or a disaggregated hand-off) if a seat and its blocks are
+        free; allocate them, pin its cached prefix, and charge the scheduler's CPU time."""
+        if len(self.running) >= self.max_num_seqs:
+            return False
+        cache = self.cache
+        remote = seq.remote_from is not None
+        node = None
+        gpu_hit = host_hit = 0
+        if remote:
+            need = blocks_for(seq.target, self.block_size)
+        else:
+            if cache is not None and seq.prefix_id is not None:
+                node, gpu_hit, host_hit = cache.peek(seq.prefix_id, seq.prefix_tokens // self.block_size)
+            need = blocks_for(seq.target, self.block_size) - gpu_hit
+        available = self.pool.free + (cache.reclaimable_excluding(node) if cache is not None else 0)
+        # The decode step being planned takes its new blocks when it ends: keep them free.
+        spare = available - need - self.watermark_blocks - self.decode_reserve
+        if self.reserve_init:
+            pending = self.decoding.remaining_output() + sum(s.output - s.generated for s in self.prefilling)
+            pending += seq.output - seq.generated
+            spare -= blocks_for(int(self.reserve_ratio() * pending), self.block_size)
+        if spare < 0:
+            return False
+        # commit
+        if cache is not None and seq.prefix_id is not None and not remote:
+            node = cache.acquire(seq.prefix_id)
+        self.take_blocks(need)
+        table = seq.table
+        table.node = node
+        table.shared = gpu_hit + host_hit
+        table.private = need - host_hit
+        if host_hit:
+            cache.load_from_host(node, host_hit)
+            self.extra_s += host_hit * self.block_bytes / self.host_link_bytes_per_s
+        total_blocks = table.shared + table.private
+        self.table_blocks += total_blocks
+        if self.table_s_per_block:
+            written = self.table_blocks if self.full_table_recompute else total_blocks
+            self.extra_s += written * self.table_s_per_block
+        self.counter += 1
+        seq.order = self.counter
+        seq.state = RUNNING if not remote else RECEIVING
+        seq.home = self
+        self.running[seq.id] = seq
+        self.admissions += 1
+        if seq.admitted_s < 0:
+            seq.admitted_s = now
+            self.sim.metrics.admitted(seq, now)
+        if remote:
+            self.receiving += 1
+            self.sim.pull_kv(seq, self)
+            return True
+        hit_tokens = (gpu_hit + host_hit) * self.block_size
+        seq.computed = hit_tokens
+        seq.hit_tokens += hit_tokens
+        self.new_hit_tokens += hit_tokens
+        if cache is not None:
+            self.prefix_queries += seq.target
+            self.prefix_hits += hit_tokens
+            self.sim.metrics.prefix_query(self, seq.target, hit_tokens)
+        self.prefilling.append(seq)
+        return True
+
+    def admit_from_waiting(self, now: float, budget: int, whole: bool) -> list:
+        """Admit waiting sequences in FCFS order while `budget` prefill tokens remain (`whole`:
+        every admitted prompt is computed in this step, the first even if larger than the
+        budget). Stops at the first sequence that does not fit. Returns the new chunks."""
+        chunks = []
+        waiting = self.waiting
+        while waiting and budget > 0:
+            seq = waiting[0]
+            if seq.remote_from is not None:  # a disaggregated hand-off: blocks and a seat, no prefill
+                if not self.try_admit(seq, now):
+                    break
+                waiting.popleft()
+                continue
+            if whole and chunks and seq.target - seq.computed > budget:
+                break
+            if not self.try_admit(seq, now):
+                break
+            waiting.popleft()
+            todo = seq.target - seq.computed
+            take = todo if whole else min(todo, budget)
+            chunks.append((seq, take))
+            budget -= take
+        return chunks
+
+    def swap_in(self, now: float) -> None:
+        """Bring swapped sequences back first (they hold no GPU blocks but have priority over new
+        work, as in vLLM), as many as seats and blocks allow."""
+        swapped = self.swapped
+        while swapped and len(self.running) < self.max_num_seqs:
+            seq = swapped[0]
+            if self.reclaimable() - seq.swap_blocks - self.watermark_blocks < 0:
+                break
+            swapped.popleft()
+            self.take_blocks(seq.swap_blocks)
+            self.swap.give(seq.swap_blocks)
+            self.extra_s += seq.swap_blocks * self.block_bytes / self.host_link_bytes_per_s
+            seq.table.private = seq.swap_blocks
+            self.table_blocks += seq.swap_blocks
+            seq.swap_blocks = 0
+            self.counter += 1
+            seq.order = self.counter
+            seq.state = RUNNING
+            self.running[seq.id] = seq
+            self.join_decode(seq, seq.computed)
+
+    # ----- preemption ------------------------------------------------------------------------------
+    def make_room_for_decode(self, now: float) -> None:
+        """Preempt the most recently admitted sequences until the next decode step's new blocks
+        fit (vLLM: the running queue's tail is preempted first)."""
+        dec = self.decoding
+        while dec.n and dec.blocks_needed(1) > self.reclaimable():
+            victim = next((s for s in reversed(self.running.values()) if s.state == RUNNING), None)
+            if victim is None:
+                break
+            self.preempt(victim, now)
+
+    def preempt(self, seq: Seq, now: float) -> None:
+        self.preempted_this_step = True
+        self.reserve_reset_g = self.decoding.g
+        self.preemptions += 1
+        seq.preemptions += 1
+        del self.running[seq.id]
+        was_decoding = seq.decoding
+        if was_decoding:
+            cached = self.leave_decode(seq)
+            seq.last_token_s = max(seq.last_token_s, self.last_decode_end_s)
+        else:
+            self.prefilling.remove(seq)
+            cached = 0
+        blocks = blocks_for(cached, self.block_size)
+        mode = "swap" if was_decoding and self.swap_mode and blocks <= self.swap.free else "recompute"
+        self.sim.metrics.preempted(self, seq, now, mode)
+        self._release_table(seq)
+        if mode == "swap":
+            # The whole table (shared prefix blocks included) goes to host memory and comes back
+            # as private blocks: the copy costs blocks x block bytes over the host link each way.
+            self.swap.take(blocks)
+            self.extra_s += blocks * self.block_bytes / self.host_link_bytes_per_s
+            seq.swap_blocks = blocks
+            seq.computed = cached
+            seq.state = SWAPPED
+            self.swaps_out += 1
+            self.swapped.append(seq)
+            return
+        # Recompute: the prompt and every token generated so far are prefilled again; the last
+        # sampled token is among them, and the re-prefill samples the next one.
+        seq.target = seq.prompt + seq.generated
+        seq.computed = 0
+        seq.state = WAITING
+        self.waiting.appendleft(seq)
+
+    # ----- decode set --------------------------------------------------------------------------------
+    def join_decode(self, seq: Seq, cached: int) -> None:
+        self.decoding.add(seq, cached)
+        seq.decoding = True
+        self.joiners.append(seq)
+
+    def leave_decode(self, seq: Seq) -> int:
+        """Remove a member (preemption or finish); its table's private blocks catch up with the
+        blocks the runs allocated for it in aggregate."""
+        cached = self.decoding.remove(seq)
+        seq.decoding = False
+        if self.joiners and seq in self.joiners:
+            self.joiners.remove(seq)
+        t = seq.table
+        t.private = blocks_for(cached, self.block_size) - t.shared
+        return cached
+
+    # ----- running a step ------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Plan and launch the next step, or go idle."""
+        now = self.sim.now_s
+        self.extra_s = 0.0
+        self.decode_reserve = 0
+        self.new_hit_tokens = 0
+        self.preempted_this_step = False
+        p = self.plan
+        self.sim.scheduler(self, now, p)
+        if p.k == 0 and not p.chunks and self.preempted_this_step and self.waiting:
+            # Everything that could run was preempted, and a preempting step admits nothing:
+            # plan again so the queue's head can start (nothing else would wake the instance).
+            self.preempted_this_step = False
+            self.sim.scheduler(self, now, p)
+        if p.k == 0 and not p.chunks:
+            self.busy = False
+            return
+        self.busy = True
+        self.version += 1
+        self.steps += 1
+        self.sim.step_done_at(p.end_s(), self)
+
+    def plan_decode_run(self, p: Plan, now: float, single: bool) -> None:
+        """Fill `p` with a pure decode run: as many steps as the pool, the next milestone and
+        (when `single`) the policy allow."""
+        dec = self.decoding
+        k = 1 if single else min(dec.steps_to_milestone(), dec.max_steps(self.reclaimable()))
+        p.t0 = now
+        p.k = max(k, 1)
+        p.decode = True
+        p.n = dec.n
+        p.chunks = []
+        p.run = self.clock.decode_run(dec.n, dec.kv_read, dec.growth(), self.extra_s)
+        p.blocks_at_start = self.used_blocks()
+        p.blocks_planned = dec.blocks_needed(p.k)
+        p.dur_s = 0.0
+        self.last_step_prefill = False
+
+    def plan_step(self, p: Plan, now: float, chunks: list, with_decode: bool) -> None:
+        """Fill `p` with one step carrying prefill `chunks` (and the decode set if `with_decode`)."""
+        dec = self.decoding
+        clock = self.clock
+        n = dec.n if with_decode else 0
+        tokens = n
+        kv_read = dec.kv_read if n else 0.0
+        pairs = kv_read
+        for seq, m in chunks:
+            r, a = clock.prefill_chunk(m, seq.computed)
+            kv_read += r
+            pairs += a
+            tokens += m
+        p.t0 = now
+        p.k = 1 if n else 0
+        p.decode = bool(n)
+        p.n = n
+        p.chunks = chunks
+        p.run = None
+        p.dur_s = clock.step_s(tokens, kv_read, pairs) + self.extra_s
+        p.blocks_at_start = self.used_blocks()
+        p.blocks_planned = 0
+        self.last_step_prefill = bool(chunks)
+        if chunks:
+            self.sim.metrics.prefill_batch(self, now, len(chunks), tokens - n, self.new_hit_tokens)
+
+    def finish(self) -> None:
+        """The planned step (or run) has ended at sim.now_s: apply it, then start the next."""
+        now = self.sim.now_s
+        p = self.plan
+        metrics = self.sim.metrics
+        if p.decode and p.k:
+            self._finish_decode(p, now)
+        if p.chunks:
+            metrics.prompt_tokens(self, p.t0, now, sum(m for _, m in p.chunks))
+            for seq, m in p.chunks:
+                seq.computed += m
+                if seq.computed >= seq.target:
+                    self._prefill_done(seq, now)
+        self.start()
+
+    def _finish_decode(self, p: Plan, now: float) -> None:
+        dec = self.decoding
+        metrics = self.sim.metrics
+        k = p.k
+        self.take_blocks(dec.blocks_needed(k))
+        self.table_blocks += dec.blocks_needed(k)  # same count: each new block enters one table
+        # Inter-token latency: the first step's token follows each member's previous token (the
+        # last decode step's end, or its own first token for newcomers); then k - 1 more gaps.
+        first_end = p.t0 + (p.run.step_s(0) if p.run is not None else p.dur_s)
+        n_old = p.n - len(self.joiners)
+        if n_old:
+            metrics.itl(self, first_end - self.last_decode_end_s, n_old)
+        for seq in self.joiners:
+            metrics.itl(self, first_end - seq.last_token_s, 1)
+        self.joiners.clear()
+        if k > 1:
+            for lo_s, hi_s, count in _segments(p.run, 1, k):
+                metrics.itl_linear(self, lo_s, hi_s, count, p.n)
+        metrics.generated(self, p.t0, now, p.n * k)
+        self.last_decode_end_s = now
+        for seq in dec.advance(k):
+            self.leave_decode(seq)
+            self._finished(seq, now)
+
+    def _prefill_done(self, seq: Seq, now: float) -> None:
+        self.prefilling.remove(seq)
+        seq.generated += 1
+        metrics = self.sim.metrics
+        metrics.generated(self, now, now, 1)
+        if seq.first_token_s < 0:
+            seq.first_token_s = now
+            metrics.first_token(self, seq, now)
+        else:
+            metrics.itl(self, now - seq.last_token_s, 1)  # the token after a recompute
+        seq.last_token_s = now
+        node = seq.table.node
+        if node is not None:
+            want = seq.prefix_tokens // self.block_size
+            grow = min(want - node.gpu_blocks, seq.table.private)
+            if grow > 0:
+                self.cache.donate(node, grow)
+                seq.table.private -= grow
+                seq.table.shared += grow
+        if seq.generated >= seq.output:
+            self._finished(seq, now)
+        elif self.role == PREFILL:
+            del self.running[seq.id]
+            seq.state = HANDOFF
+            self.handoff += 1
+            self.sim.hand_off(seq, self)
+        else:
+            self.join_decode(seq, seq.target)
+
+    def _finished(self, seq: Seq, now: float) -> None:
+        del self.running[seq.id]
+        self._release_table(seq)
+        seq.state = DONE
+        self.sim.finished(seq, self, now)
+
+    # ----- disaggregation ----------------------------------------------------------------------------------
+    def handoff_released(self, seq: Seq) -> None:
+        """The decode instance has pulled `seq`'s KV: free it here."""
+        self.handoff -= 1
+        self._release(seq.remote_table)
+        seq.remote_table = None
+        self.poke()
+
+    def received(self, seq: Seq) -> None:
+        self.receiving -= 1
+        seq.state = RUNNING
+        seq.remote_from = None
+        self.join_decode(seq, seq.target)
+        self.poke()
+
+
+def _segments(run: DecodeRun, lo: int, hi: int):
+    """Steps lo..hi-1 of a run as linear pieces (first duration, last duration, count)."""
+    s = run._switch
+    cuts = [lo, hi] if s is None or not lo < s < hi else [lo, s, hi]
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        if b > a:
+            yield run.step_s(a), run.step_s(b - 1), b - a

@@ -1,0 +1,96 @@
+"""Named starting points: the default lab, and the situations seeds 000, 001 and 004 describe.
+
+The seeds' own hardware is not always in the catalog, so each preset recreates the *shape* of a
+situation with catalog parts and says which figure it matches.
+"""
+
+from __future__ import annotations
+
+from ..scenario import Scenario
+from .config import Cluster, EngineConfig, KVManagement, Scheduling, Workload
+from .workload import seed000_workload
+
+
+def default() -> EngineConfig:
+    """Qwen3-8B on one H100 under moderate Poisson load: finishes in well under a second."""
+    return EngineConfig(
+        scenario=Scenario(model="qwen3-8b", gpu="h100-sxm", engine="vllm", max_num_seqs=256, max_num_batched_tokens=2048),
+        workload=Workload(arrival="poisson", rate_per_s=6.0, num_requests=600, seed=1),
+        scheduling=Scheduling(policy="chunked"),
+    )
+
+
+def seed000(policy: str = "fcfs", cpu_costs: bool = True) -> EngineConfig:
+    """Seed 000's deployment: a 70B model, tensor parallel over eight GPUs, a target of 64
+    concurrent sequences, prompts with a median near 6k tokens and a tail past 30k, short outputs.
+
+    `cpu_costs` switches on the profile's two CPU findings: tokenization on the request thread
+    (1.5 us per token: a 30k-token prompt holds the thread for 45 ms) and a scheduler that
+    rewrites every running sequence's block table on each admission.
+    """
+    return EngineConfig(
+        scenario=Scenario(model="llama-3.1-70b", gpu="h100-sxm", tp=8, engine="vllm", max_num_seqs=64, max_num_batched_tokens=2048),
+        workload=seed000_workload(rate_per_s=2.6, num_requests=2000, seed=0),
+        scheduling=Scheduling(
+            policy=policy,
+            tokenize_s_per_token=1.5e-6 if cpu_costs else 0.0,
+            tokenizer="request_thread" if cpu_costs else "worker_pool",
+            block_table="full_recompute" if cpu_costs else "incremental",
+        ),
+        ttft_target_s=1.0,
+        itl_target_s=0.1,
+    )
+
+
+def seed001(output_median_tokens: int = 3000) -> EngineConfig:
+    """Seed 001's saturation: SGLang, 150 request slots, a KV pool of about 120k tokens (the seed's
+    max_total_num_tokens was 116,171), long generations. Qwen3-8B on an H100 with
+    mem_fraction_static 0.41 stands in for the seed's 8-GPU MLA deployment: what matters is the pool
+    in tokens against the tokens each request holds."""
+    return EngineConfig(
+        scenario=Scenario(model="qwen3-8b", gpu="h100-sxm", engine="sglang", mem_fraction_static=0.41,
+                          max_num_seqs=150, max_num_batched_tokens=8192),
+        workload=Workload(arrival="closed", clients=150, num_requests=1500, seed=0,
+                          prompt_dist="lognormal", prompt_tokens=400, prompt_min_tokens=32, prompt_max_tokens=4096, prompt_sigma=0.6,
+                          output_dist="lognormal", output_tokens=output_median_tokens, output_min_tokens=64,
+                          output_max_tokens=16384, output_sigma=0.5),
+        scheduling=Scheduling(policy="chunked", admission="reserve", new_token_ratio=0.7),
+        kv=KVManagement(preemption="recompute"),
+        log_interval_s=10.0,
+    )
+
+
+def seed004(kv_dtype: str = "bf16", rate_per_s: float = 1.0) -> EngineConfig:
+    """Seed 004's batching cliff: long contexts on one GPU, where the KV pool rather than compute
+    caps the batch; sweep the rate to find the knee, then repeat with an FP8 cache."""
+    return EngineConfig(
+        scenario=Scenario(model="qwen3-8b", gpu="h100-sxm", engine="vllm", kv_dtype=kv_dtype,
+                          max_num_seqs=256, max_num_batched_tokens=2048),
+        workload=Workload(arrival="poisson", rate_per_s=rate_per_s, num_requests=800, seed=0,
+                          prompt_dist="lognormal", prompt_tokens=6000, prompt_min_tokens=256, prompt_max_tokens=32768,
+                          prompt_sigma=0.5, output_dist="lognormal", output_tokens=600, output_min_tokens=16,
+                          output_max_tokens=4096, output_sigma=0.5),
+        scheduling=Scheduling(policy="chunked"),
+    )
+
+
+def disaggregated(prefill: int = 1, decode: int = 1, base: EngineConfig | None = None) -> EngineConfig:
+    base = base or default()
+    return base.with_(cluster=Cluster(disaggregated=True, prefill_instances=prefill, decode_instances=decode))
+
+
+PRESETS = {
+    "default": default,
+    "seed000-shared-queue": lambda: seed000("fcfs", cpu_costs=True),
+    "seed000-lanes": lambda: seed000("lanes", cpu_costs=False),
+    "seed000-chunked": lambda: seed000("chunked", cpu_costs=False),
+    "seed001-saturation": seed001,
+    "seed004-cliff": seed004,
+    "seed004-cliff-fp8": lambda: seed004("fp8"),
+}
+
+
+def preset(name: str) -> EngineConfig:
+    if name not in PRESETS:
+        raise KeyError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
+    return PRESETS[name]()

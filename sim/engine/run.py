@@ -1,0 +1,167 @@
+"""The public entry points: `simulate(config)` for one run, `prepare` + `Simulation.advance` +
+`collect` for a run in slices (progress bars, cancel buttons), all of which turn bad input into
+`EngineResult.errors` instead of exceptions.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..errors import InputError
+from . import logs, prometheus
+from .config import EngineConfig, validate_config
+from .result import EngineResult, histogram_percentiles, percentiles
+from .setup import build, check_requests
+from .simulation import Simulation, make_rng
+from .workload import generate
+
+
+def _error_result(config, issues, warnings=()) -> EngineResult:
+    d = config.to_dict() if isinstance(config, EngineConfig) else {}
+    return EngineResult(config=d, errors=[i.to_dict() for i in issues], warnings=list(warnings),
+                        log=[f"ERROR {i}" for i in issues])
+
+
+def prepare(config: EngineConfig) -> Simulation | EngineResult:
+    """A ready-to-run Simulation, or an EngineResult carrying the input errors."""
+    issues = validate_config(config)
+    if issues:
+        return _error_result(config, issues)
+    setup, issues, warnings = build(config)
+    if issues:
+        return _error_result(config, issues, warnings)
+    try:
+        requests = generate(config.workload, make_rng(config.workload.seed))
+    except InputError as e:
+        return _error_result(config, e.issues, warnings)
+    issues = check_requests(setup, requests)
+    if issues:
+        return _error_result(config, issues, warnings)
+    return Simulation(setup, requests)
+
+
+def simulate(config: EngineConfig) -> EngineResult:
+    """Run one configuration to the end."""
+    sim = prepare(config)
+    if isinstance(sim, EngineResult):
+        return sim
+    sim.run()
+    return collect(sim)
+
+
+def collect(sim: Simulation) -> EngineResult:
+    """Summarise a finished (or cancelled) simulation."""
+    m = sim.metrics
+    cfg = sim.config
+    setup = sim.setup
+    metrics_end = sim.now_s
+    m.sample_until(metrics_end, sim.instances)
+    done = [i for i in range(len(sim.requests)) if m.finish_s[i] == m.finish_s[i]]
+    reqs = sim.requests
+    arrival = m.arrival_s
+    ttft = [m.first_token_s[i] - arrival[i] for i in done]
+    e2e = [m.finish_s[i] - arrival[i] for i in done]
+    queue = [m.admitted_s[i] - m.ready_s[i] for i in done]
+    tpot = [(m.finish_s[i] - m.first_token_s[i]) / (reqs[i].output_tokens - 1) if reqs[i].output_tokens > 1 else 0.0 for i in done]
+    met = sum(1 for a, b in zip(ttft, tpot, strict=True) if a <= cfg.ttft_target_s and b <= cfg.itl_target_s)
+    start = min((arrival[i] for i in done), default=0.0)
+    end = max((m.finish_s[i] for i in done), default=0.0)
+    duration = max(end - start, 1e-12)
+    itl = None
+    for st in m.inst:
+        if itl is None:
+            itl = type(st.itl)()
+        itl.merge(st.itl)
+    prompt_total = sum(st.prompt_tokens for st in m.inst)
+    gen_total = sum(st.generation_tokens for st in m.inst)
+    series = dict(m.series)
+    n_pts = len(series["t_s"])
+    width = m.interval_s
+    series["prompt_tokens_per_s"] = [(m.prompt_buckets[i] if i < len(m.prompt_buckets) else 0.0) / width for i in range(n_pts)]
+    series["generation_tokens_per_s"] = [(m.generation_buckets[i] if i < len(m.generation_buckets) else 0.0) / width
+                                         for i in range(n_pts)]
+    series["interval_s"] = width
+    in_sys = series["in_system"]
+    mean_l = math.fsum(in_sys) / len(in_sys) if in_sys else 0.0
+    span_s = series["t_s"][-1] + width if in_sys else 0.0
+    lam = len(done) / span_s if span_s else 0.0
+    w_mean = math.fsum(e2e) / len(e2e) if e2e else 0.0
+    edges, weights = itl.density()
+    inst_summary = []
+    for inst in sim.instances:
+        st = m.inst[inst.index]
+        inst_summary.append({
+            "index": inst.index, "role": inst.role, "finished": st.finished, "steps": inst.steps,
+            "prompt_tokens": st.prompt_tokens, "generation_tokens": st.generation_tokens, "preemptions": inst.preemptions,
+            "swaps": inst.swaps_out, "peak_kv_blocks": inst.pool.peak_used, "kv_pool_blocks": inst.pool.num_blocks,
+            "prefix_queries": inst.prefix_queries, "prefix_hits": inst.prefix_hits,
+        })
+    queries = sum(i.prefix_queries for i in sim.instances)
+    hits = sum(i.prefix_hits for i in sim.instances)
+    usage = series["kv_usage"]
+    s = cfg.scenario
+    r = setup.evaluation
+    return EngineResult(
+        config=cfg.to_dict(),
+        warnings=list(r.warnings),
+        cancelled=sim.cancelled,
+        model_name=r.model_name,
+        gpu_name=_gpu_name(s.gpu),
+        policy=cfg.scheduling.policy,
+        num_requests=len(reqs),
+        completed=len(done),
+        duration_s=duration if done else 0.0,
+        instances=len(sim.instances),
+        gpus=len(sim.instances) * setup.gpus_per_instance,
+        block_size_tokens=setup.block_size,
+        kv_pool_blocks=setup.num_gpu_blocks,
+        kv_pool_tokens=setup.pool_tokens,
+        ttft_s=percentiles(ttft),
+        itl_s=histogram_percentiles(itl),
+        tpot_s=percentiles(tpot),
+        e2e_s=percentiles(e2e),
+        queue_s=percentiles(queue),
+        ttft_target_s=cfg.ttft_target_s,
+        itl_target_s=cfg.itl_target_s,
+        goodput_per_s=met / duration if done else 0.0,
+        goodput_fraction=met / len(done) if done else 0.0,
+        throughput_per_s=len(done) / duration if done else 0.0,
+        output_tokens_per_s=gen_total / duration if done else 0.0,
+        prompt_tokens_per_s=prompt_total / duration if done else 0.0,
+        prompt_tokens_computed=prompt_total,
+        output_tokens_generated=gen_total,
+        preemptions=sum(i.preemptions for i in sim.instances),
+        swaps=sum(i.swaps_out for i in sim.instances),
+        prefix_hit_rate=hits / queries if queries else 0.0,
+        prefix_evicted_blocks=sum(i.cache.evicted_blocks for i in sim.instances if i.cache is not None),
+        peak_kv_blocks=max(i.pool.peak_used for i in sim.instances),
+        mean_kv_usage=math.fsum(usage) / len(usage) if usage else 0.0,
+        mean_running=math.fsum(series["running"]) / n_pts if n_pts else 0.0,
+        mean_waiting=math.fsum(series["waiting"]) / n_pts if n_pts else 0.0,
+        littles_law={"mean_in_system": mean_l, "arrival_rate_per_s": lam, "mean_e2e_s": w_mean, "rate_x_e2e": lam * w_mean},
+        series=series,
+        requests={
+            "id": done,
+            "arrival_s": [arrival[i] for i in done],
+            "prompt_tokens": [reqs[i].prompt_tokens for i in done],
+            "output_tokens": [reqs[i].output_tokens for i in done],
+            "ttft_s": ttft, "tpot_s": tpot, "e2e_s": e2e, "queue_s": queue,
+            "preemptions": [m.preemptions[i] for i in done],
+            "hit_tokens": [m.hit_tokens[i] for i in done],
+        },
+        itl_density={"edges_s": edges, "weights": weights},
+        per_instance=inst_summary,
+        vllm_log=logs.vllm_lines(m, cfg.cluster.disaggregated),
+        sglang_log=logs.sglang_lines(m),
+        prometheus=prometheus.exposition(m, sim.instances, r.model_name),
+        events=sim.events,
+        log=list(r.log),
+    )
+
+
+def _gpu_name(gpu_id: str) -> str:
+    from .. import catalog
+    try:
+        return catalog.gpu(gpu_id).name
+    except InputError:
+        return gpu_id

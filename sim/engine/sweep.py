@@ -1,0 +1,138 @@
+"""Runs of several configurations: a request-rate sweep (where is the cliff?), a side-by-side
+comparison of policies on one seeded workload, and colocated against disaggregated serving on the
+same number of GPUs. Each is a `Job` that advances in slices of events, reports its progress and
+can be cancelled: the serving lab drives it from a periodic callback, the CLI to the end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .config import Cluster, EngineConfig
+from .result import EngineResult
+from .run import collect, prepare
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    rate_per_s: float
+    ttft_p50_s: float
+    ttft_p99_s: float
+    e2e_p50_s: float
+    e2e_p99_s: float
+    itl_p99_s: float
+    throughput_per_s: float
+    goodput_per_s: float
+    preemptions: int
+    mean_kv_usage: float
+    mean_running: float
+
+
+@dataclass(frozen=True)
+class Sweep:
+    points: list[SweepPoint] = field(default_factory=list)
+    knee_rate_per_s: float | None = None
+    errors: list[dict] = field(default_factory=list)
+    cancelled: bool = False
+
+
+def knee(points: list[SweepPoint], factor: float = 3.0, metric: str = "e2e_p99_s") -> float | None:
+    """The lowest swept rate whose p99 latency exceeds `factor` x the lightest-load p99: where the
+    curve leaves its floor. None if it never does within the sweep."""
+    if not points:
+        return None
+    base = getattr(points[0], metric)
+    for p in points:
+        if getattr(p, metric) > factor * base:
+            return p.rate_per_s
+    return None
+
+
+def point(rate: float, r: EngineResult) -> SweepPoint:
+    return SweepPoint(rate, r.ttft_s.p50, r.ttft_s.p99, r.e2e_s.p50, r.e2e_s.p99, r.itl_s.p99, r.throughput_per_s,
+                      r.goodput_per_s, r.preemptions, r.mean_kv_usage, r.mean_running)
+
+
+class Job:
+    """A list of configurations run one after another, `advance(events)` at a time."""
+
+    def __init__(self, configs: list[EngineConfig], labels: list | None = None):
+        self.configs = configs
+        self.labels = labels or list(range(len(configs)))
+        self.results: list[EngineResult] = []
+        self._current = None
+        self.cancelled = False
+
+    @property
+    def done(self) -> bool:
+        return self.cancelled or len(self.results) == len(self.configs)
+
+    @property
+    def progress(self) -> float:
+        if not self.configs:
+            return 1.0
+        partial = self._current.progress if self._current is not None else 0.0
+        return min(1.0, (len(self.results) + partial) / len(self.configs))
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        if self._current is not None:
+            self._current.cancel()
+
+    def advance(self, max_events: int = 20_000) -> bool:
+        """Run up to about `max_events` events; True when every run is finished (or cancelled)."""
+        budget = max_events
+        while not self.done and budget > 0:
+            if self._current is None:
+                sim = prepare(self.configs[len(self.results)])
+                if isinstance(sim, EngineResult):  # bad input: recorded, move on
+                    self.results.append(sim)
+                    continue
+                self._current = sim
+            before = self._current.events
+            finished = self._current.advance(budget)
+            budget -= max(self._current.events - before, 1)
+            if finished:
+                self.results.append(collect(self._current))
+                self._current = None
+        return self.done
+
+    def run(self) -> list[EngineResult]:
+        while not self.advance(1 << 30):
+            pass
+        return self.results
+
+
+def rate_sweep_job(config: EngineConfig, rates: list[float]) -> Job:
+    return Job([config.with_(rate_per_s=r) for r in rates], labels=list(rates))
+
+
+def sweep_from(job: Job, factor: float = 3.0) -> Sweep:
+    pts, errors = [], []
+    for rate, r in zip(job.labels, job.results, strict=False):
+        if r.errors:
+            errors.extend(r.errors)
+            continue
+        pts.append(point(rate, r))
+    return Sweep(pts, knee(pts, factor), errors, job.cancelled)
+
+
+def rate_sweep(config: EngineConfig, rates: list[float], factor: float = 3.0) -> Sweep:
+    job = rate_sweep_job(config, rates)
+    job.run()
+    return sweep_from(job, factor)
+
+
+def compare_job(config: EngineConfig, variants: dict[str, dict]) -> Job:
+    """The same seeded workload under each variant's changes (e.g. {"fcfs": {"policy": "fcfs"}})."""
+    return Job([config.with_(**changes) for changes in variants.values()], labels=list(variants))
+
+
+def colocated_vs_disaggregated(config: EngineConfig, prefill_instances: int, decode_instances: int) -> Job:
+    """The same workload on the same number of GPUs: prefill + decode instances as colocated
+    replicas, then split into separate prefill and decode pools."""
+    n = prefill_instances + decode_instances
+    return Job([
+        config.with_(cluster=Cluster(replicas=n)),
+        config.with_(cluster=Cluster(disaggregated=True, prefill_instances=prefill_instances, decode_instances=decode_instances)),
+    ], labels=["colocated", "disaggregated"])
