@@ -9,7 +9,9 @@ layers), DeepSeek V2/V3/R1 (multi-head latent attention) and mixture-of-experts 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from .errors import InputError, Issue
 
@@ -48,7 +50,11 @@ class MLA:
 
 @dataclass(frozen=True)
 class Architecture:
-    """The shapes of a decoder-only transformer, one instance per model configuration."""
+    """The shapes of a decoder-only transformer, one instance per model configuration.
+
+    Derived counts are cached_property: computed once per instance (the object is frozen, so
+    they cannot go stale), because evaluate() asks for them several times per call.
+    """
 
     name: str
     model_type: str
@@ -113,19 +119,19 @@ class Architecture:
         shared = 3 * h * m.shared_intermediate_size + (h if m.shared_expert_gate else 0)
         return router + shared, 3 * h * m.expert_intermediate_size
 
-    @property
+    @cached_property
     def num_moe_layers(self) -> int:
         return sum(self.moe_layers)
 
-    @property
+    @cached_property
     def params_embedding(self) -> int:
         return self.vocab_size * self.hidden_size * (1 if self.tie_embeddings else 2)
 
-    @property
+    @cached_property
     def params_per_expert(self) -> int:
         return self._moe_params()[1] if self.moe else 0
 
-    @property
+    @cached_property
     def params_dense(self) -> int:
         """Parameters every token uses: everything except the routed experts."""
         per_layer = self._attention_params() + self._norm_params_per_layer()
@@ -136,13 +142,13 @@ class Architecture:
             total += self.num_moe_layers * self._moe_params()[0]
         return total
 
-    @property
+    @cached_property
     def params_total(self) -> int:
         if not self.moe:
             return self.params_dense
         return self.params_dense + self.num_moe_layers * self.moe.num_experts * self.params_per_expert
 
-    @property
+    @cached_property
     def params_active(self) -> int:
         """Parameters one token's forward pass multiplies by (top-k experts, not all)."""
         if not self.moe:
@@ -193,7 +199,7 @@ class Architecture:
         """
         return self.num_layers * self.kv_elements_per_token_per_layer(tp) * dtype_bytes
 
-    @property
+    @cached_property
     def num_sliding_layers(self) -> int:
         return sum(self.sliding_layers) if self.sliding_window_tokens else 0
 
@@ -211,7 +217,7 @@ class Architecture:
         return per_layer * ((self.num_layers - n_slide) * full_tokens + n_slide * window_tokens)
 
     # ----- attention arithmetic ---------------------------------------------------------
-    @property
+    @cached_property
     def attention_flops_per_pair(self) -> float:
         """FLOPs of one (query, cached key) pair summed over heads and layers: QK^T and AV."""
         if self.mla is not None:
@@ -263,11 +269,20 @@ def _int_field(cfg: dict, key: str, *, default=None, minimum: int = 1, maximum: 
     value = cfg.get(key, default)
     if value is None:
         raise InputError(Issue(key, "is missing from config.json"))
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
-        raise InputError(Issue(key, f"must be an integer between {minimum} and {maximum}, got {value!r:.40}"))
+    # json.loads accepts Infinity and NaN, and Python ints are unbounded: reject both before int().
+    finite = isinstance(value, int) or isinstance(value, float) and math.isfinite(value)
+    if isinstance(value, bool) or not finite or value != int(value):
+        raise InputError(Issue(key, f"must be an integer between {minimum} and {maximum}, got {str(value)[:40]!r}"))
     value = int(value)
     if not minimum <= value <= maximum:
-        raise InputError(Issue(key, f"must be between {minimum} and {maximum}, got {value}"))
+        raise InputError(Issue(key, f"must be between {minimum} and {maximum}, got {str(value)[:20]}"))
+    return value
+
+
+def _bool_field(cfg: dict, key: str) -> bool:
+    value = cfg.get(key, False)
+    if not isinstance(value, bool):  # bool("false") would be True
+        raise InputError(Issue(key, f"must be true or false, got {str(value)[:40]!r}"))
     return value
 
 
@@ -326,16 +341,18 @@ def _parse_mla(cfg: dict):
 def _sliding_mask(cfg: dict, meta: dict, num_layers: int) -> tuple[int, tuple[bool, ...]]:
     window = cfg.get("sliding_window")
     layer_types = cfg.get("layer_types")
-    if isinstance(layer_types, list) and layer_types:
+    if layer_types is not None and not isinstance(layer_types, list):
+        raise InputError(Issue("layer_types", "must be a list with one attention type per layer"))
+    if layer_types:
         if len(layer_types) != num_layers:
             raise InputError(Issue("layer_types", f"has {len(layer_types)} entries but num_hidden_layers is {num_layers}"))
         mask = tuple(t == "sliding_attention" for t in layer_types)
     elif cfg.get("use_sliding_window") is False:
         return 0, ()
     else:
-        pattern = cfg.get("sliding_window_pattern", meta.get("sliding_window_pattern"))
-        if pattern:
-            p = int(pattern)
+        pattern_source = cfg if cfg.get("sliding_window_pattern") is not None else meta
+        if pattern_source.get("sliding_window_pattern"):
+            p = _int_field(pattern_source, "sliding_window_pattern", maximum=1024)
             # Gemma: every p-th layer (1-based) is global, the rest are windowed.
             mask = tuple((i + 1) % p != 0 for i in range(num_layers))
         else:
@@ -380,7 +397,7 @@ def from_config(cfg: dict, name: str = "custom", meta: dict | None = None) -> Ar
         head_dim=head_dim,
         intermediate_size=intermediate,
         vocab_size=_int_field(cfg, "vocab_size"),
-        tie_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+        tie_embeddings=_bool_field(cfg, "tie_word_embeddings"),
         max_position_embeddings=_int_field(cfg, "max_position_embeddings", default=131072, maximum=2**26),
         moe=moe,
         moe_layers=moe_layers,

@@ -6,7 +6,8 @@ sequences fit -> the batch -> decode step and prefill on the roofline -> through
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
+from functools import cache
 
 from . import boot_log, catalog, engine_defaults, memory, roofline
 from .architecture import Architecture, bytes_per_token_formula, from_config
@@ -90,16 +91,45 @@ class Result:
         return not self.errors
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """A JSON-able dict of every field. Copies the containers (so callers may edit the dict)
+        without dataclasses.asdict's recursive deep copy, which costs three evaluations."""
+        d = dict(self.__dict__)
+        d["scenario"] = dict(self.scenario)
+        d["log"], d["warnings"] = list(self.log), list(self.warnings)
+        d["errors"] = [dict(e) for e in self.errors]
+        return d
+
+
+_RESULT_DEFAULTS = {f.name: f.default for f in fields(Result) if f.default is not MISSING}
+
+
+def _make_result(values: dict) -> Result:
+    """Result(**values) for the hot path. A frozen dataclass's __init__ sets each of its ~65
+    fields through object.__setattr__, a quarter of a whole evaluation; filling the instance dict
+    at once gives the same object (every field present, defaults for the rest) and stays frozen."""
+    unknown = values.keys() - _RESULT_DEFAULTS.keys() - {"scenario", "log", "warnings", "errors"}
+    if unknown:  # a typo would otherwise become a stray attribute instead of a TypeError
+        raise TypeError(f"Result has no fields {sorted(unknown)}")
+    obj = object.__new__(Result)
+    obj.__dict__.update(_RESULT_DEFAULTS, errors=[])
+    obj.__dict__.update(values)
+    return obj
+
+
+@cache
+def _catalog_architecture(model_id: str, force_mha: bool) -> Architecture:
+    """Catalog models parse once per process: the data files never change while it runs, and the
+    Architecture is frozen. Unknown ids raise, and exceptions are not cached."""
+    entry = catalog.model_entry(model_id)
+    arch = from_config(entry["config"], name=entry["kvlab"]["name"], meta=entry["kvlab"])
+    return arch.with_forced_mha() if force_mha and arch.attention_kind != "MHA" else arch
 
 
 def resolve_architecture(s: Scenario) -> Architecture:
-    if s.config is not None:
-        name = s.config.get("_name_or_path") if isinstance(s.config, dict) else None
-        arch = from_config(s.config, name=str(name or "pasted config.json"))
-    else:
-        entry = catalog.model_entry(s.model)
-        arch = from_config(entry["config"], name=entry["kvlab"]["name"], meta=entry["kvlab"])
+    if s.config is None:
+        return _catalog_architecture(s.model, s.force_mha is True)
+    name = s.config.get("_name_or_path") if isinstance(s.config, dict) else None
+    arch = from_config(s.config, name=str(name or "pasted config.json"))
     if s.force_mha and arch.attention_kind != "MHA":
         arch = arch.with_forced_mha()
     return arch
@@ -290,7 +320,7 @@ def _evaluate(s: Scenario) -> Result:
         log.append(f"Decode step of {batch} sequences: {dec.time_s * 1e3:.2f} ms, {dec.bound}-bound; "
                    f"weights are {dec.weight_share:.0%} of the {dec.bytes / GIB:.2f} GiB read per step; "
                    f"{tokens_per_s:,.0f} tok/s in aggregate, {1 / dec.time_s:,.1f} tok/s per stream.")
-    return Result(**result, log=log, warnings=warnings)
+    return _make_result({**result, "log": log, "warnings": warnings})
 
 
 def _vllm_concurrency(arch: Architecture, s: Scenario, mem: memory.MemoryBudget, kv_el: float, max_len: int,

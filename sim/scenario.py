@@ -7,7 +7,7 @@ command line, the app's widgets and the validation messages all read the same nu
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 from .engine_defaults import TEXTBOOK_MAX_NUM_BATCHED_TOKENS, TEXTBOOK_MAX_NUM_SEQS
 from .errors import InputError, Issue
@@ -89,7 +89,8 @@ class Scenario:
         return replace(self, **changes)
 
     def to_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        # The instance dict holds exactly the fields, in order; fields() costs ten times more.
+        return dict(self.__dict__)
 
 
 def _fmt(x: float) -> str:
@@ -97,17 +98,25 @@ def _fmt(x: float) -> str:
 
 
 def _check_number(name: str, value, bound: Bound) -> Issue | None:
-    kind = "an integer" if bound.integer else "a number"
-    rng = f"between {_fmt(bound.low)} and {_fmt(bound.high)}"
+    # The valid path does no string work: validate() runs on every slider move.
     if value is None:
-        return None if bound.optional else Issue(name, f"is required: {kind} {rng}")
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return Issue(name, f"must be {kind} {rng}, got {str(value)[:40]!r}")
+        return None if bound.optional else Issue(name, f"is required: {_describe(bound)}")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return Issue(name, f"must be {_describe(bound)}, got {str(value)[:40]!r}")
+    # Python ints have no upper limit; compare before any float conversion can overflow.
+    if isinstance(value, float) and not math.isfinite(value):
+        return Issue(name, f"must be {_describe(bound)}, got {value}")
     if bound.integer and value != int(value):
-        return Issue(name, f"must be {kind} {rng}, got {value}")
+        return Issue(name, f"must be {_describe(bound)}, got {value}")
     if not bound.low <= value <= bound.high:
-        return Issue(name, f"must be {rng}, got {_fmt(value)}")
+        shown = _fmt(value) if abs(value) < 1e15 else f"{str(value)[:12]}... (out of range)"
+        return Issue(name, f"must be between {_fmt(bound.low)} and {_fmt(bound.high)}, got {shown}")
     return None
+
+
+def _describe(bound: Bound) -> str:
+    kind = "an integer" if bound.integer else "a number"
+    return f"{kind} between {_fmt(bound.low)} and {_fmt(bound.high)}"
 
 
 def _check_choice(name: str, value, choices) -> Issue | None:

@@ -8,13 +8,15 @@ allocation never fits fewer than contiguous. Invalid input always comes back as 
 names the field it is about.
 """
 
+import dataclasses
 import json
 import math
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from sim import FIELDS, Scenario, evaluate, gpu_ids, model_ids, profile_names
+from sim import FIELDS, Result, Scenario, evaluate, gpu_ids, model_ids, profile_names
+from sim.catalog import model_entry
 from sim.scenario import ALLOCATIONS, ENGINES, TP_SIZES
 from sim.units import KV_DTYPES, WEIGHT_DTYPES
 
@@ -88,6 +90,7 @@ def numbers(obj):
 def test_valid_input_never_raises_and_stays_finite(s):
     r = evaluate(s)
     d = r.to_dict()
+    assert d == dataclasses.asdict(r) and r == Result(**d)  # the fast constructor builds a true Result
     assert all(math.isfinite(x) for x in numbers(d)), d
     json.dumps(d, allow_nan=False)
     for e in r.errors:  # rejected combinations still name a field
@@ -150,7 +153,7 @@ def test_paged_never_fits_fewer_than_contiguous(s):
 CHOICES = {"tp": TP_SIZES, "kv_dtype": KV_DTYPES, "weight_dtype": WEIGHT_DTYPES, "allocation": ALLOCATIONS,
            "engine": ENGINES, "model": model_ids(), "gpu": gpu_ids(), "profile": profile_names(), "force_mha": (True, False)}
 NOT_A_NUMBER = st.one_of(st.text(max_size=8), st.booleans(), st.lists(st.integers(), max_size=2),
-                         st.sampled_from([math.nan, math.inf, -math.inf]))
+                         st.sampled_from([math.nan, math.inf, -math.inf, 10**400, -(10**400), 1j]))
 
 
 @st.composite
@@ -187,3 +190,21 @@ def test_invalid_input_gets_an_error_naming_the_field(case):
     elif name in ("model", "gpu", "profile") or name in CHOICES:
         assert "one of" in message or "must be" in message, message
     assert r.batch == 0 and r.itl_s is None and r.log and r.log[0].startswith("ERROR")
+
+
+CONFIG_KEYS = sorted({k for m in model_ids() for k in model_entry(m)["config"]} | {"head_dim", "sliding_window_pattern", "layer_types"})
+JUNK = st.one_of(st.none(), st.booleans(), st.text(max_size=6), st.integers(-(2**70), 2**70), st.floats(),
+                 st.lists(st.one_of(st.integers(-3, 3), st.text(max_size=3)), max_size=4),
+                 st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+
+
+@MANY
+@given(st.sampled_from(model_ids()), st.dictionaries(st.sampled_from(CONFIG_KEYS), JUNK, min_size=1, max_size=3))
+def test_mangled_config_json_gets_errors_not_exceptions(model, changes):
+    cfg = {**model_entry(model)["config"], **changes}
+    r = evaluate(Scenario(config=cfg))
+    d = r.to_dict()
+    assert all(math.isfinite(x) for x in numbers(d))
+    for e in r.errors:
+        assert e["field"] and e["message"], e
+        assert e["field"] in SCENARIO_FIELDS or e["field"] in CONFIG_KEYS, e
