@@ -1,0 +1,33 @@
+"""kvlab's front end: Panel + Bokeh views over the `sim` package.
+
+In a notebook:
+
+    import panel as pn
+    pn.extension()
+    from app import admission_panel, phases_panel
+    admission_panel(prompt_tokens=32768, kv_dtype="fp8")
+
+The names are imported lazily so that `import app.serve` (the command line) does not pay for
+Panel and Bokeh before it needs them.
+"""
+
+from __future__ import annotations
+
+__all__ = ["AdmissionPanel", "PhasesPanel", "Settings", "Store", "admission_panel", "phases_panel"]
+
+_LAZY = {
+    "AdmissionPanel": "app.panels",
+    "PhasesPanel": "app.panels",
+    "admission_panel": "app.panels",
+    "phases_panel": "app.panels",
+    "Settings": "app.state",
+    "Store": "app.store",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'app' has no attribute {name!r}")

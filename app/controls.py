@@ -1,0 +1,151 @@
+"""The sidebar: one widget per setting, derived from the Settings params.
+
+Widgets come from `Widget.from_param`, so labels, bounds and help text are sim's. The one
+exception is the token-count slider: param has no logarithmic slider, and prompt lengths span
+16 to 131,072 tokens, so `LogTokenSlider` drives a slider over log2(tokens) next to an exact
+number box bound to the same param.
+"""
+
+from __future__ import annotations
+
+import math
+
+import panel as pn
+from bokeh.models import CustomJSTickFormatter
+
+from .config_paste import MAX_CONFIG_CHARS
+from .state import CUSTOM_MODEL, Settings
+from .store import Store
+
+# 8 steps per doubling: fine enough to feel continuous, and every power of two is a stop, so the
+# seed's 128, 4k and 32k are reachable exactly by dragging or with the arrow keys.
+STEPS_PER_OCTAVE = 8
+TOKEN_FORMAT = CustomJSTickFormatter(code="return Math.round(2 ** tick).toLocaleString('en-US')")
+ENGINE_DEFAULT = "the engine's default"
+CONFIG_PLACEHOLDER = '{\n  "num_hidden_layers": 36,\n  "hidden_size": 4096,\n  "num_attention_heads": 32,\n  ...\n}'
+
+
+class LogTokenSlider(pn.viewable.Viewer):
+    """A log2 slider and an exact integer box, both editing one Integer param of Settings."""
+
+    def __init__(self, settings: Settings, name: str, end_tokens: int, slider_name: str):
+        super().__init__()
+        self.settings = settings
+        self.name_ = name
+        value = getattr(settings, name)
+        self.slider = pn.widgets.FloatSlider(
+            name=slider_name, start=0, end=self._log(end_tokens), step=1 / STEPS_PER_OCTAVE,
+            value=min(self._log(value), self._log(end_tokens)), format=TOKEN_FORMAT, sizing_mode="stretch_width",
+            margin=(5, 10, 0, 10))
+        self.box = pn.widgets.IntInput.from_param(settings.param[name], name="", width=110, margin=(0, 10, 5, 10),
+                                                  css_classes=[f"kv-w-{name}-exact"])
+        self.slider.css_classes = [f"kv-w-{name}"]
+        self.slider.param.watch(self._from_slider, "value")
+        settings.param.watch(self._from_settings, name)
+
+    @staticmethod
+    def _log(tokens: int) -> float:
+        return math.log2(max(tokens, 1))
+
+    def set_end(self, end_tokens: int) -> None:
+        self.slider.end = self._log(end_tokens)
+
+    def _from_slider(self, event) -> None:
+        tokens = round(2 ** event.new)
+        if getattr(self.settings, self.name_) != tokens:
+            setattr(self.settings, self.name_, tokens)
+
+    def _from_settings(self, event) -> None:
+        # Only move the handle when it does not already show this value, so a drag is never
+        # fought by its own echo.
+        if round(2 ** self.slider.value) != event.new:
+            self.slider.value = min(self._log(event.new), self.slider.end)
+
+    def __panel__(self):
+        return pn.Column(self.slider, self.box, sizing_mode="stretch_width", margin=0)
+
+
+def _heading(text: str) -> pn.pane.HTML:
+    return pn.pane.HTML(f"<h4 style='margin:14px 0 0;font-size:0.95rem;letter-spacing:0.04em;"
+                        f"text-transform:uppercase;opacity:0.7'>{text}</h4>", margin=(0, 10))
+
+
+def _labelled(widget, label: str) -> pn.Column:
+    """RadioButtonGroup draws no title of its own; give it the param's label."""
+    title = pn.pane.HTML(f"<label style='font-size:0.875rem'>{label}</label>", margin=(6, 10, 0, 10))
+    return pn.Column(title, widget, sizing_mode="stretch_width", margin=0)
+
+
+class Controls(pn.viewable.Viewer):
+    """Every setting of one panel, grouped as a student meets them."""
+
+    def __init__(self, store: Store):
+        super().__init__()
+        self.store = store
+        s = store.settings
+        p = s.param
+        wide = dict(sizing_mode="stretch_width")
+        self.model = pn.widgets.Select.from_param(p.model, **wide)
+        self.config = pn.widgets.TextAreaInput.from_param(
+            p.config_text, placeholder=CONFIG_PLACEHOLDER, height=220, max_length=MAX_CONFIG_CHARS + 1,
+            visible=s.model == CUSTOM_MODEL, **wide)
+        self.prompt = LogTokenSlider(s, "prompt_tokens", store.context_tokens, "Prompt tokens (log scale)")
+        self.output = LogTokenSlider(s, "output_tokens", store.context_tokens, "Output tokens (log scale)")
+        self.concurrency = LogTokenSlider(s, "concurrency", 4096, "Concurrent requests (log scale)")
+        self.widgets = {
+            "gpu": pn.widgets.Select.from_param(p.gpu, **wide),
+            "kv_dtype": pn.widgets.RadioButtonGroup.from_param(p.kv_dtype, button_type="primary", button_style="outline", **wide),
+            "weight_dtype": pn.widgets.RadioButtonGroup.from_param(p.weight_dtype, button_type="primary", button_style="outline", **wide),
+            "gpu_memory_utilization": pn.widgets.FloatSlider.from_param(p.gpu_memory_utilization, step=0.01, **wide),
+            "force_mha": pn.widgets.Checkbox.from_param(p.force_mha),
+            "tp": pn.widgets.RadioButtonGroup.from_param(p.tp, button_type="primary", button_style="outline", **wide),
+            "allocation": pn.widgets.RadioButtonGroup.from_param(p.allocation, button_type="primary", button_style="outline", **wide),
+            "engine": pn.widgets.RadioButtonGroup.from_param(p.engine, button_type="primary", button_style="outline", **wide),
+            "profile": pn.widgets.Select.from_param(p.profile, **wide),
+            "block_size_tokens": pn.widgets.IntInput.from_param(p.block_size_tokens, **wide),
+            "max_num_batched_tokens": pn.widgets.IntInput.from_param(p.max_num_batched_tokens, placeholder=ENGINE_DEFAULT, **wide),
+            "max_num_seqs": pn.widgets.IntInput.from_param(p.max_num_seqs, placeholder=ENGINE_DEFAULT, **wide),
+            "mem_fraction_static": pn.widgets.FloatInput.from_param(p.mem_fraction_static, step=0.01, placeholder=ENGINE_DEFAULT,
+                                                                   **wide),
+            "max_model_len": pn.widgets.IntInput.from_param(p.max_model_len, placeholder="engine default", **wide),
+            "gpu_memory_gib": pn.widgets.FloatInput.from_param(p.gpu_memory_gib, placeholder="catalog capacity", **wide),
+            "dollars_per_gpu_hour": pn.widgets.FloatInput.from_param(p.dollars_per_gpu_hour, placeholder="not priced", **wide),
+        }
+        # A stable class per widget: the browser tests and the latency benchmark find widgets by it.
+        for key, widget in (*self.widgets.items(), ("model", self.model), ("config_text", self.config)):
+            widget.css_classes = [*widget.css_classes, f"kv-w-{key}"]
+        s.param.watch(self._on_model, "model")
+        s.param.watch(self._on_engine, "engine")
+        store.param.watch(self._on_context, "context_tokens")
+        self._on_engine()
+
+    def _on_model(self, event) -> None:
+        self.config.visible = event.new == CUSTOM_MODEL
+
+    def _on_engine(self, *_) -> None:
+        # SGLang sizes its pool from mem_fraction_static and ignores gpu_memory_utilization; say so by disabling.
+        sglang = self.store.settings.engine == "sglang"
+        self.widgets["gpu_memory_utilization"].disabled = sglang
+        self.widgets["mem_fraction_static"].disabled = not sglang
+
+    def _on_context(self, event) -> None:
+        self.prompt.set_end(event.new)
+        self.output.set_end(event.new)
+
+    def __panel__(self):
+        w = dict(self.widgets)
+        p = self.store.settings.param
+        for key in ("kv_dtype", "weight_dtype", "tp", "allocation", "engine"):
+            w[key] = _labelled(w[key], p[key].label)
+        advanced = pn.Card(
+            *(w[k] for k in ("block_size_tokens", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static",
+                             "max_model_len", "gpu_memory_gib", "dollars_per_gpu_hour")),
+            title="Engine limits and price", collapsed=True, sizing_mode="stretch_width", margin=(10, 10))
+        return pn.Column(
+            _heading("Model"), self.model, self.config, w["force_mha"], w["weight_dtype"],
+            _heading("Hardware"), w["gpu"], w["tp"],
+            _heading("Workload"), self.prompt, self.output, self.concurrency,
+            _heading("Engine"), w["kv_dtype"], w["gpu_memory_utilization"], w["allocation"], w["engine"], w["profile"],
+            advanced,
+            sizing_mode="stretch_width",
+        )

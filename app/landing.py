@@ -1,0 +1,58 @@
+"""The site's front page: a card per panel, each a real link."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import panel as pn
+
+from .config_paste import parse_config_text
+from .html import BASE_CSS, esc
+from .page import HEADER_COLOR, SITE
+from .share import PAGES, nav_links, page_extension, theme_button
+from .state import Settings
+from .urlstate import apply_values, encode_query, parse_query
+
+# Pages other engineers add in the same folder; listed only when present.
+OPTIONAL_PAGES = [
+    ("serving_lab", "The serving lab", "Requests arriving over time: queues, preemption, chunked prefill, tail latency."),
+]
+
+LANDING_CSS = BASE_CSS + """
+.kv-cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(260px, 1fr)); gap: 16px; }
+.kv-card { display: block; padding: 18px 20px; border-radius: 12px; border: 1px solid var(--kv-border);
+           background: var(--kv-surface); color: var(--kv-ink); text-decoration: none; border-top: 6px solid #0072B2; }
+.kv-card:hover, .kv-card:focus { outline: 3px solid #56B4E9; }
+.kv-card h3 { margin: 0 0 6px; font-size: 1.25rem; }
+.kv-card p { margin: 0; opacity: 0.85; }
+.kv-intro { font-size: 1.1rem; max-width: 60em; line-height: 1.5; }
+"""
+
+
+def available_pages() -> list[tuple[str, str, str]]:
+    here = Path(__file__).parent / "pages"
+    return PAGES + [p for p in OPTIONAL_PAGES if (here / f"{p[0]}.py").exists()]
+
+
+def _carried_query() -> str:
+    """A link to the front page may carry a state; pass it on to the panels (invalid values dropped)."""
+    values, _ = parse_query(pn.state.location.search if pn.state.location is not None else "")
+    settings = Settings()
+    apply_values(settings, values)
+    return encode_query(settings, parse_config_text(settings.config_text)[0])[0]
+
+
+def build_landing() -> pn.template.BootstrapTemplate:
+    pages = available_pages()
+    ext = page_extension()
+    dark = "?theme=dark" if pn.config.theme == "dark" else ""
+    cards = "".join(f'<a class="kv-card" href="./{esc(slug)}{ext}{dark}"><h3>{esc(title)}</h3><p>{esc(text)}</p></a>'
+                    for slug, title, text in pages)
+    intro = ("Generating a token reads a lot of memory and does very little arithmetic. These panels simulate "
+             "the decision a serving engine makes about how many requests it can hold in GPU memory, and what "
+             "each step of prefill and decode costs. Every number comes from kvlab's simulator; every state is a link.")
+    body = pn.pane.HTML(f'<p class="kv-intro">{esc(intro)}</p><div class="kv-cards">{cards}</div>',
+                        stylesheets=[LANDING_CSS], sizing_mode="stretch_width")
+    return pn.template.BootstrapTemplate(
+        title=f"{SITE}: the KV cache, simulated", header=[nav_links("index", pages, query=_carried_query()), theme_button()],
+        main=[body], header_background=HEADER_COLOR, theme="dark" if pn.config.theme == "dark" else "default")

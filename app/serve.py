@@ -1,0 +1,102 @@
+"""`kvlab serve`: the panels (and any lesson pages) on 127.0.0.1, with the latency fixes applied.
+
+    kvlab serve                  # port 5006, or a free one if 5006 is taken; opens a browser
+    kvlab serve --port 8080 --no-show
+
+It runs `panel serve` on every app/pages/*.py and lessons/*.py page script, bound to the
+loopback interface only, with `app/server_setup.py` as the --setup script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+APP_DIR = Path(__file__).resolve().parent
+ROOT = APP_DIR.parent
+ADDRESS = "127.0.0.1"
+DEFAULT_PORT = 5006
+SETUP = APP_DIR / "server_setup.py"
+
+
+def page_scripts() -> list[Path]:
+    """Page scripts to serve: app/pages/*.py, then lessons/*.py files that call .servable()."""
+    pages = sorted(p for p in (APP_DIR / "pages").glob("*.py") if not p.name.startswith("_"))
+    lessons = ROOT / "lessons"
+    if lessons.is_dir():
+        pages += sorted(p for p in lessons.glob("*.py") if not p.name.startswith("_") and ".servable(" in p.read_text())
+    return pages
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((ADDRESS, port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((ADDRESS, 0))
+        return s.getsockname()[1]
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="kvlab serve", description="Serve kvlab's panels locally on 127.0.0.1.")
+    parser.add_argument("--port", type=int, default=None,
+                        help=f"port to listen on (1024 to 65535; default {DEFAULT_PORT}, or a free port if it is taken)")
+    parser.add_argument("--no-show", action="store_true", help="do not open a browser")
+    args = parser.parse_args(argv)
+    if args.port is not None and not 1024 <= args.port <= 65535:
+        parser.error(f"--port must be between 1024 and 65535, got {args.port}")
+    return args
+
+
+def command(port: int, show: bool, pages: list[Path]) -> list[str]:
+    origin = f"{ADDRESS}:{port}"
+    cmd = [sys.executable, "-m", "panel", "serve", *map(str, pages),
+           "--address", ADDRESS, "--port", str(port),
+           "--allow-websocket-origin", origin, "--allow-websocket-origin", f"localhost:{port}",
+           "--setup", str(SETUP), "--index", "index"]
+    if show:
+        cmd.append("--show")
+    return cmd
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.port is None:
+        port = DEFAULT_PORT if port_is_free(DEFAULT_PORT) else free_port()
+    elif port_is_free(args.port):
+        port = args.port
+    else:
+        print(f"kvlab serve: port {args.port} is in use on {ADDRESS}; pick another with --port, "
+              f"or omit --port to use a free one.", file=sys.stderr)
+        return 2
+    pages = page_scripts()
+    print(f"kvlab: serving {len(pages)} pages at http://{ADDRESS}:{port}/  (Ctrl+C to stop)", flush=True)
+    for p in pages:
+        print(f"  http://{ADDRESS}:{port}/{p.stem}", flush=True)
+    proc = subprocess.Popen(command(port, not args.no_show, pages), cwd=ROOT)
+    # A SIGTERM to `kvlab serve` (a test fixture, a process manager) must stop the server too,
+    # not leave it running without a parent.
+    signal.signal(signal.SIGTERM, lambda *_: proc.terminate())
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()
+        try:
+            return proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return proc.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

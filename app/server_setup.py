@@ -1,0 +1,66 @@
+"""Run by `panel serve --setup` before the server starts: removes the two avoidable delays
+between a slider move and the updated numbers (design.md section 4).
+
+1. Panel debounces widget events on the server for 50 ms (`Syncable._debounce`) so that a burst
+   of changes is processed once. A change here costs a few milliseconds to process, so the wait
+   buys nothing. It is cut to 2 ms, not 0: at 0 the callback runs while Bokeh is still writing
+   its acknowledgement of the browser's message, holding the socket's write lock, and Panel then
+   postpones our reply by a fixed 10 ms retry (panel.io.document._dispatch_msgs). Measured with
+   benchmarks/app_latency.py: 0 ms gave a server time of ~19 ms per change, 1-3 ms gave ~11 ms.
+2. Bokeh's websocket leaves Nagle's algorithm on, so a small reply can sit in the kernel for
+   ~40 ms waiting for an ACK on loopback. Disable it on every websocket as it opens.
+
+Nothing here is imported by the pages themselves: under Pyodide there is no server to tune.
+"""
+
+from __future__ import annotations
+
+from bokeh.server.views.ws import WSHandler
+from panel.reactive import Syncable
+
+DEBOUNCE_MS = 2
+Syncable._debounce = DEBOUNCE_MS
+
+_open = WSHandler.open
+
+
+def _open_without_nagle(self, *args, **kwargs):
+    self.set_nodelay(True)
+    return _open(self, *args, **kwargs)
+
+
+if not getattr(WSHandler.open, "_kvlab_nodelay", False):
+    _open_without_nagle._kvlab_nodelay = True
+    WSHandler.open = _open_without_nagle
+
+
+# 3. Panel sends each model change of a callback as its own websocket message (a dozen per slider
+#    move here: numbers, bar, curve marker, log, address bar...), and the browser lays the page
+#    out after each. Run every widget event inside `pn.io.unlocked()`, which collects the changes
+#    the callback makes and writes them as one message.
+from panel.io.document import unlocked  # noqa: E402
+from panel.io.state import set_curdoc  # noqa: E402
+
+_change_event = Syncable._change_event
+
+
+def _change_event_in_one_message(self, doc):
+    with set_curdoc(doc), unlocked():
+        _change_event(self, doc)
+
+
+if not getattr(Syncable._change_event, "_kvlab_one_message", False):
+    _change_event_in_one_message._kvlab_one_message = True
+    Syncable._change_event = _change_event_in_one_message
+
+
+# 4. Panel counts every widget event as "busy" for its loading indicator, and updating that
+#    counter walks the state object's many params several times per event: about a third of
+#    the server time of a slider move here. The page template has no busy indicator
+#    (app/page.py passes busy_indicator=None), so nothing reads the counter: skip it.
+class _EveryEvent(list):
+    def __contains__(self, item) -> bool:
+        return True
+
+
+Syncable._busy__ignore = _EveryEvent()

@@ -1,0 +1,63 @@
+"""Fixtures for the browser tests: one `panel serve` per session on a free port, one headless
+Chromium, and a fresh page per test that records every request it makes."""
+
+from __future__ import annotations
+
+import pytest
+
+from .support import CHROMIUM, CHROMIUM_ARGS, free_port, start_server, stop_server
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="session")
+def server():
+    port = free_port()
+    proc = start_server(port)
+    yield f"http://127.0.0.1:{port}"
+    stop_server(proc)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Page:
+    """A Playwright page plus what the tests need to read it: requests made, JS errors."""
+
+    def __init__(self, page, base: str):
+        self.page = page
+        self.base = base
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        page.on("request", lambda r: self.requests.append(r.url))
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def open(self, path: str, wait_for: str = "log"):
+        self.page.goto(self.base + path)
+        self.page.wait_for_selector(f'[data-kv="{wait_for}"]', timeout=30_000)
+        return self
+
+    def text(self, key: str) -> str:
+        return self.page.locator(f'[data-kv="{key}"]').first.inner_text()
+
+    def wait_text(self, key: str, expected: str, timeout_ms: int = 10_000) -> None:
+        """Wait until the element's text equals `expected` (a result has arrived from the server)."""
+        loc = self.page.locator(f'[data-kv="{key}"]').first
+        playwright_api.expect(loc).to_have_text(expected, timeout=timeout_ms)
+
+    def widget(self, key: str):
+        return self.page.locator(f".kv-w-{key}").first
+
+
+@pytest.fixture
+def kv_page(browser, server):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
+    page = Page(context.new_page(), server)
+    yield page
+    context.close()
