@@ -385,7 +385,8 @@ def from_config(cfg: dict, name: str = "custom", meta: dict | None = None) -> Ar
     mla = _parse_mla(cfg)
     moe, moe_layers = _parse_moe(cfg, hidden, num_layers)
     dense_needed = moe is None or not all(moe_layers)
-    intermediate = _int_field(cfg, "intermediate_size") if dense_needed else int(cfg.get("intermediate_size") or 0)
+    # All-MoE models (Qwen3-MoE) carry an unused intermediate_size; check it anyway, 0 if absent.
+    intermediate = _int_field(cfg, "intermediate_size") if dense_needed else _int_field(cfg, "intermediate_size", default=0, minimum=0)
     window, sliding = _sliding_mask(cfg, meta, num_layers)
     return Architecture(
         name=str(name)[:80],
