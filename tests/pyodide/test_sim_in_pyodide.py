@@ -1,4 +1,4 @@
-"""sim/ in real Pyodide: the grid of configurations gives byte-identical JSON to CPython.
+"""sim/ in real Pyodide: the grid of configurations and the engine runs give byte-identical JSON to CPython.
 
 Runs the kvlab_sim wheel that the static site packs (app/site_wheel.py) in both Pyodide runtimes
 (the newest on npm and the one the built site loads), each under Node and in headless Chromium,
@@ -10,6 +10,7 @@ give the same bits on wasm32 as on x86-64.
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 
 import pytest
@@ -18,7 +19,8 @@ from app.site_wheel import SIM_WHEEL, build_wheel
 from sim import gpu_ids, model_ids
 from sim.scenario import ALLOCATIONS, ENGINES, TP_SIZES
 from sim.units import KV_DTYPES, WEIGHT_DTYPES
-from tests.pyodide import grid, grid_runner, harness
+from tests.pyodide import engine_grid, grid, grid_runner, harness
+from tests.pyodide.sum312 import compensated_sum
 
 pytestmark = pytest.mark.pyodide
 RUNNER = harness.HERE / "grid_runner.py"
@@ -64,26 +66,100 @@ def test_grid_exercises_the_numeric_paths(cpython_results):
     assert any(r["errors"] for r in results), "the error path should be compared too"
 
 
-def _compare(cpython: list[str], other: list[str], label: str, cases: list[dict]) -> None:
-    assert len(other) == len(cpython), f"{label}: {len(other)} results for {len(cpython)} scenarios"
+def _show(diff: dict) -> str:
+    """The differing fields, with long texts cut down to their differing lines."""
+    parts = []
+    for key, (x, y) in diff.items():
+        if isinstance(x, str) and isinstance(y, str) and "\n" in x:
+            lines = [f"-{p}\n+{q}" for p, q in zip(x.splitlines(), y.splitlines(), strict=False) if p != q]
+            parts.append(f"{key}: " + "\n".join(lines[:6]))
+        else:
+            parts.append(f"{key}: CPython {str(x)[:200]} vs Pyodide {str(y)[:200]}")
+    return "\n".join(parts)
+
+
+def _compare(cpython: list[str], other: list[str], label: str, cases: list[dict], cpython_312_sum=None) -> None:
+    """Exact comparison, string for string.
+
+    On CPython 3.11 a mismatch gets one diagnosis before failing: `cpython_312_sum()` recomputes
+    the reference with the built-in sum() of CPython 3.12+ (tests/pyodide/sum312.py). If that
+    reproduces Pyodide's output byte for byte, float summation with sum() is proven to be the only
+    cause and the test is marked xfail saying so; any other difference fails.
+    """
+    assert len(other) == len(cpython), f"{label}: {len(other)} results for {len(cpython)} cases"
+    if other == cpython:
+        return
+    if cpython_312_sum is not None and sys.version_info < (3, 12) and other == cpython_312_sum():
+        pytest.xfail(f"{label}: equal to CPython 3.11 only up to the built-in sum() of floats, which CPython 3.12+ "
+                     "(and so Pyodide) computes with compensated summation: with 3.12's sum() emulated, CPython 3.11 "
+                     "matches byte for byte. math.fsum would make the results identical on every Python.")
     for i, (a, b) in enumerate(zip(cpython, other, strict=True)):
         if a != b:
             da, db = json.loads(a), json.loads(b)
             diff = {k: (da.get(k), db.get(k)) for k in sorted(set(da) | set(db)) if da.get(k) != db.get(k)}
-            pytest.fail(f"{label}: scenario {i} {cases[i]} differs from CPython in {len(diff)} fields: {diff}")
+            pytest.fail(f"{label}: case {i} {str(cases[i])[:300]} differs from CPython in {len(diff)} fields: {_show(diff)}")
+
+
+PLACES = [(role, where) for role in ("newest", "site") for where in ("node", "chromium")]
+_runs: dict[tuple[str, str], dict] = {}
+
+
+def _pyodide_run(role: str, where: str, payload: str, wheel) -> dict:
+    """One Pyodide session per runtime and place evaluates the grid and runs the engine cases."""
+    if (role, where) not in _runs:
+        rt = harness.runtime(role)
+        if rt is None:
+            pytest.skip(harness.missing_reason(role))
+        run = harness.run_in_node if where == "node" else harness.run_in_chromium
+        reply, _ = run(rt, RUNNER, "run_all", payload, [wheel])
+        _runs[(role, where)] = {"version": rt.version, **json.loads(reply)}
+    return _runs[(role, where)]
+
+
+@pytest.fixture(scope="module")
+def payload(scenarios_json, engine_cases) -> str:
+    return json.dumps({"scenarios": json.loads(scenarios_json), "engine_cases": engine_cases})
+
+
+@pytest.fixture(scope="module")
+def engine_cases() -> list[dict]:
+    return engine_grid.cases()
+
+
+@pytest.fixture(scope="module")
+def cpython_engine_results(engine_cases) -> list[str]:
+    return json.loads(grid_runner.simulate_all(json.dumps(engine_cases)))["results"]
+
+
+def _with_312_sum(func, cases) -> list[str]:
+    with compensated_sum():
+        return json.loads(func(json.dumps(cases)))["results"]
+
+
+def test_engine_cases_exercise_the_engine(cpython_engine_results):
+    results = [json.loads(r) for r in cpython_engine_results]
+    ran = [r for r in results if not r["errors"]]
+    assert len(ran) >= 14 and all(r["completed"] > 0 for r in ran)
+    assert any(r["preemptions"] > 0 for r in ran), "no case preempts: the swap/recompute paths would go unchecked"
+    assert any(r["prefix_hit_rate"] > 0 for r in ran), "no case hits the prefix cache"
+    assert any(r["errors"] for r in results)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("where", ["node", "chromium"])
-@pytest.mark.parametrize("role", ["newest", "site"])
-def test_grid_matches_cpython_exactly(role, where, sim_wheel, scenarios_json, cpython_results):
-    rt = harness.runtime(role)
-    if rt is None:
-        pytest.skip(harness.missing_reason(role))
-    run = harness.run_in_node if where == "node" else harness.run_in_chromium
-    reply, _ = run(rt, RUNNER, "evaluate_all", scenarios_json, [sim_wheel])
-    reply = json.loads(reply)
+@pytest.mark.parametrize(("role", "where"), PLACES)
+def test_grid_matches_cpython_exactly(role, where, sim_wheel, payload, scenarios_json, cpython_results):
+    reply = _pyodide_run(role, where, payload, sim_wheel)["evaluate"]
     assert reply["platform"] == "emscripten", f"not Pyodide: {reply['platform']}"
     assert "site-packages" in reply["sim_file"], f"sim was not imported from the wheel: {reply['sim_file']}"
-    _compare(cpython_results, reply["results"], f"Pyodide {rt.version} (Python {reply['python']}) in {where}",
-             json.loads(scenarios_json))
+    cases = json.loads(scenarios_json)
+    _compare(cpython_results, reply["results"], f"Pyodide {_runs[(role, where)]['version']} (Python {reply['python']}) in {where}",
+             cases, lambda: _with_312_sum(grid_runner.evaluate_all, cases))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("role", "where"), PLACES)
+def test_engine_matches_cpython_exactly(role, where, sim_wheel, payload, engine_cases, cpython_engine_results):
+    reply = _pyodide_run(role, where, payload, sim_wheel)["engine"]
+    assert reply["platform"] == "emscripten"
+    _compare(cpython_engine_results, reply["results"], f"engine in Pyodide {_runs[(role, where)]['version']} in {where}",
+             engine_cases, lambda: _with_312_sum(grid_runner.simulate_all, engine_cases))
