@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from app.build_site import MARKER_FILE, discover_pages, packed_wheels, site_versions
+from app.build_site import DEFAULT_PAGE_GLOBS, MARKER_FILE, discover_pages, packed_wheels, site_versions
 from app.site_shell import TemplateChanged, patch_worker
 from app.site_wheel import APP_WHEEL, BUILD_ONLY, SIM_WHEEL, build_wheel
 from sim import model_ids
@@ -56,6 +56,28 @@ def test_site_layout(cdn_site, info):
     assert '<a href="./hello_kv.html">Hello KV page</a>' in (out / "index.html").read_text()
 
 
+def test_real_site_builds_offline_with_every_page(real_site):
+    """The real panels and lessons: every discovered page converted, patched, and installing kvlab from its zip."""
+    out, offline = real_site
+    info = json.loads((out / "build-info.json").read_text())
+    expected = [p.name for p in discover_pages(DEFAULT_PAGE_GLOBS)]
+    assert expected, "no real pages found"
+    assert [p["name"] for p in info["pages"]] == expected
+    listing = (out / "pages.html").read_text()
+    assert listing.count("http") == 0, "the page list must work with no network at all"
+    for page in info["pages"]:
+        worker, page_html = (out / page["worker"]).read_text(), (out / page["html"]).read_text()
+        assert 'kvlabFail("packages", e)' in worker and "KVLAB_PYODIDE_URL" in worker, page["name"]
+        assert "assets/kvlab-loader.js" in page_html, page["name"]
+        specs = _micropip_list(worker)
+        assert sorted(s for s in specs if s.startswith("emfs:")) == sorted(f"emfs:packed_wheels/{w}" for w in info["wheels"])
+        assert sorted(packed_wheels(out / page["resources"])) == sorted(info["wheels"])
+        assert f'<a href="./{page["html"]}">' in listing
+    assert (out / "index.html").is_file()
+    if not offline:
+        pytest.skip("built, but with the network present (unshare -n is not available here)")
+
+
 def test_pages_load_the_versions_installed_here(cdn_site, info, versions):
     out, page = cdn_site[0], (cdn_site[0] / "hello_kv.html").read_text()
     worker = _worker(cdn_site)
@@ -72,7 +94,7 @@ def test_pages_load_the_versions_installed_here(cdn_site, info, versions):
     hosts = {u.split("/")[2] for u in URL.findall(page + worker) if "w3.org" not in u}
     assert hosts <= {"cdn.jsdelivr.net", "cdn.bokeh.org", "cdn.holoviz.org"}, hosts
     assert f'data-pyodide-version="{pyodide}"' in page
-    assert (out / "index.html").read_text().count("http") == 0, "the index must work with no network at all"
+    assert (out / "index.html").read_text().count("http") == 0, "the page list must work with no network at all"
 
 
 def test_site_pyodide_is_the_one_the_tests_run(versions):
