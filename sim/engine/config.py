@@ -204,9 +204,11 @@ class EngineConfig:
     log_interval_s: float = 10.0
 
     def with_(self, **changes) -> EngineConfig:
-        """Replace top-level fields, or nested ones by name: `with_(policy="fcfs", rate_per_s=4)`."""
-        groups = {"scenario": self.scenario, "workload": self.workload, "scheduling": self.scheduling,
-                  "kv": self.kv, "cluster": self.cluster}
+        """Replace top-level fields, or nested ones by name: `with_(policy="fcfs", rate_per_s=4)`.
+        Names the workload shares with the Scenario (prompt_tokens, output_tokens) mean the
+        workload's: the engine ignores the Scenario's."""
+        groups = {"workload": self.workload, "scheduling": self.scheduling, "kv": self.kv, "cluster": self.cluster,
+                  "scenario": self.scenario}
         top = {f.name for f in fields(self)}
         nested: dict[str, dict] = {g: {} for g in groups}
         direct = {}
@@ -230,7 +232,7 @@ class EngineConfig:
             if hasattr(v, "__dataclass_fields__"):
                 d = {g.name: getattr(v, g.name) for g in fields(v)}
                 if d.get("trace") is not None:
-                    d["trace"] = f"({len(d['trace'])} rows)"
+                    d["trace"] = f"({len(d['trace'])} rows)" if isinstance(d["trace"], tuple | list) else "(invalid)"
                 if d.get("config") is not None:
                     d["config"] = "(pasted config.json)"
                 out[f.name] = d
@@ -298,14 +300,17 @@ def validate_config(c: EngineConfig) -> list[Issue]:
         lo, hi = f"{kind}_min_tokens", f"{kind}_max_tokens"
         if not {lo, hi} & bad and getattr(w, lo) > getattr(w, hi):
             issues.append(Issue(hi, f"must be at least {kind}_min_tokens ({getattr(w, lo):,}), got {getattr(w, hi):,}"))
-    if "prefix_tokens" not in bad and "prompt_min_tokens" not in bad and w.prefix_fraction > 0 and w.arrival != "trace":
+    prefix_fields = {"prefix_tokens", "prefix_fraction", "prompt_min_tokens", "prompt_tokens", "prompt_dist", "arrival"}
+    if not prefix_fields & bad and w.prefix_fraction > 0 and w.arrival != "trace":
         if w.prefix_tokens >= w.prompt_min_tokens and w.prompt_dist != "fixed":
             issues.append(Issue("prefix_tokens", f"must be shorter than the shortest prompt ({w.prompt_min_tokens:,} tokens): "
                                                  f"the shared prefix is part of each prompt; got {w.prefix_tokens:,}"))
         elif w.prompt_dist == "fixed" and w.prefix_tokens >= w.prompt_tokens:
             issues.append(Issue("prefix_tokens", f"must be shorter than the prompt ({w.prompt_tokens:,} tokens), got {w.prefix_tokens:,}"))
-    if w.arrival == "trace" and not w.trace:
+    if w.trace is not None and not (isinstance(w.trace, tuple | list) and all(isinstance(r, TraceRequest) for r in w.trace)):
+        issues.append(Issue("trace", "must be the rows parse_trace returns (import a CSV or JSONL file)"))
+    elif w.arrival == "trace" and not w.trace:
         issues.append(Issue("trace", "arrival 'trace' needs at least one trace row (import a CSV or JSONL file)"))
-    if cl.disaggregated and cl.replicas != 1:
+    if cl.disaggregated is True and "replicas" not in bad and cl.replicas != 1:
         issues.append(Issue("replicas", "must be 1 with disaggregated serving (set prefill_instances and decode_instances)"))
     return issues

@@ -19,6 +19,7 @@ from .prefix_cache import PrefixCache
 from .sequence import DONE, HANDOFF, RECEIVING, RUNNING, SWAPPED, WAITING, Seq
 
 MIXED, PREFILL, DECODE = "mixed", "prefill", "decode"
+RESERVE_RECHECK_STEPS = 8
 
 
 class Plan:
@@ -88,6 +89,7 @@ class Instance:
         self.table_blocks = 0  # sum of the block tables of running sequences
         self.handoff = 0  # sequences whose KV waits here for a decode instance to pull it
         self.receiving = 0
+        self.arrived_kv: list[Seq] = []  # pulled KV complete, waiting for the next step boundary
         self.busy = False
         self.version = 0
         self.plan = Plan()
@@ -104,6 +106,9 @@ class Instance:
         self.steps = 0
         self.prefix_queries = 0
         self.prefix_hits = 0
+        self.scheduler_s = 0.0  # block-table bookkeeping charged to steps
+        self.host_load_s = 0.0  # prefix blocks copied back from the host tier
+        self.swap_s = 0.0  # swap-out and swap-in copies
 
     # ----- what the observers read ---------------------------------------------------------
     def used_blocks(self) -> int:
@@ -215,12 +220,18 @@ class Instance:
         table.private = need - host_hit
         if host_hit:
             cache.load_from_host(node, host_hit)
-            self.extra_s += host_hit * self.block_bytes / self.host_link_bytes_per_s
+            load_s = host_hit * self.block_bytes / self.host_link_bytes_per_s
+            self.extra_s += load_s
+            self.host_load_s += load_s
         total_blocks = table.shared + table.private
         self.table_blocks += total_blocks
         if self.table_s_per_block:
+            # Seed 000: rewriting every running sequence's table on each admission makes the cost of
+            # one admission grow with the running batch, and the total with its square.
             written = self.table_blocks if self.full_table_recompute else total_blocks
-            self.extra_s += written * self.table_s_per_block
+            cost = written * self.table_s_per_block
+            self.extra_s += cost
+            self.scheduler_s += cost
         self.counter += 1
         seq.order = self.counter
         seq.state = RUNNING if not remote else RECEIVING
@@ -280,7 +291,9 @@ class Instance:
             swapped.popleft()
             self.take_blocks(seq.swap_blocks)
             self.swap.give(seq.swap_blocks)
-            self.extra_s += seq.swap_blocks * self.block_bytes / self.host_link_bytes_per_s
+            copy_s = seq.swap_blocks * self.block_bytes / self.host_link_bytes_per_s
+            self.extra_s += copy_s
+            self.swap_s += copy_s
             seq.table.private = seq.swap_blocks
             self.table_blocks += seq.swap_blocks
             seq.swap_blocks = 0
@@ -322,7 +335,9 @@ class Instance:
             # The whole table (shared prefix blocks included) goes to host memory and comes back
             # as private blocks: the copy costs blocks x block bytes over the host link each way.
             self.swap.take(blocks)
-            self.extra_s += blocks * self.block_bytes / self.host_link_bytes_per_s
+            copy_s = blocks * self.block_bytes / self.host_link_bytes_per_s
+            self.extra_s += copy_s
+            self.swap_s += copy_s
             seq.swap_blocks = blocks
             seq.computed = cached
             seq.state = SWAPPED
@@ -362,6 +377,11 @@ class Instance:
         self.new_hit_tokens = 0
         self.preempted_this_step = False
         p = self.plan
+        if self.arrived_kv:
+            for seq in self.arrived_kv:
+                seq.state = RUNNING
+                self.join_decode(seq, seq.target)
+            self.arrived_kv.clear()
         self.sim.scheduler(self, now, p)
         if p.k == 0 and not p.chunks and self.preempted_this_step and self.waiting:
             # Everything that could run was preempted, and a preempting step admits nothing:
@@ -380,7 +400,14 @@ class Instance:
         """Fill `p` with a pure decode run: as many steps as the pool, the next milestone and
         (when `single`) the policy allow."""
         dec = self.decoding
-        k = 1 if single else min(dec.steps_to_milestone(), dec.max_steps(self.reclaimable()))
+        if self.preempted_this_step:
+            single = True  # the victim's blocks may admit the queue's head at the very next plan
+        k = 1 if single else min(dec.steps_to_milestone(), dec.max_steps(self.reclaimable()), self.sim.max_run_steps)
+        if self.reserve_init and self.waiting and len(self.running) < self.max_num_seqs:
+            # The reserve ratio shrinks every step, so the head of the queue can become admissible
+            # in the middle of a run: look again every few steps (the one approximation of the
+            # closed form; admission comes at most RESERVE_RECHECK_STEPS - 1 steps late).
+            k = min(k, RESERVE_RECHECK_STEPS)
         p.t0 = now
         p.k = max(k, 1)
         p.decode = True
@@ -501,10 +528,11 @@ class Instance:
         self.poke()
 
     def received(self, seq: Seq) -> None:
+        """The KV pull for `seq` is complete. It joins the decode set at the next step boundary:
+        joining in the middle of a run would credit it with steps it did not take."""
         self.receiving -= 1
-        seq.state = RUNNING
         seq.remote_from = None
-        self.join_decode(seq, seq.target)
+        self.arrived_kv.append(seq)
         self.poke()
 
 

@@ -97,6 +97,7 @@ class EngineResult:
     sglang_log: list = field(default_factory=list)
     prometheus: str = ""
     events: int = 0
+    tokenizer_s: float = 0.0  # total tokenization time (serial on the request thread, or parallel)
     log: list = field(default_factory=list)
 
     @property

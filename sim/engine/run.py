@@ -22,7 +22,7 @@ def _error_result(config, issues, warnings=()) -> EngineResult:
                         log=[f"ERROR {i}" for i in issues])
 
 
-def prepare(config: EngineConfig) -> Simulation | EngineResult:
+def prepare(config: EngineConfig, *, max_run_steps: int = 1 << 62) -> Simulation | EngineResult:
     """A ready-to-run Simulation, or an EngineResult carrying the input errors."""
     issues = validate_config(config)
     if issues:
@@ -37,7 +37,7 @@ def prepare(config: EngineConfig) -> Simulation | EngineResult:
     issues = check_requests(setup, requests)
     if issues:
         return _error_result(config, issues, warnings)
-    return Simulation(setup, requests)
+    return Simulation(setup, requests, max_run_steps)
 
 
 def simulate(config: EngineConfig) -> EngineResult:
@@ -95,6 +95,8 @@ def collect(sim: Simulation) -> EngineResult:
             "prompt_tokens": st.prompt_tokens, "generation_tokens": st.generation_tokens, "preemptions": inst.preemptions,
             "swaps": inst.swaps_out, "peak_kv_blocks": inst.pool.peak_used, "kv_pool_blocks": inst.pool.num_blocks,
             "prefix_queries": inst.prefix_queries, "prefix_hits": inst.prefix_hits,
+            "scheduler_s": inst.scheduler_s, "host_load_s": inst.host_load_s, "swap_s": inst.swap_s,
+            "prefix_evicted_blocks": inst.cache.evicted_blocks if inst.cache is not None else 0,
         })
     queries = sum(i.prefix_queries for i in sim.instances)
     hits = sum(i.prefix_hits for i in sim.instances)
@@ -155,6 +157,7 @@ def collect(sim: Simulation) -> EngineResult:
         sglang_log=logs.sglang_lines(m),
         prometheus=prometheus.exposition(m, sim.instances, r.model_name),
         events=sim.events,
+        tokenizer_s=sim.tokenizer_s,
         log=list(r.log),
     )
 

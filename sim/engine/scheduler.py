@@ -35,8 +35,10 @@ def _continue_prefills(inst: Instance, budget: int) -> tuple[list, int]:
 
 
 def _admit(inst: Instance, now: float, budget: int, whole: bool, with_decode: bool) -> list:
-    if inst.preempted_this_step or budget <= 0 or not inst.waiting:
-        return []  # vLLM V1: no new admissions in a step that had to preempt
+    if inst.preempted_this_step or inst.swapped or budget <= 0 or not inst.waiting:
+        # No new admissions in a step that had to preempt (vLLM V1), nor while swapped-out
+        # sequences wait to come back (vLLM V0 schedules no prefill while its swapped queue is non-empty).
+        return []
     inst.decode_reserve = inst.decoding.blocks_needed(1) if with_decode and inst.decoding.n else 0
     return inst.admit_from_waiting(now, budget, whole)
 

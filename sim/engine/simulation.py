@@ -35,8 +35,12 @@ class StalledError(RuntimeError):
 
 
 class Simulation:
-    def __init__(self, setup: Setup, requests: list[Request]):
+    """One run. `max_run_steps` caps a closed-form decode run; 1 makes the simulator step through
+    every decode step one event at a time (the reference the closed form is tested against)."""
+
+    def __init__(self, setup: Setup, requests: list[Request], max_run_steps: int = 1 << 62):
         cfg = setup.config
+        self.max_run_steps = max_run_steps
         self.setup = setup
         self.config = cfg
         self.requests = requests
@@ -65,6 +69,7 @@ class Simulation:
         self.tokenize_s_per_token = sched.tokenize_s_per_token
         self.serial_tokenizer = sched.tokenizer == "request_thread"
         self._tokenizer_free_s = 0.0
+        self.tokenizer_s = 0.0  # total tokenization time
         interval = cfg.sample_interval_s
         if interval > 0:
             max_points = MAX_POINTS_FIXED
@@ -126,6 +131,7 @@ class Simulation:
             # before it; a worker pool only costs each request its own time.
             start = max(now, self._tokenizer_free_s) if self.serial_tokenizer else now
             ready = start + seq.prompt * tok
+            self.tokenizer_s += seq.prompt * tok
             if self.serial_tokenizer:
                 self._tokenizer_free_s = ready
             self._push(ready, READY, self._on_ready, seq)

@@ -36,9 +36,16 @@ class Sweep:
     cancelled: bool = False
 
 
-def knee(points: list[SweepPoint], factor: float = 3.0, metric: str = "e2e_p99_s") -> float | None:
+KNEE_METRIC = "ttft_p99_s"
+
+
+def knee(points: list[SweepPoint], factor: float = 3.0, metric: str = KNEE_METRIC) -> float | None:
     """The lowest swept rate whose p99 latency exceeds `factor` x the lightest-load p99: where the
-    curve leaves its floor. None if it never does within the sweep."""
+    curve leaves its floor. None if it never does within the sweep.
+
+    The default reads p99 TTFT: once the KV pool is full, new requests wait for admission and
+    their first token falls off the cliff, while E2E also rises smoothly before that because every
+    decode step reads a bigger cache."""
     if not points:
         return None
     base = getattr(points[0], metric)

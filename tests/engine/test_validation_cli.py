@@ -1,0 +1,148 @@
+"""Bad input never raises: it comes back naming the field and the allowed range. The CLI turns it
+into one line and exit status 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim import Scenario
+from sim.engine import ENGINE_FIELDS, EngineConfig, simulate
+from sim.engine.cli import main
+
+from .conftest import small
+
+
+@pytest.mark.parametrize("field,value,needle", [
+    ("rate_per_s", 0, "must be between 0.001 and 100,000, got 0"),
+    ("num_requests", 2.5, "must be an integer between 1 and 2,000,000, got 2.5"),
+    ("prompt_sigma", float("nan"), "must be a number between 0 and 4"),
+    ("policy", "sjf", "must be one of fcfs, chunked, lanes, got 'sjf'"),
+    ("preemption", None, "must be one of recompute, swap"),
+    ("arrival", "trace", "arrival 'trace' needs at least one trace row"),
+    ("prefix_caching", "yes", "must be one of True, False"),
+    ("watermark_fraction", 0.9, "must be between 0 and 0.5, got 0.9"),
+    ("itl_target_s", -1, "must be between 0.0001 and 60"),
+])
+def test_bad_fields_are_named_with_their_range(field, value, needle):
+    r = simulate(small(**{field: value}))
+    assert not r.ok and r.completed == 0
+    expected_field = "trace" if field == "arrival" else field  # a trace run without rows is the trace's fault
+    hit = [e for e in r.errors if e["field"] == expected_field]
+    assert hit and needle in hit[0]["message"], r.errors
+
+
+def test_all_problems_are_listed_at_once():
+    r = simulate(small(rate_per_s=-1, policy="x", clients=0))
+    assert {e["field"] for e in r.errors} == {"rate_per_s", "policy", "clients"}
+
+
+def test_cross_field_checks():
+    r = simulate(small(prompt_min_tokens=500, prompt_max_tokens=100))
+    assert r.errors[0]["field"] == "prompt_max_tokens" and "at least prompt_min_tokens (500)" in r.errors[0]["message"]
+    r = simulate(small(prefix_tokens=5000, prefix_fraction=0.5, prompt_min_tokens=100))
+    assert r.errors[0]["field"] == "prefix_tokens"
+
+
+def test_scenario_errors_pass_through_with_their_field():
+    r = simulate(small(scenario=Scenario(model="nope")))
+    assert r.errors[0]["field"] == "model"
+    r = simulate(small(scenario=Scenario(model="qwen3-32b", gpu="h100-sxm", gpu_memory_utilization=0.5)))
+    assert r.errors[0]["field"] == "gpu_memory_utilization" and "Model weights need" in r.errors[0]["message"]
+    r = simulate(small(scenario=Scenario(max_num_seqs=512, max_num_batched_tokens=256)))
+    assert r.errors[0]["field"] == "max_num_batched_tokens" and "at least max_num_seqs (512)" in r.errors[0]["message"]
+
+
+def test_a_request_longer_than_the_pool_is_refused_with_the_longest_that_fits():
+    r = simulate(small(prompt_max_tokens=200_000, prompt_dist="uniform", prompt_min_tokens=150_000))
+    assert r.errors[0]["field"] == "prompt_max_tokens"
+    assert "the longest prompt that fits" in r.errors[0]["message"]
+
+
+def test_not_an_engine_config():
+    r = simulate("qwen3-8b")
+    assert r.errors == [{"field": "config", "message": "must be an EngineConfig"}]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(ENGINE_FIELDS)), st.one_of(st.none(), st.booleans(), st.text(max_size=5),
+                                                        st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**12, 10**12)))
+def test_no_value_of_any_field_raises(field, value):
+    cfg = small(n=20, rate=5.0)
+    try:
+        cfg = cfg.with_(**{field: value})
+    except TypeError:  # pragma: no cover - every ENGINE_FIELDS name is a config field
+        raise
+    r = simulate(cfg)
+    assert r.ok or any(e["field"] for e in r.errors)
+
+
+def test_with_rejects_unknown_names():
+    with pytest.raises(TypeError, match="no field 'rate'"):
+        EngineConfig().with_(rate=3)
+
+
+# --------------------------------------------------------------------------------- CLI
+def test_cli_runs_and_prints_a_summary(capsys):
+    assert main(["--num-requests", "60", "--log", "vllm"]) == 0
+    out = capsys.readouterr().out
+    assert "Engine 000: Avg prompt throughput" in out and "TTFT  p50" in out
+
+
+def test_cli_json(capsys):
+    assert main(["--num-requests", "40", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["completed"] == 40 and "requests" not in d
+
+
+def test_cli_sweep_and_compare(capsys):
+    assert main(["--preset", "seed004-cliff", "--num-requests", "150", "--sweep", "0.5,2.5"]) == 0
+    out = capsys.readouterr().out
+    assert "knee" in out and out.count("\n") >= 4
+    assert main(["--num-requests", "60", "--compare", "fcfs,lanes"]) == 0
+    out = capsys.readouterr().out
+    assert "== fcfs" in out and "== lanes" in out
+
+
+def test_cli_trace_and_prometheus(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    path.write_text("arrival_s,prompt_tokens,output_tokens\n0,100,5\n0.1,200,8\n")
+    assert main(["--trace", str(path), "--prometheus"]) == 0
+    assert 'vllm:request_success_total{engine="0",model_name="Qwen3-8B",finished_reason="length"} 2.0' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--rate-per-s", "-3"], "kvlab engine: error: --rate-per-s: must be between 0.001 and 100,000, got -3"),
+    (["--rate-per-s", "fast"], "must be a number between 0.001 and 100000, got 'fast'"),
+    (["--policy", "sjf"], "invalid choice: 'sjf'"),
+    (["--model", "gpt-9"], "kvlab engine: error: --model: unknown model 'gpt-9'"),
+    (["--sweep", "1,x"], "--sweep: expected comma-separated numbers"),
+])
+def test_cli_errors_are_one_line_with_status_2(argv, needle, capsys):
+    with pytest.raises(SystemExit) as e:
+        code = main(argv)
+        raise SystemExit(code)
+    assert e.value.code == 2 or (isinstance(e.value.code, str) and needle in e.value.code)
+    err = capsys.readouterr().err
+    text = err if err else str(e.value.code)
+    assert needle in text and text.strip().count("\n") == 0
+
+
+def test_cli_bad_trace_file(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("arrival_s,prompt_tokens,output_tokens\n0,-5,1\n")
+    with pytest.raises(SystemExit) as e:
+        main(["--trace", str(path)])
+    assert "row 2: prompt_tokens must be between 1" in str(e.value.code)
+
+
+def test_kvlab_engine_subcommand_in_a_subprocess():
+    out = subprocess.run([sys.executable, "-m", "kvlab.cli", "engine", "--num-requests", "30"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "30/30 requests" in out.stdout
