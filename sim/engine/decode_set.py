@@ -95,6 +95,8 @@ class DecodeSet:
 
     def blocks_needed(self, k: int) -> int:
         b = self.block_size
+        if k == 1:
+            return self.phase_counts[(-self.g) % b]
         q, r = divmod(k, b)
         total = q * self.n
         if r:

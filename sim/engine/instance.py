@@ -449,23 +449,26 @@ class Instance:
         """The planned step (or run) has ended at sim.now_s: apply it, then start the next."""
         now = self.sim.now_s
         p = self.plan
-        metrics = self.sim.metrics
-        if p.decode and p.k:
-            self._finish_decode(p, now)
+        generated = self._finish_decode(p, now) if p.decode and p.k else 0
+        prompt = 0
         if p.chunks:
-            metrics.prompt_tokens(self, p.t0, now, sum(m for _, m in p.chunks))
             for seq, m in p.chunks:
+                prompt += m
                 seq.computed += m
                 if seq.computed >= seq.target:
+                    generated += 1  # a finished prefill samples a token
                     self._prefill_done(seq, now)
+        self.sim.metrics.step_tokens(self, p.t0, now, prompt, generated)
         self.start()
 
-    def _finish_decode(self, p: Plan, now: float) -> None:
+    def _finish_decode(self, p: Plan, now: float) -> int:
+        """Apply k decode steps; return the tokens they generated."""
         dec = self.decoding
         metrics = self.sim.metrics
         k = p.k
-        self.take_blocks(dec.blocks_needed(k))
-        self.table_blocks += dec.blocks_needed(k)  # same count: each new block enters one table
+        new_blocks = dec.blocks_needed(k)
+        self.take_blocks(new_blocks)
+        self.table_blocks += new_blocks  # each new block enters one sequence's table
         # Inter-token latency: the first step's token follows each member's previous token (the
         # last decode step's end, or its own first token for newcomers); then k - 1 more gaps.
         first_end = p.t0 + (p.run.step_s(0) if p.run is not None else p.dur_s)
@@ -478,17 +481,16 @@ class Instance:
         if k > 1:
             for lo_s, hi_s, count in _segments(p.run, 1, k):
                 metrics.itl_linear(self, lo_s, hi_s, count, p.n)
-        metrics.generated(self, p.t0, now, p.n * k)
         self.last_decode_end_s = now
         for seq in dec.advance(k):
             self.leave_decode(seq)
             self._finished(seq, now)
+        return p.n * k
 
     def _prefill_done(self, seq: Seq, now: float) -> None:
         self.prefilling.remove(seq)
         seq.generated += 1
         metrics = self.sim.metrics
-        metrics.generated(self, now, now, 1)
         if seq.first_token_s < 0:
             seq.first_token_s = now
             metrics.first_token(self, seq, now)

@@ -24,12 +24,10 @@ PREEMPTION_WARN_EVERY = 50  # vLLM warns on the first preemption and then every 
 
 def _spread(buckets: list[float], width_s: float, t0: float, t1: float, amount: float) -> None:
     """Add `amount` spread evenly over [t0, t1] into buckets of `width_s`."""
-    if amount == 0:
-        return
-    i0 = int(t0 / width_s)
     i1 = int(t1 / width_s)
     if i1 >= len(buckets):
         buckets.extend([0.0] * (i1 + 1 - len(buckets)))
+    i0 = int(t0 / width_s)
     if i0 == i1 or t1 <= t0:
         buckets[i1] += amount
         return
@@ -150,17 +148,17 @@ class Metrics:
     def itl_linear(self, inst, first_s: float, last_s: float, steps: int, weight: int) -> None:
         self.inst[inst.index].itl.add_linear(first_s, last_s, steps, weight)
 
-    def prompt_tokens(self, inst, t0: float, t1: float, tokens: int) -> None:
+    def step_tokens(self, inst, t0: float, t1: float, prompt_tokens: int, generated_tokens: int) -> None:
+        """Tokens a step (or run of steps) from t0 to t1 computed and generated."""
         st = self.inst[inst.index]
-        st.prompt_tokens += tokens
-        _spread(self.prompt_buckets, self.interval_s, t0, t1, tokens)
-        _spread(st.log_prompt, self.log_interval_s, t0, t1, tokens)
-
-    def generated(self, inst, t0: float, t1: float, tokens: int) -> None:
-        st = self.inst[inst.index]
-        st.generation_tokens += tokens
-        _spread(self.generation_buckets, self.interval_s, t0, t1, tokens)
-        _spread(st.log_generation, self.log_interval_s, t0, t1, tokens)
+        if prompt_tokens:
+            st.prompt_tokens += prompt_tokens
+            _spread(self.prompt_buckets, self.interval_s, t0, t1, prompt_tokens)
+            _spread(st.log_prompt, self.log_interval_s, t0, t1, prompt_tokens)
+        if generated_tokens:
+            st.generation_tokens += generated_tokens
+            _spread(self.generation_buckets, self.interval_s, t0, t1, generated_tokens)
+            _spread(st.log_generation, self.log_interval_s, t0, t1, generated_tokens)
 
     def prefill_batch(self, inst, now: float, new_seqs: int, new_tokens: int, cached_tokens: int) -> None:
         """SGLang prints a line per prefill batch; keep the first of each log interval."""
