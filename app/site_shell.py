@@ -44,7 +44,7 @@ class TemplateChanged(RuntimeError):
 def _sub_once(pattern: re.Pattern, repl, text: str, what: str) -> str:
     new, n = pattern.subn(repl, text)
     if n != 1:
-        raise TemplateChanged(f"expected one {what} in Panel's pyodide worker, found {n}; "
+        raise TemplateChanged(f"expected one {what} in Panel's pyodide-worker output, found {n}; "
                               "app/site_shell.py must be updated for this Panel version")
     return new
 
@@ -70,11 +70,25 @@ def patch_worker(worker_js: str, pyodide_url: str) -> str:
     return WORKER_PRELUDE + js
 
 
+_WORKER_CREATED = re.compile(r'const pyodideWorker = new Worker\("[^"]+"\);')
+# Recorded from the moment the worker exists: the loader runs only at the end of <body>, and on a
+# large page (an --inline build is about 3 MB) the parser yields often enough before it that a fast
+# failure (a blocked CDN, a missing worker file) would otherwise be delivered to nobody.
+_EARLY_RECORDER = """
+window.kvlabEvents = [];
+pyodideWorker.addEventListener("message", (e) => { if (window.kvlabEvents) window.kvlabEvents.push(["message", e.data]); });
+pyodideWorker.addEventListener("error", (e) => { if (window.kvlabEvents) window.kvlabEvents.push(["error", e.message || ""]); });
+"""
+
+
 def patch_page(page_html: str, assets_prefix: str, info: dict) -> str:
-    """Add the loader's stylesheet and script, and a <noscript> note, to one converted page.
+    """Record the worker's first events, and add the loader's stylesheet and script and a
+    <noscript> note, to one converted page.
 
     `info` goes to the loader as data attributes (Pyodide version and URL, page title).
     """
+    page_html = _sub_once(_WORKER_CREATED, lambda m: m.group(0) + _EARLY_RECORDER, page_html,
+                          "`const pyodideWorker = new Worker(...)` line (in the page)")
     attrs = " ".join(f'data-{k.replace("_", "-")}="{html.escape(str(v), quote=True)}"' for k, v in sorted(info.items()))
     # Everything goes just before the last </body> (the real one: an inlined BokehJS may contain the
     # text "</head>" or "</body>" in its strings). A stylesheet <link> is valid in the body.

@@ -96,13 +96,19 @@
       return;
     }
     show();
-    pyodideWorker.addEventListener("message", (event) => {
-      const m = event.data || {};
+    const onMessage = (data) => {
+      const m = data || {};
       if (m.type === "status") step(String(m.msg || ""));
       else if (m.type === "render") setTimeout(done, 0);
       else if (m.type === "kvlab-error") fail(m.stage, m.msg, m.detail);
-    });
-    pyodideWorker.addEventListener("error", (e) => fail("worker", e.message || "the worker script failed to load"));
+    };
+    const onError = (message) => fail("worker", message || "the worker script failed to load (" + (info.page || "") + ".js)");
+    // Replay what the recorder next to Panel's handler caught before this script ran, then go live.
+    const early = window.kvlabEvents || [];
+    window.kvlabEvents = null;
+    for (const [kind, data] of early) (kind === "message" ? onMessage : onError)(data);
+    pyodideWorker.addEventListener("message", (event) => onMessage(event.data));
+    pyodideWorker.addEventListener("error", (event) => onError(event.message));
   }
 
   // This script sits at the end of <body>: BokehJS (in <head>) and Panel's handler script have

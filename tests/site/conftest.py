@@ -27,7 +27,8 @@ def can_unshare_network() -> bool:
     return shutil.which("unshare") is not None and subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode == 0
 
 
-def _build(out: Path, *options: str) -> tuple[Path, bool]:
+def build_offline(out: Path, *options: str) -> tuple[Path, bool]:
+    """Build, inside an empty network namespace when the machine allows one; assert it worked."""
     offline = can_unshare_network()
     proc = build_site(out, *options, offline=offline)
     assert proc.returncode == 0, f"build failed:\n{proc.stdout}\n{proc.stderr[-6000:]}"
@@ -39,10 +40,4 @@ def cdn_site(tmp_path_factory) -> tuple[Path, bool]:
     """The default build (CDN for Pyodide, Panel, Bokeh) of the fixture page, offline when the
     machine allows a network namespace: what the tests of the build machinery read. Returns
     (folder, built_offline)."""
-    return _build(tmp_path_factory.mktemp("site") / "static", "--pages", FIXTURE_PAGES)
-
-
-@pytest.fixture(scope="session")
-def real_site(tmp_path_factory) -> tuple[Path, bool]:
-    """`kvlab build-site` exactly as a user runs it: the real panels and lessons."""
-    return _build(tmp_path_factory.mktemp("real") / "static")
+    return build_offline(tmp_path_factory.mktemp("site") / "static", "--pages", FIXTURE_PAGES)

@@ -14,7 +14,7 @@ from app.site_shell import TemplateChanged, patch_worker
 from app.site_wheel import APP_WHEEL, BUILD_ONLY, SIM_WHEEL, build_wheel
 from sim import model_ids
 from tests.pyodide import harness
-from tests.site.conftest import FIXTURE_PAGES, build_site
+from tests.site.conftest import FIXTURE_PAGES, build_offline, build_site
 
 URL = re.compile(r"""https?://[^\s"'`)<>\\]+""")
 
@@ -56,9 +56,10 @@ def test_site_layout(cdn_site, info):
     assert '<a href="./hello_kv.html">Hello KV page</a>' in (out / "index.html").read_text()
 
 
-def test_real_site_builds_offline_with_every_page(real_site):
-    """The real panels and lessons: every discovered page converted, patched, and installing kvlab from its zip."""
-    out, offline = real_site
+def test_real_site_builds_offline_with_every_page(tmp_path):
+    """`kvlab build-site` as a user runs it, on the real panels and lessons: every discovered page
+    converted, patched, and installing kvlab from its zip."""
+    out, offline = build_offline(tmp_path / "static")
     info = json.loads((out / "build-info.json").read_text())
     expected = [p.name for p in discover_pages(DEFAULT_PAGE_GLOBS)]
     assert expected, "no real pages found"

@@ -77,3 +77,13 @@ def test_blocked_javascript_cdn_is_explained(cdn_site):
     seen = _open(cdn_site[0])
     assert seen["state"] == "failed" and seen["stage"] == "bokeh"
     assert "BokehJS did not load from https://cdn.bokeh.org/" in seen["alert"]
+
+
+def test_missing_worker_script_is_explained(tmp_path):
+    site = tmp_path / "site"
+    assert build_site(site, "--pages", FIXTURE_PAGES, "--inline").returncode == 0
+    (site / "hello_kv.js").unlink()  # what a partial upload to a static host looks like
+    seen = _open(site)
+    assert seen["state"] == "failed" and seen["stage"] == "worker"
+    assert "worker could not start" in seen["alert"]
+    assert seen["preview"] == 1
