@@ -34,10 +34,10 @@ class LogTokenSlider(pn.viewable.Viewer):
         self.name_ = name
         value = getattr(settings, name)
         self.slider = pn.widgets.FloatSlider(
-            name=slider_name, start=0, end=self._log(end_tokens), step=1 / STEPS_PER_OCTAVE,
+            label=slider_name, start=0, end=self._log(end_tokens), step=1 / STEPS_PER_OCTAVE,
             value=min(self._log(value), self._log(end_tokens)), format=TOKEN_FORMAT, sizing_mode="stretch_width",
             margin=(5, 10, 0, 10))
-        self.box = pn.widgets.IntInput.from_param(settings.param[name], name="", width=110, margin=(0, 10, 5, 10),
+        self.box = pn.widgets.IntInput.from_param(settings.param[name], label="", width=110, margin=(0, 10, 5, 10),
                                                   css_classes=[f"kv-w-{name}-exact"])
         self.slider.css_classes = [f"kv-w-{name}"]
         self.slider.param.watch(self._from_slider, "value")
@@ -94,13 +94,13 @@ class Controls(pn.viewable.Viewer):
         self.concurrency = LogTokenSlider(s, "concurrency", 4096, "Concurrent requests (log scale)")
         self.widgets = {
             "gpu": pn.widgets.Select.from_param(p.gpu, **wide),
-            "kv_dtype": pn.widgets.RadioButtonGroup.from_param(p.kv_dtype, button_type="primary", button_style="outline", **wide),
-            "weight_dtype": pn.widgets.RadioButtonGroup.from_param(p.weight_dtype, button_type="primary", button_style="outline", **wide),
+            "kv_dtype": pn.widgets.RadioButtonGroup.from_param(p.kv_dtype, color="primary", variant="outline", **wide),
+            "weight_dtype": pn.widgets.RadioButtonGroup.from_param(p.weight_dtype, color="primary", variant="outline", **wide),
             "gpu_memory_utilization": pn.widgets.FloatSlider.from_param(p.gpu_memory_utilization, step=0.01, **wide),
             "force_mha": pn.widgets.Checkbox.from_param(p.force_mha),
-            "tp": pn.widgets.RadioButtonGroup.from_param(p.tp, button_type="primary", button_style="outline", **wide),
-            "allocation": pn.widgets.RadioButtonGroup.from_param(p.allocation, button_type="primary", button_style="outline", **wide),
-            "engine": pn.widgets.RadioButtonGroup.from_param(p.engine, button_type="primary", button_style="outline", **wide),
+            "tp": pn.widgets.RadioButtonGroup.from_param(p.tp, color="primary", variant="outline", **wide),
+            "allocation": pn.widgets.RadioButtonGroup.from_param(p.allocation, color="primary", variant="outline", **wide),
+            "engine": pn.widgets.RadioButtonGroup.from_param(p.engine, color="primary", variant="outline", **wide),
             "profile": pn.widgets.Select.from_param(p.profile, **wide),
             "block_size_tokens": pn.widgets.IntInput.from_param(p.block_size_tokens, **wide),
             "max_num_batched_tokens": pn.widgets.IntInput.from_param(p.max_num_batched_tokens, placeholder=ENGINE_DEFAULT, **wide),

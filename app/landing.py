@@ -8,7 +8,7 @@ import panel as pn
 
 from .config_paste import parse_config_text
 from .html import BASE_CSS, esc
-from .page import HEADER_COLOR, SITE
+from .page import HEADER_COLOR, META_VIEWPORT, PAGE_CSS, SITE
 from .share import PAGES, nav_links, page_extension, theme_button
 from .state import Settings
 from .urlstate import apply_values, encode_query, parse_query
@@ -53,6 +53,8 @@ def build_landing() -> pn.template.BootstrapTemplate:
              "each step of prefill and decode costs. Every number comes from kvlab's simulator; every state is a link.")
     body = pn.pane.HTML(f'<p class="kv-intro">{esc(intro)}</p><div class="kv-cards">{cards}</div>',
                         stylesheets=[LANDING_CSS], sizing_mode="stretch_width")
-    return pn.template.BootstrapTemplate(
+    template = pn.template.BootstrapTemplate(
         title=f"{SITE}: the KV cache, simulated", header=[nav_links("index", pages, query=_carried_query()), theme_button()],
-        main=[body], header_background=HEADER_COLOR, theme="dark" if pn.config.theme == "dark" else "default")
+        main=[body], header_background=HEADER_COLOR, meta_viewport=META_VIEWPORT, theme="dark" if pn.config.theme == "dark" else "default")
+    template.config.raw_css = [PAGE_CSS]
+    return template

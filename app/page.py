@@ -12,13 +12,29 @@ from __future__ import annotations
 import panel as pn
 
 from .html import BASE_CSS
-from .palette import OKABE_ITO
 from .panels import KVPanel, make_store
 from .share import nav_links, share_buttons, theme_button
 from .urlstate import parse_query
 
 HEADER_COLOR = "#1F3A5F"  # deep blue: white nav text on it passes WCAG AA in both themes
 SITE = "kvlab"
+# Without it a phone lays the page out 980 px wide and shrinks it to fit: unreadable numbers.
+META_VIEWPORT = "width=device-width, initial-scale=1"
+
+# Bootstrap's template keeps a fixed-width sidebar beside the main area at every width; on a
+# phone that squeezes the numbers into a sliver. Below 768 px, stack them instead: the numbers
+# first (what a slider move changes), the controls after, each full width, one scroll.
+PAGE_CSS = """
+@media (max-width: 767.98px) {
+  #container { height: auto !important; min-height: 100vh; overflow: visible !important; }
+  #content { flex-direction: column; flex-wrap: nowrap; overflow: visible !important; height: auto; }
+  #main { order: 1; overflow: visible; padding: 8px 4px 12px 4px; }
+  #sidebar { order: 2; width: 100% !important; height: auto; overflow: visible; border-right: none;
+             border-top: 1px solid var(--bs-border-color); }
+  #header .title { font-size: 1.1em; white-space: normal; line-height: 1.3em; }
+  #header-items { flex-wrap: wrap; white-space: normal; margin-left: 0; }
+}
+"""
 
 
 def _query() -> str:
@@ -34,7 +50,7 @@ def _lead(text: str) -> pn.pane.HTML:
 def _address_bar(store, slug: str):
     bar = nav_links(slug, query=store.query)
     # A plain watcher, not a param reference: references cost a resolution pass on every change.
-    store.param.watch(lambda event: setattr(bar, "query", event.new), "query")
+    store.param.watch(lambda event: bar.set_query(event.new), "query")
     return bar
 
 
@@ -51,9 +67,10 @@ def build_page(panel_cls: type[KVPanel], lead: str) -> pn.template.BootstrapTemp
         sidebar=[panel.controls],
         main=[toolbar, panel.main],
         header_background=HEADER_COLOR,
+        meta_viewport=META_VIEWPORT,
         sidebar_width=340,
         busy_indicator=None,  # its spinner would add two messages to every slider move
         theme="dark" if pn.config.theme == "dark" else "default",
     )
-    template.config.raw_css = [f":root {{ --kv-accent-prefill: {OKABE_ITO['orange']}; }}"]
+    template.config.raw_css = [PAGE_CSS]
     return template

@@ -55,7 +55,12 @@ class KVPanel(pn.viewable.Viewer):
         super().__init__()
         self.store = store if store is not None else make_store(initial, curves=self.curves)
         self.controls = Controls(self.store)
+        self.parts: list[pn.viewable.Viewer] = []  # every view, for tests and notebook users to inspect
         self.main = pn.Column(*self.views(), sizing_mode="stretch_width", margin=0)
+
+    def add(self, view):
+        self.parts.append(view)
+        return view
 
     def views(self) -> list:
         raise NotImplementedError
@@ -79,11 +84,11 @@ class AdmissionPanel(KVPanel):
     def views(self):
         st = self.store
         return [
-            Notices(store=st),
-            AdmissionNumbers(store=st),
-            HbmBar(store=st),
-            _pair(KvFormula(store=st), FitCurveChart(store=st)),
-            EngineLog(store=st),
+            self.add(Notices(store=st)),
+            self.add(AdmissionNumbers(store=st)),
+            self.add(HbmBar(store=st)),
+            _pair(self.add(KvFormula(store=st)), self.add(FitCurveChart(store=st))),
+            self.add(EngineLog(store=st)),
         ]
 
 
@@ -97,11 +102,11 @@ class PhasesPanel(KVPanel):
     def views(self):
         st = self.store
         return [
-            Notices(store=st),
-            PhaseNumbers(store=st),
-            _pair(StepBreakdown("prefill", store=st), StepBreakdown("decode", store=st)),
-            _pair(RooflineChart(store=st), BatchChart(store=st)),
-            EngineLog(store=st),
+            self.add(Notices(store=st)),
+            self.add(PhaseNumbers(store=st)),
+            _pair(self.add(StepBreakdown("prefill", store=st)), self.add(StepBreakdown("decode", store=st))),
+            _pair(self.add(RooflineChart(store=st)), self.add(BatchChart(store=st))),
+            self.add(EngineLog(store=st)),
         ]
 
 

@@ -8,6 +8,7 @@ and in the static Pyodide build.
 from __future__ import annotations
 
 import json
+from urllib.parse import parse_qsl
 
 import panel as pn
 import param
@@ -47,37 +48,52 @@ EMBED_HEIGHT_PX = 1150
 class AddressBar(ReactiveHTML):
     """The address bar and the navigation links, kept equal to the state in the browser.
 
-    When `query` changes, the address bar is updated with history.replaceState (not pushState: a
-    slider drag must not leave a hundred entries behind the back button) and every nav link's
+    When the query changes, the address bar is updated with history.replaceState (not pushState:
+    a slider drag must not leave a hundred entries behind the back button) and every nav link's
     href gets the same query, so moving to the other panel keeps the scenario. Doing this in the
-    browser costs one short string per change instead of re-rendering the nav's HTML. The theme
+    browser costs one short list per change instead of re-rendering the nav's HTML. The theme
     parameter, which the template reads, is kept.
+
+    Both inputs are lists, not strings: ReactiveHTML passes strings through an HTML sanitizer
+    (which would turn & into &amp;), and the links are built with textContent, never innerHTML.
     """
 
-    query = param.String(default="")
-    nav_html = param.String(default="", doc="the links, built (and escaped) by NavLinks")
+    query_pairs = param.List(default=[], doc="[[key, value], ...] of the state's query string")
+    links = param.List(default=[], doc="[[href without query, title, is_current], ...]")
 
     _template = '<nav id="nav" class="kv-nav" aria-label="panels"></nav>'
-    _stylesheets = []
-    _script = """
-      const next = new URLSearchParams(data.query);
+    _update_links = """
+      const next = new URLSearchParams(data.query_pairs);
       const current = new URLSearchParams(window.location.search);
       if (current.has('theme')) { next.set('theme', current.get('theme')); }
       const search = next.toString() ? '?' + next.toString() : '';
       if (search !== window.location.search) {
         window.history.replaceState(window.history.state, '', window.location.pathname + search + window.location.hash);
       }
-      for (const a of nav.querySelectorAll('a[data-base]')) { a.setAttribute('href', a.dataset.base + search); }
+      for (const a of nav.querySelectorAll('a')) { a.setAttribute('href', a.dataset.base + search); }
+    """
+    _build_links = """
+      nav.replaceChildren();
+      for (const [base, title, current] of data.links) {
+        const a = document.createElement('a');
+        a.textContent = title;
+        a.dataset.base = base;
+        if (current) { a.className = 'current'; a.setAttribute('aria-current', 'page'); }
+        nav.appendChild(a);
+      }
     """
     _scripts = {
-        "render": "nav.innerHTML = data.nav_html;" + _script,
-        "query": _script,
-        "nav_html": "nav.innerHTML = data.nav_html;" + _script,
+        "render": _build_links + _update_links,
+        "links": _build_links + _update_links,
+        "query_pairs": _update_links,
     }
+
+    def set_query(self, query: str) -> None:
+        self.query_pairs = [list(kv) for kv in parse_qsl(query.lstrip("?"), keep_blank_values=True)]
 
 
 def copy_button(name: str, text_js: str, **kw) -> pn.widgets.Button:
-    button = pn.widgets.Button(name=name, button_type="primary", button_style="outline", **kw)
+    button = pn.widgets.Button(label=name, color="primary", variant="outline", **kw)
     button.js_on_click(code=_COPY_JS % {"text": text_js, "label": json.dumps(name)})
     return button
 
@@ -90,7 +106,7 @@ def share_buttons(title: str) -> list[pn.widgets.Button]:
 
 def theme_button() -> pn.widgets.Button:
     dark = pn.config.theme == "dark"
-    button = pn.widgets.Button(name="Light theme" if dark else "Dark theme", button_type="light", width=120, margin=(5, 5))
+    button = pn.widgets.Button(label="Light theme" if dark else "Dark theme", color="light", width=120, margin=(5, 5))
     button.js_on_click(code="""
       const url = new URL(window.location.href);
       if (%s) { url.searchParams.delete('theme'); } else { url.searchParams.set('theme', 'dark'); }
@@ -110,11 +126,11 @@ def nav_links(current: str, pages=None, query: str = "") -> AddressBar:
     """Real <a> links to every panel, for `panel serve` (/phases) and the static build (phases.html)
     alike; the AddressBar gives them the current state's query string."""
     ext = page_extension()
-    links = [f'<a data-base="./index{ext}" href="./index{ext}">Home</a>']
-    for slug, title, _ in pages or PAGES:
-        mark = ' aria-current="page" class="current"' if slug == current else ""
-        links.append(f'<a data-base="./{esc(slug)}{ext}" href="./{esc(slug)}{ext}"{mark}>{esc(title)}</a>')
-    return AddressBar(nav_html="".join(links), query=query, stylesheets=[NAV_CSS], margin=(0, 10))
+    links = [[f"./index{ext}", "Home", current == "index"]]
+    links += [[f"./{slug}{ext}", title, slug == current] for slug, title, _ in pages or PAGES]
+    bar = AddressBar(links=links, stylesheets=[NAV_CSS], margin=(0, 10))
+    bar.set_query(query)
+    return bar
 
 
 def page_extension() -> str:

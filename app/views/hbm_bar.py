@@ -93,4 +93,4 @@ class HbmBar(StoreView):
         self.fig.x_range.end = max(capacity, left) / 2**30 * 1.01
         gpu = catalog.gpu(self.store.settings.gpu).name
         rank = f" (one of {self.store.settings.tp} ranks)" if self.store.settings.tp > 1 else ""
-        self.fig.title.text = f"HBM of one {gpu}{rank}: {capacity / 2**30:,.1f} GiB, filled left to right"
+        self.fig.title.text = f"HBM of one {gpu}{rank}, {capacity / 2**30:,.1f} GiB"

@@ -3,6 +3,8 @@ Chromium, and a fresh page per test that records every request it makes."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from .support import CHROMIUM, CHROMIUM_ARGS, free_port, start_server, stop_server
@@ -49,6 +51,18 @@ class Page:
         """Wait until the element's text equals `expected` (a result has arrived from the server)."""
         loc = self.page.locator(f'[data-kv="{key}"]').first
         playwright_api.expect(loc).to_have_text(expected, timeout=timeout_ms)
+
+    def eventually(self, check, timeout_ms: int = 10_000):
+        """Run `check` (a function of this page that asserts) until it passes: the server's reply
+        to a widget change arrives a few tens of milliseconds later. Re-raises the last failure."""
+        deadline = time.monotonic() + timeout_ms / 1000
+        while True:
+            try:
+                return check()
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise
+            self.page.wait_for_timeout(50)
 
     def widget(self, key: str):
         return self.page.locator(f".kv-w-{key}").first

@@ -1,0 +1,51 @@
+"""Settings is declared once, from sim: every bound, default and choice must be sim's own."""
+
+import param
+import pytest
+
+import sim
+from app.state import ADVANCED_FIELDS, CUSTOM_MODEL, MAIN_FIELDS, SCENARIO_FIELDS, Settings
+from sim.scenario import ALLOCATIONS, ENGINES, FIELDS, TP_SIZES, Scenario
+from sim.units import KV_DTYPES, WEIGHT_DTYPES
+
+
+@pytest.mark.parametrize("name", sorted(FIELDS))
+def test_numeric_params_carry_sims_bounds_default_and_help(name):
+    p = Settings.param[name]
+    bound = FIELDS[name]
+    assert p.bounds == (bound.low, bound.high)
+    assert isinstance(p, param.Integer) == bound.integer
+    assert p.default == getattr(Scenario(), name)
+    assert p.doc == bound.help
+    assert p.allow_None == bound.optional
+
+
+def test_choices_are_sims_tuples():
+    assert Settings.param.tp.objects == list(TP_SIZES)
+    assert Settings.param.kv_dtype.objects == list(KV_DTYPES)
+    assert Settings.param.weight_dtype.objects == list(WEIGHT_DTYPES)
+    assert Settings.param.allocation.objects == list(ALLOCATIONS)
+    assert Settings.param.engine.objects == list(ENGINES)
+    assert Settings.param.profile.objects == sim.profile_names()
+    assert sorted(Settings.param.gpu.objects.values()) == sorted(sim.gpu_ids())
+    assert sorted(Settings.param.model.objects.values()) == sorted([*sim.model_ids(), CUSTOM_MODEL])
+
+
+def test_every_scenario_field_is_a_setting_and_nothing_else():
+    scenario_fields = set(Scenario().to_dict()) - {"config"}
+    assert set(SCENARIO_FIELDS) == scenario_fields
+    assert len(SCENARIO_FIELDS) == len(MAIN_FIELDS) + len(ADVANCED_FIELDS)
+
+
+def test_defaults_are_the_seed_panel_and_scenario_round_trips():
+    s = Settings()
+    assert s.scenario() == Scenario()
+    s.param.update(prompt_tokens=32768, kv_dtype="fp8", tp=2)
+    assert s.scenario() == Scenario(prompt_tokens=32768, kv_dtype="fp8", tp=2)
+    assert s.non_default() == {"prompt_tokens": 32768, "kv_dtype": "fp8", "tp": 2}
+
+
+def test_custom_model_passes_the_config_and_ignores_the_catalog_id():
+    s = Settings(model=CUSTOM_MODEL)
+    cfg = {"num_hidden_layers": 2}
+    assert s.scenario(cfg).config == cfg

@@ -1,0 +1,116 @@
+"""What the panels display equals sim's figures for that state (read from the panes' HTML, the
+same data-kv elements the browser tests read), and user text is always escaped."""
+
+import json
+
+import panel as pn
+import pytest
+
+from app import admission_panel, phases_panel
+from app.state import CUSTOM_MODEL
+from app.views.hbm_bar import HbmBar
+from app.views.step_breakdown import StepBreakdown, phase_terms
+from sim import Scenario, catalog, evaluate
+from sim.units import GIB, KIB
+
+from .readout import assert_shows, displayed
+
+STATES = [
+    {},
+    {"prompt_tokens": 32768},
+    {"prompt_tokens": 32768, "kv_dtype": "fp8"},
+    {"model": "qwen3-14b", "gpu": "a100-80", "concurrency": 64},
+    {"model": "qwen3-14b", "prompt_tokens": 128, "output_tokens": 16, "concurrency": 256},
+    {"model": "qwen3-8b", "force_mha": True},
+    {"engine": "vllm", "allocation": "paged", "tp": 2, "model": "qwen3-32b"},
+]
+
+
+@pytest.mark.parametrize("state", STATES)
+def test_admission_numbers_are_sims(state):
+    r = evaluate(Scenario(**state))
+    shown = displayed(admission_panel(**state).main)
+    assert shown["max_sequences"] == f"{r.max_sequences:,}"
+    assert shown["batch"] == f"{r.batch:,}"
+    assert_shows(shown["kv_pool"], r.kv_pool_bytes / GIB)
+    assert_shows(shown["kv_per_token"], r.kv_bytes_per_token / KIB)
+    assert shown["kv_formula"].startswith(r.kv_formula.replace(" x ", " \u00d7 "))
+    assert_shows(shown["hbm_weights"], r.weight_bytes / GIB)
+    assert_shows(shown["hbm_kv_used"], r.kv_pool_used_bytes / GIB)
+    assert shown["log"] == "".join(r.log)
+
+
+@pytest.mark.parametrize("state", STATES)
+def test_phase_numbers_are_sims(state):
+    r = evaluate(Scenario(**state))
+    shown = displayed(phases_panel(**state).main)
+    assert_shows(shown["ttft"], r.ttft_s, 1e3)
+    assert_shows(shown["itl"], r.itl_s, 1e3)
+    assert_shows(shown["tokens_per_s"], r.decode_tokens_per_s)
+    assert_shows(shown["per_stream"], r.per_stream_tokens_per_s)
+    assert_shows(shown["tensor_duty"], r.tensor_duty, 100)
+    assert_shows(shown["weight_share"], r.weight_share, 100)
+
+
+def test_seed_figures_show_on_the_panels():
+    shown = displayed(admission_panel(prompt_tokens=32768).main)
+    assert (shown["max_sequences"], shown["batch"]) == ("12", "12")
+    shown = displayed(phases_panel(prompt_tokens=32768, kv_dtype="fp8").main)
+    assert shown["itl"] == "27.9" and shown["tokens_per_s"] == "860"
+
+
+def test_nothing_fits_shows_dashes_and_the_reason():
+    panel = phases_panel(model="qwen3-32b", gpu_memory_utilization=0.72)
+    shown = displayed(panel.main)
+    assert shown["itl"] == "\u2014" and shown["tokens_per_s"] == "\u2014"
+    assert "Model weights need 61.02 GiB" in shown["warnings"]
+    assert displayed(admission_panel(model="qwen3-32b", gpu_memory_utilization=0.72).main)["max_sequences"] == "0"
+
+
+def test_hbm_bar_segments_fill_the_card_in_order():
+    panel = admission_panel()
+    bar = next(v for v in _views(panel) if isinstance(v, HbmBar))
+    data = bar.source.data
+    r = panel.store.result
+    assert data["key"] == ["context_reserve", "non_torch", "weights", "activation", "kv_used", "kv_free"]
+    assert data["right"][-1] * GIB == pytest.approx(r.context_reserve_bytes + r.weight_bytes + r.activation_reserve_bytes
+                                                    + r.kv_pool_bytes)
+    assert all(a == pytest.approx(b) for a, b in zip(data["right"], data["left"][1:], strict=False))
+
+
+def test_step_breakdown_binding_term_is_sims_bound():
+    for state, phase in (({"prompt_tokens": 128}, "prefill"), ({}, "decode"),
+                         ({"model": "qwen3-14b", "prompt_tokens": 128, "output_tokens": 16, "concurrency": 256}, "decode")):
+        panel = phases_panel(**state)
+        view = next(v for v in _views(panel) if isinstance(v, StepBreakdown) and v.phase == phase)
+        r = panel.store.result
+        bound = r.prefill_bound if phase == "prefill" else r.decode_bound
+        solid = {row for row, alpha, width in zip(view.bars.data["row"], view.bars.data["alpha"], view.bars.data["width"],
+                                                   strict=True) if alpha == 1.0 and width == 3}
+        assert solid == {bound}
+        t = phase_terms(r, phase)
+        assert t["total"] == (r.ttft_s if phase == "prefill" else r.itl_s)
+
+
+PAYLOAD = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
+
+
+def test_user_text_is_escaped_everywhere():
+    cfg = dict(catalog.model_entry("qwen3-8b")["config"], _name_or_path=PAYLOAD)
+    panel = admission_panel(model=CUSTOM_MODEL, config_text=json.dumps(cfg))
+    assert panel.store.result.model_name == PAYLOAD
+    shown = displayed(panel.main)
+    assert shown["model_name"].startswith(PAYLOAD)  # shown as text...
+    for pane in pn.Column(panel.main).select(pn.pane.HTML):
+        assert "<script" not in (pane.object or "") and "<img" not in (pane.object or "")  # ...never as markup
+
+
+def test_hostile_notebook_arguments_become_notices():
+    panel = admission_panel(prompt_tokens=-1, gpu="<b>x</b>", concurrency=8)
+    shown = displayed(panel.main)
+    assert panel.settings.concurrency == 8 and panel.settings.prompt_tokens == 4096
+    assert "prompt_tokens=-1" in shown["url_notices"] and "gpu='<b>x</b>'" in shown["url_notices"]
+
+
+def _views(panel):
+    return panel.parts

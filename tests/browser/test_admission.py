@@ -1,0 +1,71 @@
+"""Panel 1 in a real Chromium: load it, move real widgets, and check every number against sim."""
+
+import pytest
+
+from sim import Scenario, catalog, evaluate
+from sim.units import GIB, KIB
+
+from .sim_readout import assert_shows
+from .support import SET_SLIDER_JS
+
+pytestmark = pytest.mark.browser
+
+
+def check_admission(page, **state):
+    """Every figure panel 1 shows equals sim's for `state` (waiting for the reply to arrive)."""
+    return page.eventually(lambda: _check_admission(page, **state))
+
+
+def _check_admission(page, **state):
+    r = evaluate(Scenario(**state))
+    assert page.text("max_sequences") == f"{r.max_sequences:,}"
+    assert page.text("batch") == f"{r.batch:,}"
+    assert_shows(page.text("kv_pool"), r.kv_pool_bytes / GIB)
+    assert_shows(page.text("kv_per_token"), r.kv_bytes_per_token / KIB)
+    assert_shows(page.text("hbm_weights"), r.weight_bytes / GIB)
+    assert_shows(page.text("hbm_kv_used"), r.kv_pool_used_bytes / GIB)
+    assert page.text("kv_formula").startswith(r.kv_formula.replace(" x ", " \u00d7 "))
+    assert page.text("log").split("\n") == r.log
+    return r
+
+
+def test_defaults_are_the_seed_panel(kv_page):
+    kv_page.open("/admission")
+    r = check_admission(kv_page)
+    assert (r.max_sequences, r.batch) == (93, 32)
+    assert kv_page.errors == []
+
+
+def test_keyboard_slider_and_buttons_drive_the_numbers(kv_page):
+    page = kv_page.open("/admission")
+    handle = page.widget("prompt_tokens").locator(".noUi-handle")
+    handle.focus()
+    for _ in range(3 * 8):  # 8 steps per doubling: 4k -> 32k, the seed's drag
+        page.page.keyboard.press("ArrowRight")
+    check_admission(page, prompt_tokens=32768)
+    assert page.widget("prompt_tokens-exact").locator("input").input_value() == "32768"
+    page.widget("kv_dtype").get_by_role("button", name="fp8").click()
+    r = check_admission(page, prompt_tokens=32768, kv_dtype="fp8")
+    assert (r.max_sequences, r.batch) == (24, 24)
+    assert "prompt_tokens=32768" in page.page.url and "kv_dtype=fp8" in page.page.url
+
+
+def test_select_model_and_gpu_and_type_an_exact_prompt(kv_page):
+    page = kv_page.open("/admission")
+    page.widget("model").locator("select").select_option(label="Qwen3-32B")
+    check_admission(page, model="qwen3-32b")
+    page.widget("gpu").locator("select").select_option(label=catalog.gpu("h200").name)
+    check_admission(page, model="qwen3-32b", gpu="h200")
+    box = page.widget("prompt_tokens-exact").locator("input")
+    box.fill("5000")
+    box.press("Enter")
+    check_admission(page, model="qwen3-32b", gpu="h200", prompt_tokens=5000)
+
+
+def test_a_drag_like_slider_change_and_weights_that_do_not_fit(kv_page):
+    page = kv_page.open("/admission?model=qwen3-32b")
+    page.page.evaluate(SET_SLIDER_JS, ["gpu_memory_utilization", 0.72])
+    r = check_admission(page, model="qwen3-32b", gpu_memory_utilization=0.72)
+    assert r.max_sequences == 0
+    assert "Model weights need 61.02 GiB" in page.text("warnings")
+    assert page.errors == []

@@ -1,0 +1,47 @@
+"""The screenshots README.md shows, taken from the live pages after checking their numbers
+against sim (so a picture never shows a wrong figure). Written to docs/img/."""
+
+import struct
+
+import pytest
+
+from sim import Scenario, evaluate
+
+from .support import ROOT
+
+pytestmark = pytest.mark.browser
+
+IMG = ROOT / "docs" / "img"
+SHOTS = [
+    # (file, path, viewport, data-kv to check, sim state, figure)
+    ("admission.png", "/admission?prompt_tokens=32768", (1400, 1000), "max_sequences", {"prompt_tokens": 32768}, "max_sequences"),
+    ("phases.png", "/phases?model=qwen3-14b&concurrency=64", (1400, 1000), "batch", {"model": "qwen3-14b", "concurrency": 64}, None),
+    ("phases-dark.png", "/phases?prompt_tokens=32768&kv_dtype=fp8&theme=dark", (1400, 1000), None, {}, None),
+    ("admission-phone.png", "/admission?model=qwen3-32b", (390, 844), "max_sequences", {"model": "qwen3-32b"}, "max_sequences"),
+    ("weights-do-not-fit.png", "/admission?model=qwen3-32b&gpu_memory_utilization=0.72", (1400, 760), "max_sequences",
+     {"model": "qwen3-32b", "gpu_memory_utilization": 0.72}, "max_sequences"),
+]
+
+
+def png_size(path) -> tuple[int, int]:
+    data = path.read_bytes()[:24]
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+@pytest.mark.parametrize(("name", "path", "viewport", "key", "state", "figure"), SHOTS, ids=[s[0] for s in SHOTS])
+def test_screenshot(browser, server, name, path, viewport, key, state, figure):
+    phone = viewport[0] < 500
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, is_mobile=phone, has_touch=phone)
+    page = context.new_page()
+    page.goto(server + path)
+    page.wait_for_selector('[data-kv="log"]')
+    page.wait_for_timeout(800)  # let Bokeh finish painting the canvases
+    if figure:
+        assert page.locator(f'[data-kv="{key}"]').first.inner_text() == f"{getattr(evaluate(Scenario(**state)), figure):,}"
+    IMG.mkdir(parents=True, exist_ok=True)
+    out = IMG / name
+    page.screenshot(path=str(out), full_page=True)
+    width, height = png_size(out)
+    assert width == viewport[0] and height >= viewport[1] * 0.9
+    context.close()

@@ -1,0 +1,109 @@
+"""Every setting lives in the URL: a copied link reopens the same state, and bad or hostile values
+in a link are dropped with a visible notice while the rest are kept."""
+
+import json
+from urllib.parse import quote
+
+import pytest
+
+from sim import Scenario, catalog, evaluate
+
+pytestmark = pytest.mark.browser
+
+
+def shows_sim(page, **state) -> None:
+    r = evaluate(Scenario(**state))
+    assert page.text("max_sequences") == f"{r.max_sequences:,}"
+    assert page.text("batch") == f"{r.batch:,}"
+
+
+def test_a_link_opens_its_state_and_a_copied_link_reproduces_it(kv_page, browser):
+    state = dict(model="qwen3-14b", gpu="h200", prompt_tokens=16384, kv_dtype="fp8", concurrency=128)
+    query = "&".join(f"{k}={v}" for k, v in state.items())
+    page = kv_page.open(f"/admission?{query}")
+    page.eventually(lambda: shows_sim(page, **state))
+    assert page.widget("model").locator("select").input_value() == "Qwen3-14B"
+    assert "bk-active" in page.widget("kv_dtype").get_by_role("button", name="fp8").get_attribute("class")
+    # change two settings with the keyboard and a click, then copy the link
+    handle = page.widget("output_tokens").locator(".noUi-handle")
+    handle.focus()
+    for _ in range(8):
+        page.page.keyboard.press("ArrowRight")  # 256 -> 512 output tokens
+    page.widget("allocation").get_by_role("button", name="paged").click()
+    box = page.widget("output_tokens-exact").locator("input")
+    page.eventually(lambda: _assert(box.input_value() == "512"))
+    changed = dict(state, output_tokens=512, allocation="paged")
+    page.eventually(lambda: shows_sim(page, **changed))
+    page.page.get_by_role("button", name="Copy link").click()
+    copied = page.page.evaluate("navigator.clipboard.readText()")
+    assert copied == page.page.url
+    # the copied link, opened in a fresh browser context, shows the same state
+    other = browser.new_context(viewport={"width": 1200, "height": 900})
+    fresh = other.new_page()
+    fresh.goto(copied)
+    fresh.wait_for_selector('[data-kv="max_sequences"]')
+    r = evaluate(Scenario(**changed))
+    assert fresh.locator('[data-kv="max_sequences"]').inner_text() == f"{r.max_sequences:,}"
+    assert fresh.locator('[data-kv="kv_pool"]').inner_text() == page.text("kv_pool")
+    assert fresh.url == copied
+    other.close()
+
+
+def test_nav_links_and_theme_switch_keep_the_state(kv_page):
+    page = kv_page.open("/admission?prompt_tokens=32768&kv_dtype=fp8")
+    page.page.get_by_role("link", name="Two phases, opposite bottlenecks").click()
+    page.page.wait_for_url("**/phases?prompt_tokens=32768&kv_dtype=fp8")
+    page.page.wait_for_selector('[data-kv="itl"]')
+    r = evaluate(Scenario(prompt_tokens=32768, kv_dtype="fp8"))
+    assert page.text("itl") == f"{r.itl_s * 1e3:.1f}" == "27.9"
+    page.page.get_by_role("button", name="Dark theme").click()
+    page.page.wait_for_url("**/phases?prompt_tokens=32768&kv_dtype=fp8&theme=dark")
+    page.page.wait_for_selector('[data-kv="itl"]')
+    assert page.text("itl") == "27.9"
+    assert page.page.get_by_role("button", name="Light theme").count() == 1
+
+
+def test_embed_code_is_an_iframe_of_this_state(kv_page):
+    page = kv_page.open("/phases?prompt_tokens=32768&concurrency=8")
+    page.page.get_by_role("button", name="Copy embed code").click()
+    snippet = page.page.evaluate("navigator.clipboard.readText()")
+    assert snippet.startswith('<iframe src="' + kv_page.base + "/phases?prompt_tokens=32768&amp;concurrency=8")
+    assert snippet.endswith("></iframe>") and 'title="kvlab: Two phases, opposite bottlenecks"' in snippet
+
+
+def test_hostile_link_values_are_ignored_with_a_notice(kv_page):
+    hostile = "<script>window.__xss=1</script><img src=x onerror=window.__xss=2>"
+    query = (f"?prompt_tokens=abc&gpu={quote(hostile)}&tp=3&concurrency=64&{quote(hostile)}=1"
+             f"&gpu_memory_utilization=2&kv_dtype=fp8")
+    page = kv_page.open("/admission" + query)
+    notice = page.text("url_notices")
+    for expected in ("prompt_tokens='abc'", "must be an integer between 1 and 2,097,152", "gpu='<script>window.__xss=1</script>",
+                     "tp='3'", "must be one of 1, 2, 4, 8", "Ignored unknown setting '<script>",
+                     "gpu_memory_utilization='2'", "must be between 0.05 and 1"):
+        assert expected in notice
+    shows_sim(page, concurrency=64, kv_dtype="fp8")  # the good values were kept
+    assert page.page.evaluate("window.__xss") is None and page.page.locator('img[src="x"]').count() == 0
+    # the address bar now carries only what was kept
+    assert page.page.url.endswith("/admission?concurrency=64&kv_dtype=fp8")
+
+
+def test_a_pasted_config_travels_in_the_link(kv_page, browser):
+    cfg = dict(catalog.model_entry("qwen3-14b")["config"], _name_or_path="pasted/14B")
+    page = kv_page.open("/admission?prompt_tokens=8192")
+    page.widget("model").locator("select").select_option(label="Paste a config.json\u2026")
+    area = page.widget("config_text").locator("textarea")
+    area.fill(json.dumps(cfg))
+    area.blur()
+    page.eventually(lambda: shows_sim(page, model="qwen3-14b", prompt_tokens=8192))
+    other = browser.new_context()
+    fresh = other.new_page()
+    fresh.goto(page.page.url)
+    fresh.wait_for_selector('[data-kv="model_name"]')
+    assert fresh.locator('[data-kv="model_name"]').inner_text().startswith("pasted/14B")
+    r = evaluate(Scenario(model="qwen3-14b", prompt_tokens=8192))
+    assert fresh.locator('[data-kv="max_sequences"]').inner_text() == f"{r.max_sequences:,}"
+    other.close()
+
+
+def _assert(condition: bool) -> None:
+    assert condition
