@@ -180,13 +180,24 @@ def _pyodide_dir_version(path: Path) -> str:
     raise BuildError(f"--pyodide-dir: cannot tell the Pyodide version of {path} (no package.json or pyodide-lock.json)")
 
 
-def _prepare_out(out: Path) -> None:
-    if out.exists() and any(out.iterdir()) and not (out / MARKER_FILE).is_file():
+def _check_out(out: Path) -> None:
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER_FILE).is_file())):
         raise BuildError(f"--out: {out} is not empty and was not written by kvlab build-site; remove it or choose another folder")
+
+
+def _staging_dir(out: Path) -> Path:
+    """An empty folder beside `out`: the site is built there and swapped in only when complete, so
+    a failed build leaves the previous site being served as it was."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}-building-", dir=out.parent))
+    (stage / MARKER_FILE).write_text("written by kvlab build-site; the whole folder is replaced on each build\n", encoding="utf-8")
+    return stage
+
+
+def _swap_in(stage: Path, out: Path) -> None:
     if out.exists():
         shutil.rmtree(out)
-    out.mkdir(parents=True)
-    (out / MARKER_FILE).write_text("written by kvlab build-site; the whole folder is replaced on each build\n", encoding="utf-8")
+    stage.rename(out)
 
 
 def _sha256(path: Path) -> str:
@@ -286,9 +297,21 @@ def build(opts: SiteOptions) -> SiteReport:
         if found.lstrip("v") != pyodide_version:
             raise BuildError(f"--pyodide-dir: {opts.pyodide_dir} holds Pyodide {found}, but Panel {versions['panel']}'s worker "
                              f"loads Pyodide {pyodide_version} with importScripts(); give a {pyodide_version} release")
-    out = opts.out_dir.resolve()
-    _prepare_out(out)
+    final_out = opts.out_dir.resolve()
+    _check_out(final_out)
+    out = _staging_dir(final_out)
+    try:
+        info, pages = _build_into(out, pages, opts, versions)
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    _swap_in(out, final_out)
+    return SiteReport(final_out, tuple(pages), info)
 
+
+def _build_into(out: Path, pages: list[Page], opts: SiteOptions, versions: dict) -> tuple[dict, list[Page]]:
+    """Write the whole site into the empty folder `out`; return build-info and the converted pages."""
+    pyodide_version = versions["pyodide"]
     with tempfile.TemporaryDirectory(prefix="kvlab-wheels-") as tmp:
         wheels = [build_wheel(SIM_WHEEL, Path(tmp))]
         if any((ROOT / p).is_dir() for p in APP_WHEEL.packages):
@@ -331,7 +354,7 @@ def build(opts: SiteOptions) -> SiteReport:
                    "resources": f"{p.name}.resources.zip"} for p in pages],
     }
     (out / INFO_FILE).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return SiteReport(out, tuple(pages), info)
+    return info, pages
 
 
 def _display_path(path: Path) -> str:

@@ -194,6 +194,16 @@ def test_pyodide_dir_must_match_the_release_panel_loads(tmp_path):
     assert f"--pyodide-dir: {rt.path} holds Pyodide {rt.version}" in proc.stderr
 
 
+def test_failed_build_leaves_the_previous_site_in_place(tmp_path):
+    out = tmp_path / "site"
+    assert build_site(out, "--pages", FIXTURE_PAGES).returncode == 0
+    before = (out / "hello_kv.html").read_text()
+    proc = build_site(out, "--pages", "tests/site/fixtures/broken/*.py")
+    assert proc.returncode == 1
+    assert (out / "hello_kv.html").read_text() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["site"], "the staging folder must be cleaned up"
+
+
 def test_refuses_to_replace_a_folder_it_did_not_write(tmp_path):
     out = tmp_path / "precious"
     out.mkdir()
