@@ -89,11 +89,39 @@ def serve_directory(root: Path) -> Iterator[str]:
         server.server_close()
 
 
+def in_own_thread(func):
+    """Run `func` in a fresh thread and return its result (or raise its exception).
+
+    Playwright's sync API refuses to start while another sync Playwright is live in the same
+    thread, and the browser tests keep one open for the whole pytest session. A Playwright session
+    that starts, works and ends inside its own thread never meets theirs. Functions wrapped here
+    must return plain data, never Playwright objects.
+    """
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        box: dict = {}
+
+        def target():
+            try:
+                box["result"] = func(*args, **kwargs)
+            except BaseException as e:  # re-raised in the caller's thread
+                box["error"] = e
+
+        thread = threading.Thread(target=target, name=f"kvlab-{func.__name__}")
+        thread.start()
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
+
+    return wrapper
+
+
 @contextlib.contextmanager
 def chromium_page(record: list[str] | None = None, block_outside: bool = True):
     """A fresh headless Debian Chromium page (Python Playwright). Requests that leave 127.0.0.1 are
     aborted when block_outside is set (nothing may depend on the network at test time) and their
-    URLs appended to `record`."""
+    URLs appended to `record`. Use it inside a function wrapped with `in_own_thread`."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
@@ -115,6 +143,7 @@ def chromium_page(record: list[str] | None = None, block_outside: bool = True):
             browser.close()
 
 
+@in_own_thread
 def run_in_chromium(rt: Runtime, script: Path, func: str, payload: str, wheels: list[Path], timeout_s: float = 300) -> tuple[str, dict]:
     """Call `func(payload)` defined in `script` inside Pyodide in headless Chromium; return (string, timings)."""
     with tempfile.TemporaryDirectory(prefix="kvlab-chromium-") as tmp:

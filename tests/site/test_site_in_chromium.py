@@ -19,6 +19,7 @@ from tests.site.conftest import FIXTURE_PAGES, build_site
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
+@harness.in_own_thread
 def _open(site: Path, timeout_s: float = 60) -> dict:
     """Load hello_kv.html and watch it until the loader reports failure or readiness."""
     outside: list[str] = []
