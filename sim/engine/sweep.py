@@ -82,9 +82,14 @@ class Job:
         return min(1.0, (len(self.results) + partial) / len(self.configs))
 
     def cancel(self) -> None:
+        """Stop; the run in progress is summarised as it stands (its result says `cancelled`)."""
+        if self.done:
+            return
         self.cancelled = True
         if self._current is not None:
             self._current.cancel()
+            self.results.append(collect(self._current))
+            self._current = None
 
     def advance(self, max_events: int = 20_000) -> bool:
         """Run up to about `max_events` events; True when every run is finished (or cancelled)."""
@@ -120,6 +125,8 @@ def sweep_from(job: Job, factor: float = 3.0) -> Sweep:
         if r.errors:
             errors.extend(r.errors)
             continue
+        if r.cancelled:
+            continue  # a partial run's tail is not a point on the curve
         pts.append(point(rate, r))
     return Sweep(pts, knee(pts, factor), errors, job.cancelled)
 

@@ -1,0 +1,1 @@
+"""The serving lab's settings, store and views (app/pages/serving_lab.py assembles them)."""

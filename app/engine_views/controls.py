@@ -1,0 +1,120 @@
+"""The serving lab's sidebar: one widget per LabSettings parameter (label, bounds and help from the
+parameter, hence from the engine), grouped as the issue lists them: workload, scheduler, KV memory,
+hardware, cluster, targets. Fields that do not apply (the rate of a closed loop, SGLang's ratio
+under watermark admission) are hidden, not removed, so their values survive a round trip."""
+
+from __future__ import annotations
+
+import panel as pn
+
+from .settings import LAB_PRESETS, PRESET_LABELS
+from .store import LabStore
+
+WIDE = dict(sizing_mode="stretch_width")
+
+
+def _heading(text: str) -> pn.pane.HTML:
+    return pn.pane.HTML(f"<h4 style='margin:14px 0 0;font-size:0.95rem;letter-spacing:0.04em;text-transform:uppercase;"
+                        f"opacity:0.7'>{text}</h4>", margin=(0, 10))
+
+
+class LabControls(pn.viewable.Viewer):
+    def __init__(self, store: LabStore):
+        super().__init__()
+        self.store = store
+        s = store.settings
+        p = s.param
+        choice = dict(button_type="primary", button_style="outline", **WIDE)
+        w = {
+            "preset": pn.widgets.Select.from_param(p.preset, options={PRESET_LABELS[k]: k for k in LAB_PRESETS}, **WIDE),
+            "arrival": pn.widgets.RadioButtonGroup.from_param(p.arrival, **choice),
+            "rate_per_s": pn.widgets.EditableFloatSlider.from_param(p.rate_per_s, start=0.1, end=40.0, step=0.1, **WIDE),
+            "burst_cv": pn.widgets.FloatInput.from_param(p.burst_cv, step=0.5, **WIDE),
+            "clients": pn.widgets.IntInput.from_param(p.clients, **WIDE),
+            "think_time_s": pn.widgets.FloatInput.from_param(p.think_time_s, step=0.5, **WIDE),
+            "num_requests": pn.widgets.IntInput.from_param(p.num_requests, step=100, **WIDE),
+            "seed": pn.widgets.IntInput.from_param(p.seed, **WIDE),
+            "policy": pn.widgets.RadioButtonGroup.from_param(p.policy, **choice),
+            "compare_policy": pn.widgets.Select.from_param(p.compare_policy, **WIDE),
+            "admission": pn.widgets.RadioButtonGroup.from_param(p.admission, **choice),
+            "tokenizer": pn.widgets.RadioButtonGroup.from_param(p.tokenizer, **choice),
+            "block_table": pn.widgets.RadioButtonGroup.from_param(p.block_table, **choice),
+            "preemption": pn.widgets.RadioButtonGroup.from_param(p.preemption, **choice),
+            "prefix_caching": pn.widgets.Checkbox.from_param(p.prefix_caching),
+            "model": pn.widgets.Select.from_param(p.model, **WIDE),
+            "gpu": pn.widgets.Select.from_param(p.gpu, **WIDE),
+            "tp": pn.widgets.RadioButtonGroup.from_param(p.tp, **choice),
+            "kv_dtype": pn.widgets.RadioButtonGroup.from_param(p.kv_dtype, **choice),
+            "weight_dtype": pn.widgets.RadioButtonGroup.from_param(p.weight_dtype, **choice),
+            "engine": pn.widgets.RadioButtonGroup.from_param(p.engine, **choice),
+            "gpu_memory_utilization": pn.widgets.FloatSlider.from_param(p.gpu_memory_utilization, step=0.01, **WIDE),
+            "disaggregated": pn.widgets.Checkbox.from_param(p.disaggregated),
+        }
+        for name in ("prompt_dist", "output_dist"):
+            w[name] = pn.widgets.RadioButtonGroup.from_param(p[name], **choice)
+        for name in ("prompt_tokens", "prompt_min_tokens", "prompt_max_tokens", "output_tokens", "output_min_tokens",
+                     "output_max_tokens", "prefix_tokens", "prefix_groups", "max_num_seqs", "max_num_batched_tokens",
+                     "replicas", "prefill_instances", "decode_instances"):
+            w[name] = pn.widgets.IntInput.from_param(p[name], **WIDE)
+        for name in ("prompt_sigma", "output_sigma", "prefix_fraction", "watermark_fraction", "new_token_ratio",
+                     "tokenize_s_per_token", "block_table_s_per_block", "swap_space_gib", "host_cache_gib", "mem_fraction_static",
+                     "ttft_target_s", "itl_target_s"):
+            w[name] = pn.widgets.FloatInput.from_param(p[name], **WIDE)
+        for name, widget in w.items():
+            widget.css_classes = [*widget.css_classes, f"kv-w-lab-{name.replace('_', '-')}"]
+        self.widgets = w
+        self.trace = pn.widgets.FileInput(accept=".csv,.jsonl,.json,.txt", multiple=False, **WIDE,
+                                          css_classes=["kv-w-lab-trace"])
+        self.trace.param.watch(self._on_trace, "value")
+        s.param.watch(lambda *_: self._visibility(), ["arrival", "admission", "engine", "disaggregated", "prompt_dist",
+                                                       "output_dist"])
+        self._visibility()
+
+    def _on_trace(self, event) -> None:
+        if event.new:
+            self.store.load_trace(event.new, self.trace.filename or "trace")
+
+    def _visibility(self) -> None:
+        s, w = self.store.settings, self.widgets
+        open_loop = s.arrival in ("poisson", "gamma")
+        w["rate_per_s"].visible = open_loop
+        w["burst_cv"].visible = s.arrival == "gamma"
+        w["clients"].visible = w["think_time_s"].visible = s.arrival == "closed"
+        w["num_requests"].visible = s.arrival != "trace"
+        w["new_token_ratio"].visible = s.admission == "reserve"
+        w["mem_fraction_static"].visible = s.engine == "sglang"
+        w["gpu_memory_utilization"].visible = s.engine != "sglang"
+        w["replicas"].visible = not s.disaggregated
+        w["prefill_instances"].visible = w["decode_instances"].visible = s.disaggregated
+        for kind in ("prompt", "output"):
+            dist = getattr(s, f"{kind}_dist")
+            w[f"{kind}_sigma"].visible = dist == "lognormal"
+            w[f"{kind}_min_tokens"].visible = w[f"{kind}_max_tokens"].visible = dist != "fixed"
+            w[f"{kind}_tokens"].visible = dist != "uniform"
+
+    def __panel__(self):
+        w = self.widgets
+
+        def card(title, *names, collapsed=True, extra=()):
+            return pn.Card(*(w[n] for n in names), *extra, title=title, collapsed=collapsed, sizing_mode="stretch_width",
+                           margin=(6, 10))
+        trace_help = pn.pane.HTML("<p class='kv-caption'>CSV or JSON lines: arrival_s, prompt_tokens, output_tokens, and "
+                                  "optionally prefix_id, prefix_tokens.</p>", margin=(0, 10))
+        return pn.Column(
+            _heading("Start from"), w["preset"],
+            _heading("Workload"), w["arrival"], w["rate_per_s"], w["burst_cv"], w["clients"], w["think_time_s"], w["num_requests"],
+            card("Prompt and output lengths", "prompt_dist", "prompt_tokens", "prompt_min_tokens", "prompt_max_tokens", "prompt_sigma",
+                 "output_dist", "output_tokens", "output_min_tokens", "output_max_tokens", "output_sigma"),
+            card("Shared prefixes", "prefix_tokens", "prefix_fraction", "prefix_groups"),
+            card("Import a trace", extra=(self.trace, trace_help)),
+            _heading("Scheduler"), w["policy"], w["compare_policy"],
+            card("Admission and CPU costs (seed 000)", "admission", "watermark_fraction", "new_token_ratio", "tokenizer",
+                 "tokenize_s_per_token", "block_table", "block_table_s_per_block"),
+            card("KV memory", "preemption", "swap_space_gib", "prefix_caching", "host_cache_gib"),
+            card("Hardware and model", "model", "gpu", "tp", "kv_dtype", "weight_dtype", "engine", "gpu_memory_utilization",
+                 "mem_fraction_static", "max_num_seqs", "max_num_batched_tokens"),
+            card("Cluster", "disaggregated", "replicas", "prefill_instances", "decode_instances"),
+            card("Goodput targets", "ttft_target_s", "itl_target_s"),
+            w["seed"],
+            sizing_mode="stretch_width", margin=0,
+        )

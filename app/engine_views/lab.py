@@ -1,0 +1,103 @@
+"""The serving lab assembled: a Viewer for notebooks and the page template for `panel serve`.
+
+    import panel as pn
+    pn.extension()
+    from app.engine_views.lab import ServingLab
+    ServingLab(preset="seed001-saturation")     # displays in a notebook
+"""
+
+from __future__ import annotations
+
+import panel as pn
+
+from ..html import BASE_CSS
+from ..landing import available_pages
+from ..page import HEADER_COLOR, SITE
+from ..share import nav_links, share_buttons, theme_button
+from .comparison import PolicyComparison
+from .controls import LabControls
+from .distribution import LatencyDistribution
+from .log_console import LogConsole
+from .settings import LabSettings
+from .store import LabStore
+from .summary import LabNotices, RunStatus, SummaryTiles
+from .sweep_chart import RateSweep
+from .timeline import Timeline
+from .urlstate import apply_query, encode_query
+
+SLUG = "serving_lab"
+TITLE = "The serving lab"
+LEAD = ("Requests arrive over time, queue, get admitted against the KV pool, share steps and sometimes lose their "
+        "blocks. Change the workload or the policy and read the distributions, not the means.")
+SIDEBAR_WIDTH_PX = 340
+
+
+def _section(title: str, note: str, *items) -> pn.Column:
+    head = pn.pane.HTML(f"<h3 style='margin:18px 0 2px;font-size:1.15rem'>{title}</h3><p class='kv-caption'>{note}</p>",
+                        stylesheets=[BASE_CSS], margin=(0, 10), sizing_mode="stretch_width")
+    return pn.Column(head, *items, sizing_mode="stretch_width", margin=0)
+
+
+class ServingLab(pn.viewable.Viewer):
+    """The whole lab: sidebar controls and every view, over one LabStore."""
+
+    def __init__(self, store: LabStore | None = None, synchronous: bool = False, **initial):
+        super().__init__()
+        if store is None:
+            settings = LabSettings()
+            if "preset" in initial:
+                settings.preset = initial.pop("preset")
+            settings.param.update(**initial)
+            store = LabStore(settings, synchronous=synchronous)
+        self.store = store
+        self.controls = LabControls(store)
+        st = store
+        self.views = {
+            "status": RunStatus(store=st), "notices": LabNotices(store=st), "summary": SummaryTiles(store=st),
+            "distribution": LatencyDistribution(store=st), "comparison": PolicyComparison(store=st),
+            "timeline": Timeline(store=st), "sweep": RateSweep(store=st), "log": LogConsole(store=st),
+        }
+        v = self.views
+        self.main = pn.Column(
+            v["status"], v["notices"], v["summary"],
+            _section("Latency distributions", "Histogram and cumulative distribution, p50 / p90 / p99 and the mean marked; the "
+                     "comparison policy in orange, on the same requests.", v["distribution"]),
+            _section("Two policies, same workload", "Every figure of the run beside the comparison's.", v["comparison"]),
+            _section("Over time", "KV cache usage and the running and waiting queues, sampled through the run.", v["timeline"]),
+            _section("Request rate sweep: find the cliff", "The current settings at a range of Poisson rates.", v["sweep"]),
+            _section("Engine log", "The lines vLLM and SGLang would print, and the Prometheus counters at the end.", v["log"]),
+            sizing_mode="stretch_width", margin=0)
+
+    def __panel__(self):
+        return pn.Row(pn.Column(self.controls, width=SIDEBAR_WIDTH_PX), self.main, sizing_mode="stretch_width")
+
+
+def _query() -> str:
+    loc = pn.state.location
+    return (loc.search or "") if loc is not None else ""
+
+
+def build_lab_page() -> pn.template.BootstrapTemplate:
+    settings = LabSettings()
+    notices = apply_query(settings, _query())
+    store = LabStore(settings)
+    if notices:
+        store.trace_note = ""
+        store.issues = [{"field": "link", "message": n} for n in notices] + list(store.issues)
+    lab = ServingLab(store=store)
+    bar = nav_links(SLUG, pages=available_pages(), query=encode_query(settings))
+    settings.param.watch(lambda *_: bar.set_query(encode_query(settings)), list(settings.param))
+    lead = pn.pane.HTML(f'<p class="kv-caption">{LEAD}</p>', stylesheets=[BASE_CSS], sizing_mode="stretch_width", margin=(8, 10, 0, 10))
+    toolbar = pn.FlexBox(lead, *share_buttons(TITLE), flex_wrap="wrap", align_items="center", sizing_mode="stretch_width", margin=0)
+    toolbar[0].styles = {"flex": "1 1 320px"}
+    template = pn.template.BootstrapTemplate(
+        title=f"{SITE} \u00b7 {TITLE}",
+        header=[bar, theme_button()],
+        sidebar=[lab.controls],
+        main=[toolbar, lab.main],
+        header_background=HEADER_COLOR,
+        sidebar_width=SIDEBAR_WIDTH_PX,
+        busy_indicator=None,
+        theme="dark" if pn.config.theme == "dark" else "default",
+    )
+    return template

@@ -1,0 +1,191 @@
+"""The serving lab's one place that runs the engine.
+
+Settings -> `sim.engine` jobs -> immutable `EngineResult`s -> views. A run goes in slices of
+events, so a long one shows its progress and a Cancel button works: in a served page (and under
+Pyodide, which has no threads) the slices run from a periodic callback on the event loop; in a
+notebook or a test (`synchronous=True`) they run back to back. Any change to a run setting cancels
+the run in progress and starts again; the first slice runs at once, so a run of the default size
+(a few thousand events) is finished before the change's reply leaves the server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+import panel as pn
+import param
+
+from sim.engine import EngineResult, parse_trace
+from sim.engine.sweep import Job, Sweep, rate_sweep_job, sweep_from
+from sim.errors import InputError
+
+from .settings import NO_COMPARISON, RUN_FIELDS, LabSettings
+
+TICK_MS = 30  # period of the slice callback
+SLICE_S = 0.08  # target CPU time of one slice: the page stays responsive between slices
+FIRST_SLICE_EVENTS = 40_000  # enough for a default run to finish in the first slice
+
+
+class LabStore(param.Parameterized):
+    settings = param.ClassSelector(class_=LabSettings, constant=True)
+    result = param.ClassSelector(class_=EngineResult, allow_None=True, doc="the chosen policy's run")
+    compare = param.ClassSelector(class_=EngineResult, allow_None=True, doc="the comparison policy's run")
+    issues = param.List(default=[], doc="[{field, message}] of the last run")
+    running = param.Boolean(default=False)
+    progress = param.Number(default=0.0, bounds=(0, 1))
+    status = param.String(default="")
+    sweep = param.ClassSelector(class_=Sweep, allow_None=True)
+    sweep_running = param.Boolean(default=False)
+    sweep_progress = param.Number(default=0.0, bounds=(0, 1))
+    trace_note = param.String(default="", doc="what the imported trace holds, or why it was refused")
+
+    def __init__(self, settings: LabSettings | None = None, synchronous: bool = False, **params):
+        super().__init__(settings=settings or LabSettings(), **params)
+        self.synchronous = synchronous
+        self._job: Job | None = None
+        self._cmp_job: Job | None = None
+        self._sweep_job: Job | None = None
+        self._callback = None
+        self._events_per_slice = 20_000
+        self.settings.param.watch(lambda *_: self.run(), list(RUN_FIELDS))
+        self.run()
+
+    # ----- the main run (and its comparison) ----------------------------------------------
+    def run(self) -> None:
+        """Cancel what is running and start the chosen policy's run, then the comparison's. The
+        main result is published as soon as it is done; the comparison follows a slice later."""
+        for job in (self._job, self._cmp_job):
+            if job is not None and not job.done:
+                job.cancel()
+        s = self.settings
+        self._job = Job([s.config()])
+        self._cmp_job = None
+        if s.compare_policy not in (NO_COMPARISON, s.policy):
+            self._cmp_job = Job([s.config(policy=s.compare_policy)])
+        self.param.update(running=True, progress=0.0, status="simulating\u2026", compare=None)
+        self._advance_main(FIRST_SLICE_EVENTS)
+        if self._job is not None or self._cmp_job is not None:
+            self._ensure_ticking()
+
+    def cancel(self) -> None:
+        for job in (self._job, self._cmp_job, self._sweep_job):
+            if job is not None and not job.done:
+                job.cancel()
+        self._tick()
+
+    def _advance_main(self, events: int) -> None:
+        if self._job is not None:
+            job = self._job
+            job.advance(events)
+            if job.done:
+                self._job = None
+                self._publish(job.results[0], job.cancelled)
+                if job.cancelled:
+                    self._cmp_job = None
+            else:
+                self.progress = job.progress * (0.5 if self._cmp_job is not None else 1.0)
+        elif self._cmp_job is not None:
+            job = self._cmp_job
+            job.advance(events)
+            if job.done:
+                self._cmp_job = None
+                other = job.results[0]
+                with _hold():
+                    self.param.update(compare=other if other.ok and not job.cancelled else None, running=False, progress=1.0)
+            else:
+                self.progress = 0.5 + 0.5 * job.progress
+
+    def _publish(self, main: EngineResult, cancelled: bool) -> None:
+        if main.ok:
+            status = f"{main.completed:,} requests simulated ({main.events:,} events)"
+            if main.cancelled:
+                status = f"cancelled after {main.completed:,} of {main.num_requests:,} requests: partial results"
+        else:
+            status = "cancelled" if cancelled else "no run: see the message above"
+        still = self._cmp_job is not None and main.ok and not cancelled
+        with _hold():  # every view redraws in one message to the browser
+            self.param.update(result=main if main.ok else None, issues=list(main.errors), running=still,
+                              progress=0.5 if still else 1.0, status=status)
+
+    # ----- an imported trace ----------------------------------------------------------------------
+    def load_trace(self, data: bytes, filename: str = "trace") -> None:
+        """Parse an uploaded CSV / JSONL trace and run it; a malformed file is refused with the
+        rows at fault named, and the previous settings stay."""
+        try:
+            rows = parse_trace(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            self.trace_note = f"Trace refused: {filename} is not UTF-8 text (expected CSV or JSON lines)."
+            return
+        except InputError as e:
+            self.trace_note = "Trace refused: " + "; ".join(i.message for i in e.issues)
+            return
+        s = self.settings
+        s.trace_rows = rows
+        span = rows[-1].arrival_s - rows[0].arrival_s
+        self.trace_note = f"{len(rows):,} requests from {filename} over {span:,.1f} s; arrivals now follow the trace."
+        if s.arrival != "trace":
+            s.arrival = "trace"  # a run setting: the change starts the run
+        else:
+            self.run()
+
+    # ----- the rate sweep ---------------------------------------------------------------------
+    def sweep_rates(self) -> list[float]:
+        s = self.settings
+        lo, hi, n = sorted((s.sweep_low_per_s, s.sweep_high_per_s)) + [s.sweep_points]
+        if hi <= lo:
+            return [lo]
+        ratio = (hi / lo) ** (1 / (n - 1))
+        return [round(lo * ratio**i, 4) for i in range(n)]
+
+    def run_sweep(self) -> None:
+        if self._sweep_job is not None and not self._sweep_job.done:
+            self._sweep_job.cancel()
+        base = self.settings.config().with_(arrival="poisson") if self.settings.arrival != "poisson" else self.settings.config()
+        self._sweep_job = rate_sweep_job(base, self.sweep_rates())
+        self.param.update(sweep_running=True, sweep_progress=0.0)
+        self._ensure_ticking()
+
+    def _advance_sweep(self, events: int) -> None:
+        job = self._sweep_job
+        if job is None:
+            return
+        job.advance(events)
+        if job.done:
+            with _hold():
+                self.param.update(sweep=sweep_from(job), sweep_running=False, sweep_progress=1.0)
+            self._sweep_job = None
+        else:
+            self.sweep_progress = job.progress
+
+    # ----- slicing ----------------------------------------------------------------------------
+    def _ensure_ticking(self) -> None:
+        if self.synchronous:
+            while self._busy():
+                self._tick()
+            return
+        if self._callback is None:
+            self._callback = pn.state.add_periodic_callback(self._tick, period=TICK_MS)
+
+    def _tick(self) -> None:
+        """One slice of whatever is running; sized so each slice takes about SLICE_S."""
+        t0 = time.perf_counter()
+        if self._job is not None or self._cmp_job is not None:
+            self._advance_main(self._events_per_slice)
+        elif self._sweep_job is not None:
+            self._advance_sweep(self._events_per_slice)
+        spent = time.perf_counter() - t0
+        if spent > 0:  # wall time only sizes the slices; no result depends on it
+            scale = min(max(SLICE_S / spent, 0.5), 2.0)
+            self._events_per_slice = int(min(max(self._events_per_slice * scale, 2_000), 200_000))
+        if not self._busy() and self._callback is not None:
+            self._callback.stop()
+            self._callback = None
+
+    def _busy(self) -> bool:
+        return self._job is not None or self._cmp_job is not None or self._sweep_job is not None
+
+
+def _hold():
+    """Panel's hold (one message for many model changes) where there is a document to hold."""
+    return pn.io.hold() if pn.state.curdoc is not None else contextlib.nullcontext()

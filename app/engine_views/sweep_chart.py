@@ -1,0 +1,74 @@
+"""p50 and p99 latency against request rate: where the curve leaves its floor is the cliff
+(seed 004). Each point is a full run of the current settings at that Poisson rate."""
+
+from __future__ import annotations
+
+import panel as pn
+from bokeh.models import ColumnDataSource, HoverTool, Label, Span
+
+from .. import html
+from ..palette import COLORS, OKABE_ITO, ink, muted
+from ..views.base import base_figure, bokeh_pane
+from .base import LabView, below_plot, seconds
+
+
+class RateSweep(LabView):
+    watched = ("sweep", "sweep_running")
+
+    def build(self):
+        s = self.store.settings
+        self.button = pn.widgets.Button(name="Run the sweep", button_type="primary", width=150, margin=(18, 10, 5, 10),
+                                        css_classes=["kv-w-lab-sweep"])
+        self.button.on_click(lambda *_: self.store.run_sweep())
+        low = pn.widgets.FloatInput.from_param(s.param.sweep_low_per_s, width=130)
+        high = pn.widgets.FloatInput.from_param(s.param.sweep_high_per_s, width=130)
+        points = pn.widgets.IntInput.from_param(s.param.sweep_points, width=110)
+        fig = base_figure(self.dark, height=320, y_axis_type="log", title="Latency against request rate")
+        fig.xaxis.axis_label = "request rate (requests/s)"
+        fig.yaxis.axis_label = "latency (s)"
+        self.src = ColumnDataSource(dict(rate=[], ttft50=[], ttft99=[], e2e99=[], kv=[], tput=[]))
+        r99 = fig.line(x="rate", y="ttft99", source=self.src, color=COLORS["kv"], line_width=3, legend_label="TTFT p99")
+        fig.scatter(x="rate", y="ttft99", source=self.src, color=COLORS["kv"], size=8)
+        fig.line(x="rate", y="ttft50", source=self.src, color=COLORS["prefill"], line_width=2, legend_label="TTFT p50")
+        fig.scatter(x="rate", y="ttft50", source=self.src, color=COLORS["prefill"], size=6)
+        fig.line(x="rate", y="e2e99", source=self.src, color=OKABE_ITO["blue"], line_width=2, line_dash="dashed", legend_label="E2E p99")
+        fig.add_tools(HoverTool(renderers=[r99], mode="vline", tooltips=[
+            ("rate", "@rate{0.00}/s"), ("TTFT p50", "@ttft50{0.000} s"), ("TTFT p99", "@ttft99{0.000} s"), ("E2E p99", "@e2e99{0.0} s"),
+            ("KV in use", "@kv{0%}"), ("completed", "@tput{0.00} req/s")]))
+        self.knee = Span(location=0, dimension="height", line_color=muted(self.dark), line_dash="dotted", line_width=2, visible=False)
+        self.knee_label = Label(x=0, y=10, y_units="screen", text="", text_color=ink(self.dark), text_font_size="12px", x_offset=4,
+                                visible=False)
+        fig.add_layout(self.knee)
+        fig.add_layout(self.knee_label)
+        below_plot(fig, ink(self.dark))
+        self.caption = pn.pane.HTML('<p class="kv-caption" data-kv="lab-sweep">Press "Run the sweep" to run the current settings '
+                                    'at each rate (Poisson arrivals).</p>', margin=(0, 10), sizing_mode="stretch_width")
+        return pn.Column(pn.Row(low, high, points, self.button, margin=0), bokeh_pane(fig, margin=(5, 10)), self.caption,
+                         sizing_mode="stretch_width", margin=0)
+
+    def refresh(self) -> None:
+        self.button.disabled = self.store.sweep_running
+        sw = self.store.sweep
+        if sw is None:
+            return
+        pts = sw.points
+        self.src.data = dict(rate=[p.rate_per_s for p in pts], ttft50=[max(p.ttft_p50_s, 1e-4) for p in pts],
+                             ttft99=[max(p.ttft_p99_s, 1e-4) for p in pts], e2e99=[max(p.e2e_p99_s, 1e-4) for p in pts],
+                             kv=[p.mean_kv_usage for p in pts], tput=[p.throughput_per_s for p in pts])
+        k = sw.knee_rate_per_s
+        self.knee.visible = self.knee_label.visible = k is not None
+        if k is not None:
+            self.knee.location = k
+            self.knee_label.x = k
+            self.knee_label.text = f"knee at {k:g} req/s"
+            at = next(p for p in pts if p.rate_per_s == k)
+            times = at.ttft_p99_s / max(pts[0].ttft_p99_s, 1e-9)
+            note = (f"The p99 TTFT leaves its floor at {k:g} requests/s ({seconds(at.ttft_p99_s)}, {times:.0f}x the lightest "
+                    f"load), with the KV cache {at.mean_kv_usage:.0%} full.")
+        else:
+            note = "No knee in this range: p99 TTFT stays within 3x its light-load value. Try higher rates."
+        if sw.cancelled:
+            note = "Sweep cancelled; the points shown finished. " + note
+        if sw.errors:
+            note = f"{sw.errors[0]['field']}: {sw.errors[0]['message']}"
+        self.caption.object = f'<p class="kv-caption" data-kv="lab-sweep">{html.esc(note)}</p>'

@@ -1,0 +1,180 @@
+"""The serving lab in real headless Chromium against `panel serve`.
+
+One server for this module runs app/pages/serving_lab.py as `kvlab serve` would (with the latency
+setup). The tests drive widgets like a user (clicks, typing, a file chooser) and read the numbers
+the page shows, comparing them with sim.engine's own answer for the same settings.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from app.engine_views.settings import LabSettings
+from app.engine_views.urlstate import apply_query
+from sim.engine import simulate
+
+from .conftest import Page
+from .support import ROOT, free_port, stop_server
+
+pytestmark = pytest.mark.browser
+playwright_api = pytest.importorskip("playwright.sync_api")
+expect = playwright_api.expect
+
+
+@pytest.fixture(scope="module")
+def lab_server():
+    port = free_port()
+    cmd = [sys.executable, "-m", "panel", "serve", str(ROOT / "app" / "pages" / "serving_lab.py"), "--address", "127.0.0.1",
+           "--port", str(port), "--allow-websocket-origin", f"127.0.0.1:{port}", "--setup", str(ROOT / "app" / "server_setup.py")]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"panel serve exited: {proc.stderr.read().decode()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/serving_lab", timeout=5) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            if time.monotonic() > deadline:
+                proc.terminate()
+                raise
+            time.sleep(0.3)
+    yield f"http://127.0.0.1:{port}"
+    stop_server(proc)
+
+
+@pytest.fixture
+def lab(browser, lab_server):
+    context = browser.new_context(viewport={"width": 1400, "height": 1100})
+    page = Page(context.new_page(), lab_server)
+    page.open("/serving_lab", wait_for="lab-ttft-p50")
+    yield page
+    assert not page.errors, page.errors
+    context.close()
+
+
+def _seconds(text: str) -> float:
+    value, unit = re.match(r"([\d.,]+)\s*(ms|s)", text).groups()
+    return float(value.replace(",", "")) * (1e-3 if unit == "ms" else 1.0)
+
+
+def _expected(query: str = ""):
+    s = LabSettings()
+    apply_query(s, query)
+    return simulate(s.config())
+
+
+def _tile_seconds(page: Page, key: str) -> float:
+    loc = page.page.locator(f'[data-kv="{key}"]').first
+    unit = loc.locator("xpath=following-sibling::small").first.inner_text()
+    return _seconds(loc.inner_text() + unit)
+
+
+def test_the_page_shows_what_the_engine_computes_and_stays_local(lab):
+    r = _expected()
+    assert _tile_seconds(lab, "lab-ttft-p50") == pytest.approx(r.ttft_s.p50, rel=0.01)
+    assert _tile_seconds(lab, "lab-itl-p99") == pytest.approx(r.itl_s.p99, rel=0.01)
+    assert lab.text("lab-preemptions") == f"{r.preemptions:,}"
+    # the default comparison runs the shared FCFS queue on the same requests
+    table = lab.text("lab-compare")
+    assert "chunked" in table and "fcfs" in table and "ITL p99" in table
+    local = re.compile(r"^(blob:)?http://127\.0\.0\.1:\d+/")
+    assert all(local.match(u) for u in lab.requests), [u for u in lab.requests if not local.match(u)]
+
+
+def test_a_policy_change_shows_the_new_run(lab):
+    """(How fast: benchmarks/engine_lab_latency.py measures click-to-numbers in this same setup.)"""
+    before = lab.text("lab-policy")
+    lab.widget("lab-policy").get_by_role("button", name="lanes").click()
+    expect(lab.page.locator('[data-kv="lab-policy"]').first).to_contain_text("separate prefill / decode lanes", timeout=5000)
+    assert lab.text("lab-policy") != before
+    r = _expected("policy=lanes")
+    lab.eventually(lambda: _check_close(_tile_seconds(lab, "lab-itl-p99"), r.itl_s.p99))
+
+
+def _check_close(shown: float, want: float) -> None:
+    assert shown == pytest.approx(want, rel=0.01)
+
+
+def test_a_long_run_shows_progress_and_can_be_cancelled(lab):
+    box = lab.widget("lab-num-requests").locator("input").first
+    box.fill("400000")
+    box.press("Enter")
+    status = lab.page.locator('[data-kv="lab-status"]').first
+    expect(status).to_contain_text(re.compile(r"simulating\u2026 \d+%"), timeout=10_000)
+    # the page keeps answering while the run goes on: switch the distribution to ITL
+    lab.widget("lab-metric").get_by_role("button", name="ITL", exact=True).click()
+    expect(lab.page.locator('[data-kv="lab-distribution"]').first).to_contain_text("ITL:", timeout=5000)
+    first = int(re.search(r"(\d+)%", status.inner_text()).group(1))
+    lab.page.wait_for_timeout(1500)
+    expect(status).not_to_have_text(f"simulating\u2026 {first}%")  # it moved on
+    lab.widget("lab-cancel").locator("button").first.click()
+    expect(status).to_contain_text("cancelled after", timeout=10_000)
+    assert "partial results" in status.inner_text()
+
+
+def test_the_rate_sweep_finds_the_knee(browser, lab_server):
+    context = browser.new_context(viewport={"width": 1400, "height": 1100})
+    page = Page(context.new_page(), lab_server)
+    page.open("/serving_lab?preset=seed004-cliff&num_requests=300&sweep_low_per_s=0.5&sweep_high_per_s=3&sweep_points=6",
+              wait_for="lab-ttft-p50")
+    page.widget("lab-sweep").locator("button").first.click()
+    caption = page.page.locator('[data-kv="lab-sweep"]').first
+    expect(caption).to_contain_text("leaves its floor at", timeout=60_000)
+    assert "KV cache" in caption.inner_text()
+    assert not page.errors
+    context.close()
+
+
+def test_log_console_shows_vllm_sglang_and_prometheus(lab):
+    log = lab.page.locator('[data-kv="lab-log"]').first
+    expect(log).to_contain_text("Engine 000: Avg prompt throughput:")
+    lab.widget("lab-log-source").get_by_role("button", name="SGLang log").click()
+    expect(log).to_contain_text("Decode batch. #running-req:")
+    lab.widget("lab-log-source").get_by_role("button", name="Prometheus /metrics").click()
+    expect(log).to_contain_text("vllm:num_requests_running")
+    expect(log).to_contain_text('vllm:request_success_total{engine="0",model_name="Qwen3-8B",finished_reason="length"} 600.0')
+
+
+def test_a_trace_upload_runs_it_and_a_bad_one_is_refused(lab, tmp_path):
+    good = tmp_path / "trace.csv"
+    good.write_text("arrival_s,prompt_tokens,output_tokens\n" + "".join(f"{i * 0.2:.1f},{500 + i},{20 + i}\n" for i in range(40)))
+    lab.widget("lab-trace").locator("input[type=file]").first.set_input_files(str(good))
+    expect(lab.page.locator('[data-kv="lab-trace"]').first).to_contain_text("40 requests from trace.csv", timeout=10_000)
+    expect(lab.page.locator('[data-kv="lab-status"]').first).to_contain_text("40 requests simulated", timeout=10_000)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("arrival_s,prompt_tokens,output_tokens\n0,12,5\n1,abc,5\n")
+    lab.widget("lab-trace").locator("input[type=file]").first.set_input_files(str(bad))
+    notice = lab.page.locator('[data-kv="lab-trace"]').first
+    expect(notice).to_contain_text("Trace refused: row 3: prompt_tokens must be an integer", timeout=10_000)
+
+
+def test_bad_input_names_the_field_and_the_range(lab):
+    lab.page.get_by_text("Prompt and output lengths").first.click()
+    box = lab.widget("lab-prompt-min-tokens").locator("input").first
+    box.fill("20000")
+    box.press("Enter")
+    errors = lab.page.locator('[data-kv="lab-errors"]').first
+    expect(errors).to_contain_text("prompt_max_tokens: must be at least prompt_min_tokens (20,000)", timeout=10_000)
+
+
+def test_a_link_reopens_the_same_state(browser, lab_server):
+    context = browser.new_context(viewport={"width": 1400, "height": 1100})
+    page = Page(context.new_page(), lab_server)
+    query = "preset=seed001-saturation&num_requests=400&kv_dtype=fp8"
+    page.open(f"/serving_lab?{query}", wait_for="lab-ttft-p50")
+    r = _expected(query)
+    assert r.ok and r.completed == 400
+    page.eventually(lambda: _check_close(_tile_seconds(page, "lab-ttft-p50"), r.ttft_s.p50))
+    page.page.get_by_text("Hardware and model").first.click()  # the card starts collapsed
+    fp8 = page.widget("lab-kv-dtype").get_by_role("button", name="fp8")
+    expect(fp8).to_have_class(re.compile("active"))
+    assert not page.errors
+    context.close()
