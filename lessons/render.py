@@ -13,7 +13,7 @@ import panel as pn
 
 from app.html import BASE_CSS, esc
 from app.page import HEADER_COLOR, SITE
-from app.share import NavLinks, theme_button
+from app.share import nav_links, page_extension, theme_button
 
 from .content.model import Lesson, Prediction, Section, TryThis
 
@@ -24,18 +24,13 @@ LESSON_CSS = BASE_CSS + """
 """
 
 
-def _ext() -> str:
-    loc = pn.state.location
-    return ".html" if loc is not None and (loc.pathname or "").endswith(".html") else ""
-
-
 def try_this_link(step: TryThis, ext: str = "") -> str:
     query = urlencode({k: str(v).lower() if isinstance(v, bool) else v for k, v in step.state.items()})
     return f"./{step.panel}{ext}?{query}"
 
 
 def _try_this(steps: list[TryThis]) -> pn.pane.HTML:
-    ext = _ext()
+    ext = page_extension()
     items = "".join(f'<li>{esc(s.text)} <a href="{esc(try_this_link(s, ext))}">Open it in the panel</a></li>' for s in steps)
     return pn.pane.HTML(f'<div class="kv-try"><strong>Try this</strong><ol>{items}</ol></div>',
                         stylesheets=[LESSON_CSS], sizing_mode="stretch_width")
@@ -83,6 +78,6 @@ def lesson_page(lesson: Lesson) -> pn.template.BootstrapTemplate:
     main.append(pn.Card(pn.pane.Markdown(checked), title="What the simulator checked when this page was built",
                         collapsed=True, sizing_mode="stretch_width"))
     return pn.template.BootstrapTemplate(
-        title=f"{SITE} · {lesson.title}", header=[NavLinks(None, lesson.slug), theme_button()],
+        title=f"{SITE} · {lesson.title}", header=[nav_links(current=lesson.slug), theme_button()],
         main=[pn.Column(*main, max_width=900, sizing_mode="stretch_width")], header_background=HEADER_COLOR,
         theme="dark" if pn.config.theme == "dark" else "default")
