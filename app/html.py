@@ -16,11 +16,13 @@ BASE_CSS = """
 :host { --kv-ink: var(--panel-on-background-color, #1f2328); --kv-surface: var(--panel-surface-color, #f6f8fa);
         --kv-border: var(--panel-border-color, #d0d7de); width: 100%; }
 .kv-tiles { display: grid; grid-template-columns: repeat(auto-fit, minmax(158px, 1fr)); gap: 12px; width: 100%; }
+.kv-tiles.three { grid-template-columns: repeat(3, minmax(0, 1fr)); }
+@media (max-width: 700px) { .kv-tiles, .kv-tiles.three { grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 8px; } }
 .kv-tile { background: var(--kv-surface); border: 1px solid var(--kv-border); border-radius: 10px;
            padding: 10px 14px 12px; border-top: 5px solid var(--kv-accent, #888); min-width: 0; }
 .kv-tile .label { font-size: 0.82rem; text-transform: uppercase; letter-spacing: 0.04em; opacity: 0.75; }
 .kv-tile .value { font-size: clamp(1.7rem, 2.4vw, 2.4rem); font-weight: 700; line-height: 1.15; font-variant-numeric: tabular-nums;
-                  white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+                  white-space: nowrap; }
 .kv-tile .value small { font-size: 1rem; font-weight: 600; opacity: 0.8; margin-left: 2px; }
 .kv-tile .caption { font-size: 0.85rem; opacity: 0.85; min-height: 1.2em; }
 .kv-tile.hero .value { font-size: clamp(2rem, 3.2vw, 3.1rem); }
@@ -69,8 +71,9 @@ def tile(key: str, label: str, value: str, caption: str = "", accent: str | None
             f'<div class="caption" data-kv="{esc(key)}_caption">{esc(caption)}</div></div>')
 
 
-def tiles(*items: str) -> str:
-    return f'<div class="kv-tiles">{"".join(items)}</div>'
+def tiles(*items: str, columns: int | None = None) -> str:
+    cls = "kv-tiles three" if columns == 3 else "kv-tiles"
+    return f'<div class="{cls}">{"".join(items)}</div>'
 
 
 def notice(kind: str, title: str, lines: list[str], key: str) -> str:

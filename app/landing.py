@@ -55,6 +55,7 @@ def build_landing() -> pn.template.BootstrapTemplate:
                         stylesheets=[LANDING_CSS], sizing_mode="stretch_width")
     template = pn.template.BootstrapTemplate(
         title=f"{SITE}: the KV cache, simulated", header=[nav_links("index", pages, query=_carried_query()), theme_button()],
-        main=[body], header_background=HEADER_COLOR, meta_viewport=META_VIEWPORT, theme="dark" if pn.config.theme == "dark" else "default")
+        main=[body], header_background=HEADER_COLOR, meta_viewport=META_VIEWPORT, busy_indicator=None,
+        theme="dark" if pn.config.theme == "dark" else "default")
     template.config.raw_css = [PAGE_CSS]
     return template

@@ -38,4 +38,5 @@ class PhaseNumbers(StoreView):
                       f"prefill: {fmt.percent(prefill_duty)}" if ok else "", COLORS["compute"]),
             html.tile("weight_share", "Weight share of decode bytes", fmt.percent(r.weight_share) if running else fmt.DASH,
                       "what batching still amortises" if running else "", COLORS["weights"]),
+            columns=3,
         )

@@ -34,15 +34,15 @@ class RooflineChart(StoreView):
         fig.yaxis.formatter = CustomJSTickFormatter(code=FLOPS_TICKS)
         self.roof = ColumnDataSource(dict(x=[], y=[]))
         self.datasheet = ColumnDataSource(dict(x=[], y=[]))
-        self.points = ColumnDataSource(dict(x=[], y=[], color=[], marker=[], name=[], text=[], flops=[]))
+        self.points = ColumnDataSource(dict(x=[], y=[], color=[], marker=[], name=[], text=[], flops=[], dx=[], align=[]))
         fig.line(x="x", y="y", source=self.datasheet, line_dash="dashed", line_width=1.5, color=muted(self.dark),
                  legend_label="datasheet peak")
         fig.line(x="x", y="y", source=self.roof, line_width=3, color=COLORS["roof"] if not self.dark else "#C8C8C8",
                  legend_label="achievable (profile)")
         pts = fig.scatter(x="x", y="y", source=self.points, size=16, color="color", marker="marker",
                           line_color=ink(self.dark), line_width=2)
-        fig.text(x="x", y="y", text="text", source=self.points, x_offset=12, y_offset=-6, text_font_size="13px",
-                 text_font_style="bold", text_color=ink(self.dark))
+        fig.text(x="x", y="y", text="text", source=self.points, x_offset="dx", y_offset=-10, text_align="align",
+                 text_font_size="13px", text_font_style="bold", text_color=ink(self.dark))
         self.ridge = Span(location=1, dimension="height", line_dash="dotted", line_color=muted(self.dark))
         fig.add_layout(self.ridge)
         fig.legend.location = "bottom_right"
@@ -81,7 +81,10 @@ class RooflineChart(StoreView):
         self.points.data = dict(
             x=[p[1] for p in pts], y=[p[2] for p in pts], color=[COLORS[p[0]] for p in pts],
             marker=[p[3] for p in pts], name=[p[4] for p in pts], text=[p[0] for p in pts],
-            flops=[fmt.flops(p[2]) for p in pts])
+            flops=[fmt.flops(p[2]) for p in pts],
+            # prefill sits right of the ridge, decode left of it: label each on its open side
+            dx=[-14 if p[1] > r.ridge_intensity else 14 for p in pts],
+            align=["right" if p[1] > r.ridge_intensity else "left" for p in pts])
         self.ridge.location = r.ridge_intensity
         self.fig.x_range.start, self.fig.x_range.end = x0, x1
         self.fig.y_range.start = x0 * bw_achieved / 1.5
