@@ -24,7 +24,7 @@ class LabControls(pn.viewable.Viewer):
         self.store = store
         s = store.settings
         p = s.param
-        choice = dict(button_type="primary", button_style="outline", **WIDE)
+        choice = dict(color="primary", variant="outline", **WIDE)
         w = {
             "preset": pn.widgets.Select.from_param(p.preset, options={PRESET_LABELS[k]: k for k in LAB_PRESETS}, **WIDE),
             "arrival": pn.widgets.RadioButtonGroup.from_param(p.arrival, **choice),

@@ -54,8 +54,8 @@ def cdf(values, weights) -> tuple[list, list]:
 
 class LatencyDistribution(LabView):
     def build(self):
-        self.metric = pn.widgets.RadioButtonGroup(options=list(METRICS), value="TTFT", button_type="primary",
-                                                  button_style="outline", margin=(5, 10), css_classes=["kv-w-lab-metric"])
+        self.metric = pn.widgets.RadioButtonGroup(options=list(METRICS), value="TTFT", color="primary",
+                                                  variant="outline", margin=(5, 10), css_classes=["kv-w-lab-metric"])
         self.metric.param.watch(lambda *_: self.refresh(), "value")
         text = ink(self.dark)
         self.hist = base_figure(self.dark, height=330, x_axis_type="log", title="Histogram")

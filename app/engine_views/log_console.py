@@ -41,8 +41,8 @@ def render(lines: list[str]) -> str:
 
 class LogConsole(LabView):
     def build(self):
-        self.source = pn.widgets.RadioButtonGroup(options=list(SOURCES), value=SOURCES[0], button_type="primary",
-                                                  button_style="outline", margin=(5, 10), css_classes=["kv-w-lab-log-source"])
+        self.source = pn.widgets.RadioButtonGroup(options=list(SOURCES), value=SOURCES[0], color="primary",
+                                                  variant="outline", margin=(5, 10), css_classes=["kv-w-lab-log-source"])
         self.source.param.watch(lambda *_: self.refresh(), "value")
         self.pane = html_pane(margin=(5, 10))
         self.pane.stylesheets = [*self.pane.stylesheets, CONSOLE_CSS]

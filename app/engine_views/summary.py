@@ -21,7 +21,7 @@ class RunStatus(LabView):
         self.bar = pn.indicators.Progress(value=0, max=1000, sizing_mode="stretch_width", margin=(12, 10, 0, 10), height=14,
                                           css_classes=["kv-w-lab-progress"])
         self.text = html_pane(margin=(0, 10))
-        self.cancel = pn.widgets.Button(name="Cancel", button_type="warning", width=100, margin=(5, 10),
+        self.cancel = pn.widgets.Button(label="Cancel", color="warning", width=100, margin=(5, 10),
                                         css_classes=["kv-w-lab-cancel"])
         self.cancel.on_click(lambda *_: self.store.cancel())
         return pn.Row(pn.Column(self.bar, self.text, sizing_mode="stretch_width", margin=0), self.cancel,

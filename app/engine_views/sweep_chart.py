@@ -17,7 +17,7 @@ class RateSweep(LabView):
 
     def build(self):
         s = self.store.settings
-        self.button = pn.widgets.Button(name="Run the sweep", button_type="primary", width=150, margin=(18, 10, 5, 10),
+        self.button = pn.widgets.Button(label="Run the sweep", color="primary", width=150, margin=(18, 10, 5, 10),
                                         css_classes=["kv-w-lab-sweep"])
         self.button.on_click(lambda *_: self.store.run_sweep())
         low = pn.widgets.FloatInput.from_param(s.param.sweep_low_per_s, width=130)
