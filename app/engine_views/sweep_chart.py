@@ -43,7 +43,8 @@ class RateSweep(LabView):
         below_plot(fig, ink(self.dark))
         self.caption = pn.pane.HTML('<p class="kv-caption" data-kv="lab-sweep">Press "Run the sweep" to run the current settings '
                                     'at each rate (Poisson arrivals).</p>', margin=(0, 10), sizing_mode="stretch_width")
-        return pn.Column(pn.Row(low, high, points, self.button, margin=0), bokeh_pane(fig, margin=(5, 10)), self.caption,
+        self.chart = bokeh_pane(fig, margin=(5, 10), visible=False)  # shown once there is a sweep to draw
+        return pn.Column(pn.Row(low, high, points, self.button, margin=0), self.caption, self.chart,
                          sizing_mode="stretch_width", margin=0)
 
     def refresh(self) -> None:
@@ -52,6 +53,7 @@ class RateSweep(LabView):
         if sw is None:
             return
         pts = sw.points
+        self.chart.visible = bool(pts)
         self.src.data = dict(rate=[p.rate_per_s for p in pts], ttft50=[max(p.ttft_p50_s, 1e-4) for p in pts],
                              ttft99=[max(p.ttft_p99_s, 1e-4) for p in pts], e2e99=[max(p.e2e_p99_s, 1e-4) for p in pts],
                              kv=[p.mean_kv_usage for p in pts], tput=[p.throughput_per_s for p in pts])
