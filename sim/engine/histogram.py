@@ -119,6 +119,6 @@ class LogHistogram:
         edges, weights = [], []
         for start in range(lo, hi + 1, group):
             edges.append(_edge(start))
-            weights.append(sum(self.bins.get(b, 0.0) for b in range(start, start + group)))
+            weights.append(math.fsum(self.bins.get(b, 0.0) for b in range(start, start + group)))
         edges.append(_edge(hi + 1 if group == 1 else lo + len(weights) * group))
         return edges, weights

@@ -9,6 +9,9 @@
   bounded series without knowing its length in advance;
 - one snapshot per instance every `log_interval_s`, from which the engine log lines are written
   (log.py), and SGLang's "Prefill batch" line for the first prefill of each log interval.
+
+Sums of floats use math.fsum, never the built-in sum(): CPython 3.12 made sum() of floats
+compensated, so it would give Pyodide (3.12+) and CPython 3.11 different last digits.
 """
 
 from __future__ import annotations
@@ -189,7 +192,7 @@ class Metrics:
         s["running"].append(sum(len(i.running) for i in instances))
         s["waiting"].append(sum(len(i.waiting) for i in instances))
         s["swapped"].append(sum(len(i.swapped) for i in instances))
-        s["kv_usage"].append(sum(i.used_blocks_at(ts) for i in instances) / total_blocks if total_blocks else 0.0)
+        s["kv_usage"].append(math.fsum(i.used_blocks_at(ts) for i in instances) / total_blocks if total_blocks else 0.0)
         s["in_system"].append(self.in_system)
         s["preemptions"].append(self.preemption_total)
         s["prefix_hit_rate"].append(self.prefix_hits / self.prefix_queries if self.prefix_queries else 0.0)
@@ -200,7 +203,7 @@ class Metrics:
             self.series[k] = v[::2]
         for name in ("prompt_buckets", "generation_buckets"):
             b = getattr(self, name)
-            setattr(self, name, [sum(b[i:i + 2]) for i in range(0, len(b), 2)])
+            setattr(self, name, [math.fsum(b[i:i + 2]) for i in range(0, len(b), 2)])
         self.interval_s *= 2
         self.next_sample_s = self.series["t_s"][-1] + self.interval_s
 

@@ -62,7 +62,7 @@ def _sample_histogram(values: list[float]):
             else:
                 hi = mid
         return lo
-    return below, len(srt), float(sum(srt))
+    return below, len(srt), math.fsum(srt)
 
 
 def exposition(metrics, instances, model: str) -> str:
