@@ -20,7 +20,7 @@ from .store import Store
 # 8 steps per doubling: fine enough to feel continuous, and every power of two is a stop, so the
 # seed's 128, 4k and 32k are reachable exactly by dragging or with the arrow keys.
 STEPS_PER_OCTAVE = 8
-TOKEN_FORMAT = CustomJSTickFormatter(code="return Math.round(2 ** tick).toLocaleString('en-US')")
+TOKEN_FORMAT_JS = "return Math.round(2 ** tick).toLocaleString('en-US')"
 ENGINE_DEFAULT = "the engine's default"
 CONFIG_PLACEHOLDER = '{\n  "num_hidden_layers": 36,\n  "hidden_size": 4096,\n  "num_attention_heads": 32,\n  ...\n}'
 
@@ -35,7 +35,10 @@ class LogTokenSlider(pn.viewable.Viewer):
         value = getattr(settings, name)
         self.slider = pn.widgets.FloatSlider(
             label=slider_name, start=0, end=self._log(end_tokens), step=1 / STEPS_PER_OCTAVE,
-            value=min(self._log(value), self._log(end_tokens)), format=TOKEN_FORMAT, sizing_mode="stretch_width",
+            # A formatter per slider: a Bokeh model belongs to one document, so a shared one breaks
+            # every session after the first.
+            value=min(self._log(value), self._log(end_tokens)), format=CustomJSTickFormatter(code=TOKEN_FORMAT_JS),
+            sizing_mode="stretch_width",
             margin=(5, 10, 0, 10))
         self.box = pn.widgets.IntInput.from_param(settings.param[name], label="", width=110, margin=(0, 10, 5, 10),
                                                   css_classes=[f"kv-w-{name}-exact"])

@@ -50,7 +50,7 @@ def _lead(text: str) -> pn.pane.HTML:
 def _address_bar(store, slug: str):
     bar = nav_links(slug, query=store.query)
     # A plain watcher, not a param reference: references cost a resolution pass on every change.
-    store.param.watch(lambda event: bar.set_query(event.new), "query")
+    store.param.watch(lambda event: setattr(bar, "query", event.new), "query")
     return bar
 
 

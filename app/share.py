@@ -8,7 +8,6 @@ and in the static Pyodide build.
 from __future__ import annotations
 
 import json
-from urllib.parse import parse_qsl
 
 import panel as pn
 import param
@@ -54,16 +53,17 @@ class AddressBar(ReactiveHTML):
     browser costs one short list per change instead of re-rendering the nav's HTML. The theme
     parameter, which the template reads, is kept.
 
-    Both inputs are lists, not strings: ReactiveHTML passes strings through an HTML sanitizer
-    (which would turn & into &amp;), and the links are built with textContent, never innerHTML.
+    ReactiveHTML passes string parameters through an HTML sanitizer, which turns the query's &
+    into &amp;; the script turns it back (a urlencoded query has no other & and no < > or quotes).
+    The links are built with textContent, never innerHTML.
     """
 
-    query_pairs = param.List(default=[], doc="[[key, value], ...] of the state's query string")
+    query = param.String(default="", doc="the state's query string, '?a=1&b=2' or ''")
     links = param.List(default=[], doc="[[href without query, title, is_current], ...]")
 
     _template = '<nav id="nav" class="kv-nav" aria-label="panels"></nav>'
     _update_links = """
-      const next = new URLSearchParams(data.query_pairs);
+      const next = new URLSearchParams(data.query.replace(/&amp;/g, '&'));
       const current = new URLSearchParams(window.location.search);
       if (current.has('theme')) { next.set('theme', current.get('theme')); }
       const search = next.toString() ? '?' + next.toString() : '';
@@ -85,11 +85,8 @@ class AddressBar(ReactiveHTML):
     _scripts = {
         "render": _build_links + _update_links,
         "links": _build_links + _update_links,
-        "query_pairs": _update_links,
+        "query": _update_links,
     }
-
-    def set_query(self, query: str) -> None:
-        self.query_pairs = [list(kv) for kv in parse_qsl(query.lstrip("?"), keep_blank_values=True)]
 
 
 def copy_button(name: str, text_js: str, **kw) -> pn.widgets.Button:
@@ -128,9 +125,7 @@ def nav_links(current: str, pages=None, query: str = "") -> AddressBar:
     ext = page_extension()
     links = [[f"./index{ext}", "Home", current == "index"]]
     links += [[f"./{slug}{ext}", title, slug == current] for slug, title, _ in pages or PAGES]
-    bar = AddressBar(links=links, stylesheets=[NAV_CSS], margin=(0, 10))
-    bar.set_query(query)
-    return bar
+    return AddressBar(links=links, query=query, stylesheets=[NAV_CSS], margin=(0, 10))
 
 
 def page_extension() -> str:

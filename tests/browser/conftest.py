@@ -13,11 +13,17 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 
 
 @pytest.fixture(scope="session")
-def server():
+def server(tmp_path_factory):
+    """The app served as `kvlab serve` serves it. At the end its log must hold no traceback: an
+    exception in a server-side callback leaves the page silently stale, which no DOM check sees."""
     port = free_port()
-    proc = start_server(port)
+    log = tmp_path_factory.mktemp("panel-serve") / "serve.log"
+    proc = start_server(port, log_path=log)
     yield f"http://127.0.0.1:{port}"
     stop_server(proc)
+    text = log.read_text()
+    if "Traceback" in text or " ERROR " in text:
+        pytest.fail(f"panel serve logged an error during the browser tests:\n{text[-3000:]}")
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ No network: the server binds 127.0.0.1 and Chromium runs with its background ser
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -25,18 +26,23 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, setup: bool = True, timeout_s: float = 60.0) -> subprocess.Popen:
-    """`panel serve` on the app's pages, as `kvlab serve` runs it; returns once a page answers."""
+def start_server(port: int, setup: bool = True, timeout_s: float = 60.0, log_path: Path | None = None) -> subprocess.Popen:
+    """`panel serve` on the app's pages, as `kvlab serve` runs it; returns once a page answers.
+    The server's log goes to `log_path` (a file, not a pipe nobody reads, which would fill and
+    stall the server)."""
     pages = [str(ROOT / "app" / "pages" / f"{p}.py") for p in PAGES]
     cmd = [sys.executable, "-m", "panel", "serve", *pages, "--address", "127.0.0.1", "--port", str(port),
            "--allow-websocket-origin", f"127.0.0.1:{port}", "--index", "index"]
     if setup:
         cmd += ["--setup", str(ROOT / "app" / "server_setup.py")]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    log = open(log_path or os.devnull, "w")  # the child keeps its own descriptor; ours is closed below
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    log.close()
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"panel serve exited with {proc.returncode}: {proc.stderr.read().decode()[-2000:]}")
+            tail = log_path.read_text()[-2000:] if log_path else ""
+            raise RuntimeError(f"panel serve exited with {proc.returncode}: {tail}")
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/index", timeout=5) as r:
                 if r.status == 200:

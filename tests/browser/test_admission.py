@@ -44,6 +44,8 @@ def test_keyboard_slider_and_buttons_drive_the_numbers(kv_page):
         page.page.keyboard.press("ArrowRight")
     check_admission(page, prompt_tokens=32768)
     assert page.widget("prompt_tokens-exact").locator("input").input_value() == "32768"
+    # the slider's own title reads in tokens, not log2 (every session has its own formatter)
+    assert page.widget("prompt_tokens").locator(".bk-slider-title").inner_text() == "Prompt tokens (log scale): 32,768"
     page.widget("kv_dtype").get_by_role("button", name="fp8").click()
     r = check_admission(page, prompt_tokens=32768, kv_dtype="fp8")
     assert (r.max_sequences, r.batch) == (24, 24)

@@ -63,6 +63,16 @@ def test_nav_links_and_theme_switch_keep_the_state(kv_page):
     assert page.page.get_by_role("button", name="Light theme").count() == 1
 
 
+def test_back_to_the_defaults_empties_the_query(kv_page):
+    page = kv_page.open("/admission?prompt_tokens=8192")
+    box = page.widget("prompt_tokens-exact").locator("input")
+    box.fill("4096")
+    box.press("Enter")
+    page.eventually(lambda: _assert(page.page.url == kv_page.base + "/admission"))
+    assert page.page.get_by_role("link", name="Two phases, opposite bottlenecks").get_attribute("href") == "./phases"
+    assert page.errors == []
+
+
 def test_embed_code_is_an_iframe_of_this_state(kv_page):
     page = kv_page.open("/phases?prompt_tokens=32768&concurrency=8")
     page.page.get_by_role("button", name="Copy embed code").click()
