@@ -114,7 +114,8 @@ class EngineResult:
         def ms(p: Percentiles) -> str:
             return f"p50 {p.p50 * 1e3:,.0f} ms, p90 {p.p90 * 1e3:,.0f} ms, p99 {p.p99 * 1e3:,.0f} ms, max {p.max * 1e3:,.0f} ms"
         return [
-            f"{self.model_name} on {self.instances} x {self.gpu_name} ({self.gpus} GPUs), policy {self.policy}: "
+            f"{self.model_name}, {self.instances} instance(s) of {self.gpus // max(self.instances, 1)} x {self.gpu_name} "
+            f"({self.gpus} GPUs), policy {self.policy}: "
             f"{self.completed:,}/{self.num_requests:,} requests in {self.duration_s:,.1f} s"
             + (" (cancelled)" if self.cancelled else ""),
             f"TTFT  {ms(self.ttft_s)}",
