@@ -18,6 +18,11 @@ OPTIONAL_PAGES = [
     ("serving_lab", "The serving lab", "Requests arriving over time: queues, preemption, chunked prefill, tail latency."),
 ]
 
+# Lessons served beside the panels (lessons/<slug>.py); prose whose numbers sim computes.
+LESSON_PAGES = [
+    ("kv_cache", "Lesson: what stops the batch", "Bytes per token, the HBM budget, prompt length, FP8, and the two phases."),
+]
+
 LANDING_CSS = BASE_CSS + """
 .kv-cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(260px, 1fr)); gap: 16px; }
 .kv-card { display: block; padding: 18px 20px; border-radius: 12px; border: 1px solid var(--kv-border);
@@ -26,6 +31,8 @@ LANDING_CSS = BASE_CSS + """
 .kv-card h3 { margin: 0 0 6px; font-size: 1.25rem; }
 .kv-card p { margin: 0; opacity: 0.85; }
 .kv-intro { font-size: 1.1rem; max-width: 60em; line-height: 1.5; }
+.kv-card.kv-lesson-card { border-top-color: #009E73; }
+.kv-section-title { margin: 26px 0 10px; font-size: 1.3rem; }
 """
 
 
@@ -46,12 +53,15 @@ def build_landing() -> pn.template.BootstrapTemplate:
     pages = available_pages()
     ext = page_extension()
     dark = "?theme=dark" if pn.config.theme == "dark" else ""
-    cards = "".join(f'<a class="kv-card" href="./{esc(slug)}{ext}{dark}"><h3>{esc(title)}</h3><p>{esc(text)}</p></a>'
-                    for slug, title, text in pages)
+    def cards(entries, extra_class=""):
+        return "".join(f'<a class="kv-card{extra_class}" href="./{esc(slug)}{ext}{dark}"><h3>{esc(title)}</h3><p>{esc(text)}</p></a>'
+                       for slug, title, text in entries)
     intro = ("Generating a token reads a lot of memory and does very little arithmetic. These panels simulate "
              "the decision a serving engine makes about how many requests it can hold in GPU memory, and what "
              "each step of prefill and decode costs. Every number comes from kvlab's simulator; every state is a link.")
-    body = pn.pane.HTML(f'<p class="kv-intro">{esc(intro)}</p><div class="kv-cards">{cards}</div>',
+    body = pn.pane.HTML(f'<p class="kv-intro">{esc(intro)}</p><h2 class="kv-section-title">Panels</h2>'
+                        f'<div class="kv-cards">{cards(pages)}</div><h2 class="kv-section-title">Lessons</h2>'
+                        f'<div class="kv-cards">{cards(LESSON_PAGES, " kv-lesson-card")}</div>',
                         stylesheets=[LANDING_CSS], sizing_mode="stretch_width")
     template = pn.template.BootstrapTemplate(
         title=f"{SITE}: the KV cache, simulated", header=[nav_links("index", pages, query=_carried_query()), theme_button()],

@@ -8,6 +8,8 @@ and in the static Pyodide build.
 from __future__ import annotations
 
 import json
+import os
+import sys
 
 import panel as pn
 import param
@@ -130,6 +132,10 @@ def nav_links(current: str, pages=None, query: str = "") -> AddressBar:
 
 def page_extension() -> str:
     """'.html' where the pages are files of the static build, '' under `panel serve`."""
+    # The static build pre-renders pages (no URL yet) and runs them in a worker before the URL is
+    # known; both are file-based sites where "./phases" would 404.
+    if os.environ.get("KVLAB_BUILD_SITE") == "1" or sys.platform == "emscripten":
+        return ".html"
     loc = pn.state.location
     return ".html" if loc is not None and (loc.pathname or "").endswith(".html") else ""
 

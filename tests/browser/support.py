@@ -13,6 +13,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from app.serve import page_scripts
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -30,7 +32,7 @@ def start_server(port: int, setup: bool = True, timeout_s: float = 60.0, log_pat
     """`panel serve` on the app's pages, as `kvlab serve` runs it; returns once a page answers.
     The server's log goes to `log_path` (a file, not a pipe nobody reads, which would fill and
     stall the server)."""
-    pages = [str(ROOT / "app" / "pages" / f"{p}.py") for p in PAGES]
+    pages = [str(p) for p in page_scripts()]
     cmd = [sys.executable, "-m", "panel", "serve", *pages, "--address", "127.0.0.1", "--port", str(port),
            "--allow-websocket-origin", f"127.0.0.1:{port}", "--index", "index"]
     if setup:

@@ -5,7 +5,7 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-PAGES = ["/index", "/admission", "/phases", "/phases?theme=dark", "/admission?theme=dark&model=qwen3-32b"]
+PAGES = ["/index", "/admission", "/phases", "/kv_cache", "/phases?theme=dark", "/admission?theme=dark&model=qwen3-32b"]
 
 
 @pytest.mark.parametrize("path", PAGES)
