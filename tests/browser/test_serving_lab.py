@@ -113,10 +113,13 @@ def test_a_long_run_shows_progress_and_can_be_cancelled(lab):
     lab.widget("lab-metric").get_by_role("button", name="ITL", exact=True).click()
     expect(lab.page.locator('[data-kv="lab-distribution"]').first).to_contain_text("ITL:", timeout=5000)
     first = int(re.search(r"(\d+)%", status.inner_text()).group(1))
-    lab.page.wait_for_timeout(1500)
-    expect(status).not_to_have_text(f"simulating\u2026 {first}%")  # it moved on
+
+    def moved_on():
+        now = re.search(r"(\d+)%", status.inner_text())
+        assert now is not None and int(now.group(1)) > first
+    lab.eventually(moved_on, timeout_ms=30_000)  # generous: the machine may be shared
     lab.widget("lab-cancel").locator("button").first.click()
-    expect(status).to_contain_text("cancelled after", timeout=10_000)
+    expect(status).to_contain_text("cancelled after", timeout=20_000)
     assert "partial results" in status.inner_text()
 
 
