@@ -34,6 +34,8 @@ class LabStore(param.Parameterized):
     issues = param.List(default=[], doc="[{field, message}] of the last run")
     running = param.Boolean(default=False)
     progress = param.Number(default=0.0, bounds=(0, 1))
+    done_requests = param.Integer(default=0, doc="requests finished by the run in progress (main, then comparison)")
+    total_requests = param.Integer(default=0)
     status = param.String(default="")
     sweep = param.ClassSelector(class_=Sweep, allow_None=True)
     sweep_running = param.Boolean(default=False)
@@ -84,7 +86,7 @@ class LabStore(param.Parameterized):
                 if job.cancelled:
                     self._cmp_job = None
             else:
-                self.progress = job.progress * (0.5 if self._cmp_job is not None else 1.0)
+                self._report(job, 0.5 if self._cmp_job is not None else 1.0, 0.0)
         elif self._cmp_job is not None:
             job = self._cmp_job
             job.advance(events)
@@ -94,7 +96,11 @@ class LabStore(param.Parameterized):
                 with _hold():
                     self.param.update(compare=other if other.ok and not job.cancelled else None, running=False, progress=1.0)
             else:
-                self.progress = 0.5 + 0.5 * job.progress
+                self._report(job, 0.5, 0.5)
+
+    def _report(self, job: Job, share: float, offset: float) -> None:
+        self.param.update(progress=offset + share * job.progress, done_requests=job.completed_requests,
+                          total_requests=job.total_requests)
 
     def _publish(self, main: EngineResult, cancelled: bool) -> None:
         if main.ok:

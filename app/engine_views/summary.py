@@ -15,7 +15,7 @@ from .settings import policy_label
 class RunStatus(LabView):
     """Progress of the run (and of a sweep), with one button that cancels whatever is running."""
 
-    watched = ("running", "progress", "status", "sweep_running", "sweep_progress")
+    watched = ("running", "progress", "done_requests", "status", "sweep_running", "sweep_progress")
 
     def build(self):
         self.bar = pn.indicators.Progress(value=0, max=1000, sizing_mode="stretch_width", margin=(12, 10, 0, 10), height=14,
@@ -37,6 +37,8 @@ class RunStatus(LabView):
         label = st.status if st.running or not st.sweep_running else f"sweeping request rates\u2026 {st.sweep_progress:.0%}"
         if st.running:
             label = f"{st.status} {st.progress:.0%}"
+            if st.total_requests:
+                label += f" ({st.done_requests:,} of {st.total_requests:,} requests in this run)"
         self.text.object = f'<p class="kv-caption" data-kv="lab-status">{html.esc(label)}</p>'
 
 

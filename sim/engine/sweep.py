@@ -81,6 +81,16 @@ class Job:
         partial = self._current.progress if self._current is not None else 0.0
         return min(1.0, (len(self.results) + partial) / len(self.configs))
 
+    @property
+    def completed_requests(self) -> int:
+        """Requests finished so far, over every run of the job."""
+        done = sum(r.completed for r in self.results)
+        return done + (self._current.completed if self._current is not None else 0)
+
+    @property
+    def total_requests(self) -> int:
+        return sum(len(c.workload.trace or ()) if c.workload.arrival == "trace" else c.workload.num_requests for c in self.configs)
+
     def cancel(self) -> None:
         """Stop; the run in progress is summarised as it stands (its result says `cancelled`)."""
         if self.done:

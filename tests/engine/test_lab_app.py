@@ -72,10 +72,11 @@ def test_store_runs_long_runs_in_slices_and_cancels():
     st = LabStore(s, synchronous=False)
     try:
         assert st.running and 0 < st.progress < 0.5  # the first slice ran; the rest waits for the callback
-        before = st.progress
+        before, done = st.progress, st.done_requests
         st._tick()
         st._tick()
-        assert st.progress > before
+        assert st.progress > before and st.done_requests > done
+        assert st.total_requests == 50_000  # the main run's requests (the comparison counts once it starts)
         st.cancel()
         assert not st.running
         assert st.status.startswith("cancelled after") and st.result is not None and st.result.cancelled
