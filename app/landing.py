@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import panel as pn
 
 from .config_paste import parse_config_text
@@ -12,11 +10,6 @@ from .page import HEADER_COLOR, META_VIEWPORT, PAGE_CSS, SITE
 from .share import PAGES, nav_links, page_extension, theme_button
 from .state import Settings
 from .urlstate import apply_values, encode_query, parse_query
-
-# Pages other engineers add in the same folder; listed only when present.
-OPTIONAL_PAGES = [
-    ("serving_lab", "The serving lab", "Requests arriving over time: queues, preemption, chunked prefill, tail latency."),
-]
 
 # Lessons served beside the panels (lessons/<slug>.py); prose whose numbers sim computes.
 LESSON_PAGES = [
@@ -36,11 +29,6 @@ LANDING_CSS = BASE_CSS + """
 """
 
 
-def available_pages() -> list[tuple[str, str, str]]:
-    here = Path(__file__).parent / "pages"
-    return PAGES + [p for p in OPTIONAL_PAGES if (here / f"{p[0]}.py").exists()]
-
-
 def _carried_query() -> str:
     """A link to the front page may carry a state; pass it on to the panels (invalid values dropped)."""
     values, _ = parse_query(pn.state.location.search if pn.state.location is not None else "")
@@ -50,7 +38,7 @@ def _carried_query() -> str:
 
 
 def build_landing() -> pn.template.BootstrapTemplate:
-    pages = available_pages()
+    pages = PAGES
     ext = page_extension()
     dark = "?theme=dark" if pn.config.theme == "dark" else ""
     def cards(entries, extra_class=""):

@@ -118,6 +118,7 @@ def theme_button() -> pn.widgets.Button:
 PAGES = [
     ("admission", "The admission decision", "How HBM is carved up, and how many sequences the engine can hold."),
     ("phases", "Two phases, opposite bottlenecks", "Prefill against decode: step times, the roofline, batching."),
+    ("serving_lab", "The serving lab", "Requests arriving over time: queues, preemption, chunked prefill, tail latency."),
 ]
 
 

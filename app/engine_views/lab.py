@@ -11,7 +11,6 @@ from __future__ import annotations
 import panel as pn
 
 from ..html import BASE_CSS
-from ..landing import available_pages
 from ..page import HEADER_COLOR, SITE
 from ..share import nav_links, share_buttons, theme_button
 from .comparison import PolicyComparison
@@ -85,8 +84,7 @@ def build_lab_page() -> pn.template.BootstrapTemplate:
         store.trace_note = ""
         store.issues = [{"field": "link", "message": n} for n in notices] + list(store.issues)
     lab = ServingLab(store=store)
-    pages = list({slug: (slug, title, note) for slug, title, note in available_pages()}.values())  # once each
-    bar = nav_links(SLUG, pages=pages, query=encode_query(settings))
+    bar = nav_links(SLUG, query=encode_query(settings))
     settings.param.watch(lambda *_: bar.set_query(encode_query(settings)), list(settings.param))
     lead = pn.pane.HTML(f'<p class="kv-caption">{LEAD}</p>', stylesheets=[BASE_CSS], sizing_mode="stretch_width", margin=(8, 10, 0, 10))
     toolbar = pn.FlexBox(lead, *share_buttons(TITLE), flex_wrap="wrap", align_items="center", sizing_mode="stretch_width", margin=0)
