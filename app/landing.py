@@ -14,6 +14,7 @@ from .urlstate import apply_values, encode_query, parse_query
 # Lessons served beside the panels (lessons/<slug>.py); prose whose numbers sim computes.
 LESSON_PAGES = [
     ("kv_cache", "Lesson: what stops the batch", "Bytes per token, the HBM budget, prompt length, FP8, and the two phases."),
+    ("serving", "Lesson: tails and cliffs", "Tail latency, chunked prefill, the batching cliff and KV saturation over time."),
 ]
 
 LANDING_CSS = BASE_CSS + """
