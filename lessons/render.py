@@ -38,19 +38,19 @@ def _try_this(steps: list[TryThis]) -> pn.pane.HTML:
 
 def _prediction(p: Prediction) -> pn.Column:
     """One button per choice: pressing one commits the prediction, locks the others and reveals."""
-    buttons = [pn.widgets.Button(name=c, button_type="default", button_style="outline") for c in p.choices]
+    buttons = [pn.widgets.Button(label=c, color="default", variant="outline") for c in p.choices]
     answer = pn.pane.Alert("", alert_type="light", visible=False, sizing_mode="stretch_width")
 
     def commit(button: pn.widgets.Button) -> None:
-        right = button.name == p.answer
+        right = button.label == p.answer
         for b in buttons:
             b.disabled = True
-            if b.name == p.answer:
-                b.button_type, b.button_style = "success", "solid"
+            if b.label == p.answer:
+                b.color, b.variant = "success", "solid"
         if not right:
-            button.button_type, button.button_style = "danger", "solid"
+            button.color, button.variant = "danger", "solid"
         verdict = "Right." if right else f"Not quite: the simulator says {p.answer}."
-        answer.object = f"**You predicted {button.name}. {verdict}** {p.reveal}"
+        answer.object = f"**You predicted {button.label}. {verdict}** {p.reveal}"
         answer.alert_type = "success" if right else "warning"
         answer.visible = True
 
