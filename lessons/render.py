@@ -24,6 +24,9 @@ LESSON_CSS = BASE_CSS + """
 """
 
 
+PLACE = {"serving_lab": "Open it in the serving lab"}
+
+
 def try_this_link(step: TryThis, ext: str = "") -> str:
     query = urlencode({k: str(v).lower() if isinstance(v, bool) else v for k, v in step.state.items()})
     return f"./{step.panel}{ext}?{query}"
@@ -31,7 +34,8 @@ def try_this_link(step: TryThis, ext: str = "") -> str:
 
 def _try_this(steps: list[TryThis]) -> pn.pane.HTML:
     ext = page_extension()
-    items = "".join(f'<li>{esc(s.text)} <a href="{esc(try_this_link(s, ext))}">Open it in the panel</a></li>' for s in steps)
+    items = "".join(f'<li>{esc(s.text)} <a href="{esc(try_this_link(s, ext))}">{PLACE.get(s.panel, "Open it in the panel")}</a></li>'
+                    for s in steps)
     return pn.pane.HTML(f'<div class="kv-try"><strong>Try this</strong><ol>{items}</ol></div>',
                         stylesheets=[LESSON_CSS], sizing_mode="stretch_width")
 
