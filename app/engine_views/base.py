@@ -3,11 +3,10 @@ every new result (the same rule as app/views/base.py: never rebuild a figure, on
 
 from __future__ import annotations
 
-import panel as pn
 import param
 
 from ..palette import OKABE_ITO
-from ..views.base import is_dark
+from ..views.base import StoreView
 from .store import LabStore
 
 MAIN_COLOR = OKABE_ITO["blue"]
@@ -16,25 +15,11 @@ MARK_COLORS = {"p50": OKABE_ITO["bluish_green"], "p90": OKABE_ITO["reddish_purpl
                "mean": "#6B6B6B"}
 
 
-class LabView(pn.viewable.Viewer):
+class LabView(StoreView):
+    """A view of the lab store: StoreView's life cycle, refreshed on the result and the comparison."""
+
     store = param.ClassSelector(class_=LabStore, doc="the lab store this view displays")
-    watched: tuple[str, ...] = ("result", "compare")
-
-    def __init__(self, **params):
-        super().__init__(**params)
-        self.dark = is_dark()
-        self._layout = self.build()
-        self.store.param.watch(lambda *_: self.refresh(), list(self.watched))
-        self.refresh()
-
-    def build(self) -> pn.viewable.Viewable:
-        raise NotImplementedError
-
-    def refresh(self) -> None:
-        raise NotImplementedError
-
-    def __panel__(self):
-        return self._layout
+    watched = ("result", "compare")
 
 
 def seconds(x: float) -> str:

@@ -45,9 +45,6 @@ class RunStatus(LabView):
 class LabNotices(LabView):
     watched = ("issues", "trace_note", "result")
 
-    def build(self):
-        self.pane = html_pane(margin=(5, 10))
-        return self.pane
 
     def refresh(self) -> None:
         st = self.store
@@ -66,9 +63,6 @@ class LabNotices(LabView):
 
 
 class SummaryTiles(LabView):
-    def build(self):
-        self.pane = html_pane(margin=(5, 10))
-        return self.pane
 
     def refresh(self) -> None:
         r = self.store.result

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import format as fmt
 from .. import html
 from ..palette import COLORS
-from .base import StoreView, html_pane
+from .base import StoreView
 
 LIMIT_CAPTIONS = {
     "concurrency": "all {c:,} requests run",
@@ -15,9 +15,6 @@ LIMIT_CAPTIONS = {
 
 
 class AdmissionNumbers(StoreView):
-    def build(self):
-        self.pane = html_pane(margin=(5, 10))
-        return self.pane
 
     def refresh(self) -> None:
         r = self.store.result

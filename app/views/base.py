@@ -32,7 +32,9 @@ class StoreView(pn.viewable.Viewer):
         self.refresh()
 
     def build(self) -> pn.viewable.Viewable:
-        raise NotImplementedError
+        """Most views are one HTML pane that refresh() rewrites; chart views override this."""
+        self.pane = html_pane(margin=(5, 10))
+        return self.pane
 
     def refresh(self) -> None:
         raise NotImplementedError

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from .. import html
-from .base import StoreView, html_pane
+from .base import StoreView
 
 
 class EngineLog(StoreView):
-    def build(self):
-        self.pane = html_pane(margin=(5, 10))
-        return self.pane
 
     def refresh(self) -> None:
         r = self.store.result

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from .. import format as fmt
 from .. import html
-from .base import StoreView, html_pane
+from .base import StoreView
 
 GENERIC = "bytes per token = 2 (K and V) \u00d7 layers \u00d7 kv_heads \u00d7 head_dim \u00d7 bytes per element"
 GENERIC_MLA = "bytes per token = layers \u00d7 (latent + rope key) \u00d7 bytes per element"
 
 
 class KvFormula(StoreView):
-    def build(self):
-        self.pane = html_pane(margin=(5, 10))
-        return self.pane
 
     def refresh(self) -> None:
         r = self.store.result

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import format as fmt
 from .. import html
 from ..palette import COLORS
-from .base import StoreView, html_pane
+from .base import StoreView
 
 
 def _bound(kind: str | None) -> str:
@@ -13,9 +13,6 @@ def _bound(kind: str | None) -> str:
 
 
 class PhaseNumbers(StoreView):
-    def build(self):
-        self.pane = html_pane(margin=(5, 10))
-        return self.pane
 
     def refresh(self) -> None:
         r = self.store.result
