@@ -1,6 +1,11 @@
 """The screenshots README.md shows, taken from the live pages after checking their numbers
-against sim (so a picture never shows a wrong figure). Written to docs/img/."""
+against sim (so a picture never shows a wrong figure).
 
+Every run takes them (a page that cannot be photographed is a failure), into the ignored
+tests/artifacts/screenshots/; `KVLAB_UPDATE_SCREENSHOTS=1 scripts/test tests/browser` writes them
+to docs/img/ instead, so routine test runs leave the tracked images alone."""
+
+import os
 import struct
 
 import pytest
@@ -11,7 +16,7 @@ from .support import ROOT
 
 pytestmark = pytest.mark.browser
 
-IMG = ROOT / "docs" / "img"
+IMG = ROOT / "docs" / "img" if os.environ.get("KVLAB_UPDATE_SCREENSHOTS") == "1" else ROOT / "tests" / "artifacts" / "screenshots"
 SHOTS = [
     # (file, path, viewport, data-kv to check, sim state, figure)
     ("admission.png", "/admission?prompt_tokens=32768", (1400, 1000), "max_sequences", {"prompt_tokens": 32768}, "max_sequences"),
@@ -20,6 +25,11 @@ SHOTS = [
     ("admission-phone.png", "/admission?model=qwen3-32b", (390, 844), "max_sequences", {"model": "qwen3-32b"}, "max_sequences"),
     ("weights-do-not-fit.png", "/admission?model=qwen3-32b&gpu_memory_utilization=0.72", (1400, 760), "max_sequences",
      {"model": "qwen3-32b", "gpu_memory_utilization": 0.72}, "max_sequences"),
+]
+OTHER_SHOTS = [
+    # (file, path, viewport, text that must be on the page before the picture is taken)
+    ("serving-lab.png", "/serving_lab?preset=seed000-chunked", (1400, 1000), "requests simulated"),
+    ("lesson.png", "/kv_cache", (1100, 900), "Predict first, then see."),
 ]
 
 
@@ -44,4 +54,18 @@ def test_screenshot(browser, server, name, path, viewport, key, state, figure):
     page.screenshot(path=str(out), full_page=True)
     width, height = png_size(out)
     assert width == viewport[0] and height >= viewport[1] * 0.9
+    context.close()
+
+
+@pytest.mark.parametrize(("name", "path", "viewport", "ready_text"), OTHER_SHOTS, ids=[s[0] for s in OTHER_SHOTS])
+def test_screenshot_of_lab_and_lesson(browser, server, name, path, viewport, ready_text):
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+    page = context.new_page()
+    page.goto(server + path)
+    page.get_by_text(ready_text).first.wait_for(timeout=30_000)
+    page.wait_for_timeout(800)
+    IMG.mkdir(parents=True, exist_ok=True)
+    out = IMG / name
+    page.screenshot(path=str(out))
+    assert png_size(out) == viewport
     context.close()
