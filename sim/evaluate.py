@@ -6,8 +6,9 @@ sequences fit -> the batch -> decode step and prefill on the roofline -> through
 
 from __future__ import annotations
 
+import json
 from dataclasses import MISSING, dataclass, field, fields, replace
-from functools import cache
+from functools import cache, lru_cache
 
 from . import boot_log, catalog, engine_defaults, memory, roofline
 from .architecture import Architecture, bytes_per_token_formula, from_config
@@ -128,9 +129,23 @@ def _catalog_architecture(model_id: str, force_mha: bool) -> Architecture:
 def resolve_architecture(s: Scenario) -> Architecture:
     if s.config is None:
         return _catalog_architecture(s.model, s.force_mha is True)
-    name = s.config.get("_name_or_path") if isinstance(s.config, dict) else None
-    arch = from_config(s.config, name=str(name or "pasted config.json"))
-    if s.force_mha and arch.attention_kind != "MHA":
+    try:
+        # A pasted config is re-evaluated on every slider move: parse it once per distinct text.
+        key = json.dumps(s.config, sort_keys=True, allow_nan=True)
+    except (TypeError, ValueError):  # not JSON-shaped (a Python caller's dict): parse every time
+        return _pasted_architecture(s.config, s.force_mha is True)
+    return _cached_pasted_architecture(key, s.force_mha is True)
+
+
+@lru_cache(maxsize=32)
+def _cached_pasted_architecture(config_json: str, force_mha: bool) -> Architecture:
+    return _pasted_architecture(json.loads(config_json), force_mha)
+
+
+def _pasted_architecture(config, force_mha: bool) -> Architecture:
+    name = config.get("_name_or_path") if isinstance(config, dict) else None
+    arch = from_config(config, name=str(name or "pasted config.json"))
+    if force_mha and arch.attention_kind != "MHA":
         arch = arch.with_forced_mha()
     return arch
 
