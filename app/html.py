@@ -38,6 +38,8 @@ BASE_CSS = """
 .kv-console .line::before { content: "INFO  "; color: #7ee787; }
 .kv-console .line.error { color: #ffb4a2; }
 .kv-console .line.error::before { content: ""; }
+.kv-console .line.warning { color: #f2cc60; }
+.kv-console .line.warning::before { content: ""; }
 .kv-console .line.warn::before { content: "WARN  "; color: #f2cc60; }
 .kv-notice { border-radius: 8px; padding: 8px 12px; margin: 0 0 6px; border-left: 5px solid; font-size: 0.95rem; }
 .kv-notice ul { margin: 4px 0 0; padding-left: 20px; }
@@ -85,7 +87,7 @@ def notice(kind: str, title: str, lines: list[str], key: str) -> str:
 def console(lines: list[str]) -> str:
     rows = []
     for line in lines:
-        cls = "line error" if line.startswith("ERROR") else "line"
+        cls = "line error" if line.startswith("ERROR") else "line warning" if line.startswith("WARNING") else "line"
         rows.append(f'<div class="{cls}">{esc(line)}</div>')
     return f'<div class="kv-console" role="log" aria-label="engine log" data-kv="log">{"".join(rows)}</div>'
 

@@ -303,6 +303,12 @@ def _evaluate(s: Scenario) -> Result:
         / (gpu.hbm_bandwidth_bytes_per_s * profile.bandwidth_efficiency),
         profile=profile.name,
     )
+    log.append(_profile_line(profile, gpu, machine, s.prompt_tokens, batch))
+    if profile.gpu is not None and profile.gpu != gpu.id:
+        mismatch = (f"The efficiency profile {profile.name} was fitted on {profile.gpu}, not {gpu.id}: its fractions "
+                    f"are applied to this GPU's datasheet peaks. Pick the textbook profile or one for {gpu.id}.")
+        warnings.append(mismatch)
+        log.append("WARNING " + mismatch)
     log.append(f"Prefill of {s.prompt_tokens:,} tokens: TTFT {pre.time_s * 1e3:.1f} ms, {pre.bound}-bound "
                f"(compute {pre.compute_time_s * 1e3:.1f} ms vs weight read {pre.memory_time_s * 1e3:.1f} ms).")
 
@@ -336,6 +342,17 @@ def _evaluate(s: Scenario) -> Result:
                    f"weights are {dec.weight_share:.0%} of the {dec.bytes / GIB:.2f} GiB read per step; "
                    f"{tokens_per_s:,.0f} tok/s in aggregate, {1 / dec.time_s:,.1f} tok/s per stream.")
     return _make_result({**result, "log": log, "warnings": warnings})
+
+
+def _profile_line(profile, gpu, machine: roofline.Machine, prompt_tokens: int, batch: int) -> str:
+    """Which efficiency profile produced the times below, and the fractions it applied."""
+    fp8 = machine.fp8_compute
+    gemm = (f"GEMMs reach {profile.compute_efficiency(prompt_tokens, fp8):.0%} of {machine.peak_flops / 1e12:,.0f} TFLOP/s "
+            f"in the prefill")
+    if batch > 0:
+        gemm += f" and {profile.compute_efficiency(batch, fp8):.0%} in a {batch}-token decode step"
+    return (f"Efficiency profile {profile.name} ({profile.provenance_kind}): HBM reads reach {profile.bandwidth_efficiency:.0%} "
+            f"of {gpu.hbm_bandwidth_bytes_per_s / 1e12:.2f} TB/s; {gemm}.")
 
 
 def _vllm_concurrency(arch: Architecture, s: Scenario, mem: memory.MemoryBudget, kv_el: float, max_len: int,
