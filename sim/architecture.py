@@ -72,7 +72,6 @@ class Architecture:
     mla: MLA | None = None
     sliding_window_tokens: int = 0  # 0: no sliding window
     sliding_layers: tuple[bool, ...] = ()  # per layer: True where attention is windowed
-    forced_mha: bool = False
 
     # ----- attention kind -------------------------------------------------------------
     @property
@@ -258,7 +257,7 @@ class Architecture:
         k_proj and v_proj widen to q width, and the cache grows by q_heads / kv_heads."""
         if self.mla is not None:
             raise InputError(Issue("force_mha", "applies to MHA/GQA/MQA models; this model uses MLA, whose cache is a shared latent"))
-        return replace(self, num_kv_heads=self.num_q_heads, forced_mha=True, name=f"{self.name} (forced MHA)")
+        return replace(self, num_kv_heads=self.num_q_heads, name=f"{self.name} (forced MHA)")
 
 
 # ----------------------------------------------------------------------------------------

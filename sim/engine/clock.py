@@ -154,10 +154,3 @@ class DecodeRun:
             else:
                 lo = mid + 1
         return lo
-
-    def steps_done_by(self, dt: float, k: int) -> int:
-        """Number of whole steps finished `dt` after the start (at most k)."""
-        if dt <= 0:
-            return 0
-        j = self.steps_within(dt, k)
-        return j if self.total_s(j) <= dt else j - 1

@@ -30,7 +30,7 @@ _WINDOW, _FINISH = 0, 1
 
 class DecodeSet:
     __slots__ = ("block_size", "clock", "window", "full_fraction", "window_fraction",
-                 "n", "g", "kv_read", "below_window", "phase_counts", "heap", "sum_finish_g", "ctx_sum")
+                 "n", "g", "kv_read", "below_window", "phase_counts", "heap", "sum_finish_g")
 
     def __init__(self, block_size: int, clock: StepClock):
         self.block_size = block_size
@@ -45,7 +45,6 @@ class DecodeSet:
         self.phase_counts = [0] * block_size
         self.heap: list[tuple] = []
         self.sum_finish_g = 0
-        self.ctx_sum = 0  # cached tokens of all members (for block-table costs and checks)
 
     # ----- membership -----------------------------------------------------------------------
     def add(self, seq: Seq, cached_tokens: int) -> None:
@@ -62,7 +61,6 @@ class DecodeSet:
             heappush(self.heap, (g + w - read, _WINDOW, seq.order, seq.epoch, seq))
         heappush(self.heap, (seq.finish_g, _FINISH, seq.order, seq.epoch, seq))
         self.sum_finish_g += seq.finish_g
-        self.ctx_sum += cached_tokens
         self.n += 1
 
     def cached(self, seq: Seq) -> int:
@@ -78,7 +76,6 @@ class DecodeSet:
             self.below_window -= 1
         self.phase_counts[(seq.join_ctx - seq.join_g) % self.block_size] -= 1
         self.sum_finish_g -= seq.finish_g
-        self.ctx_sum -= c
         self.n -= 1
         seq.generated = seq.output - (seq.finish_g - self.g)
         seq.epoch += 1
@@ -136,7 +133,6 @@ class DecodeSet:
     def advance(self, k: int) -> list[Seq]:
         """Run k steps; return the sequences that finished (still members: the caller removes them)."""
         self.kv_read += k * self.growth()
-        self.ctx_sum += k * self.n
         self.g += k
         g = self.g
         heap = self.heap

@@ -27,7 +27,7 @@ class Plan:
     decode run, timed in closed form by `run`), or one step carrying prefill `chunks` (with the
     decode set when `decode` is true), lasting `dur_s`."""
 
-    __slots__ = ("t0", "k", "run", "decode", "n", "chunks", "dur_s", "blocks_at_start", "blocks_planned")
+    __slots__ = ("t0", "k", "run", "decode", "n", "chunks", "dur_s", "blocks_planned")
 
     def __init__(self):
         self.t0 = 0.0
@@ -37,7 +37,6 @@ class Plan:
         self.n = 0
         self.chunks: list = []
         self.dur_s = 0.0
-        self.blocks_at_start = 0
         self.blocks_planned = 0
 
     def end_s(self) -> float:
@@ -87,8 +86,6 @@ class Instance:
         self.joiners: list[Seq] = []  # joined the decode set since its last step
         self.last_decode_end_s = 0.0
         self.table_blocks = 0  # sum of the block tables of running sequences
-        self.handoff = 0  # sequences whose KV waits here for a decode instance to pull it
-        self.receiving = 0
         self.arrived_kv: list[Seq] = []  # pulled KV complete, waiting for the next step boundary
         self.busy = False
         self.version = 0
@@ -98,7 +95,6 @@ class Instance:
         self.extra_s = 0.0  # swap, host-load and scheduler time of the step being planned
         self.decode_reserve = 0  # blocks the planned step's decodes will need
         self.new_hit_tokens = 0  # prefix-cache hits of this step's admissions (SGLang's #cached-token)
-        self.admissions = 0
         self.counter = 0
         # counters the metrics read
         self.preemptions = 0
@@ -237,12 +233,10 @@ class Instance:
         seq.state = RUNNING if not remote else RECEIVING
         seq.home = self
         self.running[seq.id] = seq
-        self.admissions += 1
         if seq.admitted_s < 0:
             seq.admitted_s = now
             self.sim.metrics.admitted(seq, now)
         if remote:
-            self.receiving += 1
             self.sim.pull_kv(seq, self)
             return True
         hit_tokens = (gpu_hit + host_hit) * self.block_size
@@ -414,7 +408,6 @@ class Instance:
         p.n = dec.n
         p.chunks = []
         p.run = self.clock.decode_run(dec.n, dec.kv_read, dec.growth(), self.extra_s)
-        p.blocks_at_start = self.used_blocks()
         p.blocks_planned = dec.blocks_needed(p.k)
         p.dur_s = 0.0
         self.last_step_prefill = False
@@ -439,7 +432,6 @@ class Instance:
         p.chunks = chunks
         p.run = None
         p.dur_s = clock.step_s(tokens, kv_read, pairs) + self.extra_s
-        p.blocks_at_start = self.used_blocks()
         p.blocks_planned = 0
         self.last_step_prefill = bool(chunks)
         if chunks:
@@ -510,7 +502,6 @@ class Instance:
         elif self.role == PREFILL:
             del self.running[seq.id]
             seq.state = HANDOFF
-            self.handoff += 1
             self.sim.hand_off(seq, self)
         else:
             self.join_decode(seq, seq.target)
@@ -524,7 +515,6 @@ class Instance:
     # ----- disaggregation ----------------------------------------------------------------------------------
     def handoff_released(self, seq: Seq) -> None:
         """The decode instance has pulled `seq`'s KV: free it here."""
-        self.handoff -= 1
         self._release(seq.remote_table)
         seq.remote_table = None
         self.poke()
@@ -532,7 +522,6 @@ class Instance:
     def received(self, seq: Seq) -> None:
         """The KV pull for `seq` is complete. It joins the decode set at the next step boundary:
         joining in the middle of a run would credit it with steps it did not take."""
-        self.receiving -= 1
         seq.remote_from = None
         self.arrived_kv.append(seq)
         self.poke()
