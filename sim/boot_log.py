@@ -33,6 +33,8 @@ class BootFacts:
     kv_bytes_per_token: float
     per_seq_bytes: float
     max_sequences: int
+    batch: int
+    batch_limited_by: str  # "concurrency", "kv_pool" or "max_num_seqs"
     max_model_len: int
     max_concurrency: float
     refusal: int | None  # vllm: the longest max_model_len that fits, when one request does not
@@ -131,12 +133,11 @@ def budget_lines(log: list[str], warnings: list[str], f: BootFacts) -> None:
                               f"{gib(mem.kv_pool_bytes)}: no request fits; {hint}.")
         return
     seqs_knob = "max_running_requests" if s.engine == "sglang" else "max_num_seqs"
-    caps = {"concurrency": s.concurrency, "kv_pool": f.max_sequences, "max_num_seqs": f.limits.max_num_seqs}
-    reason = {
-        "concurrency": f"all {s.concurrency} concurrent requests fit (the pool could hold {f.max_sequences})",
-        "kv_pool": f"the KV pool holds {f.max_sequences} sequences of {gib(f.per_seq_bytes)} each; "
-                   f"{s.concurrency - f.max_sequences} of {s.concurrency} requests wait",
-        "max_num_seqs": f"{seqs_knob}={f.limits.max_num_seqs} caps the scheduler below the pool's {f.max_sequences}",
-    }
-    key = min(caps, key=lambda k: (caps[k], k != "concurrency"))
-    log.append(f"Batch of {caps[key]}: {reason[key]}.")
+    if f.batch_limited_by == "concurrency":
+        reason = f"all {s.concurrency} concurrent requests fit (the pool could hold {f.max_sequences})"
+    elif f.batch_limited_by == "kv_pool":
+        reason = (f"the KV pool holds {f.max_sequences} sequences of {gib(f.per_seq_bytes)} each; "
+                  f"{s.concurrency - f.max_sequences} of {s.concurrency} requests wait")
+    else:
+        reason = f"{seqs_knob}={f.limits.max_num_seqs} caps the scheduler below the pool's {f.max_sequences}"
+    log.append(f"Batch of {f.batch}: {reason}.")

@@ -122,7 +122,10 @@ def _catalog_architecture(model_id: str, force_mha: bool) -> Architecture:
     """Catalog models parse once per process: the data files never change while it runs, and the
     Architecture is frozen. Unknown ids raise, and exceptions are not cached."""
     entry = catalog.model_entry(model_id)
-    arch = from_config(entry["config"], name=entry["kvlab"]["name"], meta=entry["kvlab"])
+    return _maybe_forced_mha(from_config(entry["config"], name=entry["kvlab"]["name"], meta=entry["kvlab"]), force_mha)
+
+
+def _maybe_forced_mha(arch: Architecture, force_mha: bool) -> Architecture:
     return arch.with_forced_mha() if force_mha and arch.attention_kind != "MHA" else arch
 
 
@@ -144,10 +147,7 @@ def _cached_pasted_architecture(config_json: str, force_mha: bool) -> Architectu
 
 def _pasted_architecture(config, force_mha: bool) -> Architecture:
     name = config.get("_name_or_path") if isinstance(config, dict) else None
-    arch = from_config(config, name=str(name or "pasted config.json"))
-    if force_mha and arch.attention_kind != "MHA":
-        arch = arch.with_forced_mha()
-    return arch
+    return _maybe_forced_mha(from_config(config, name=str(name or "pasted config.json")), force_mha)
 
 
 def _check_parallelism(arch: Architecture, tp: int) -> None:
@@ -259,7 +259,7 @@ def _evaluate(s: Scenario) -> Result:
 
     boot_log.budget_lines(log, warnings, boot_log.BootFacts(
         scenario=s, arch=arch, mem=mem, limits=limits, kv_bytes_per_token=kv_per_token, per_seq_bytes=per_seq,
-        max_sequences=max_seqs, max_model_len=max_len, max_concurrency=max_conc, refusal=refusal))
+        max_sequences=max_seqs, batch=batch, batch_limited_by=limited_by, max_model_len=max_len, max_concurrency=max_conc, refusal=refusal))
     result = dict(
         scenario=_safe_scenario(s),
         model_name=arch.name,
