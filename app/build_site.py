@@ -37,13 +37,13 @@ import zipfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from app.site_shell import TemplateChanged, patch_page, patch_worker, rewrite, worker_pyodide_url
-from app.site_wheel import APP_WHEEL, ROOT, SIM_WHEEL, build_wheel, kvlab_version, package_files
+from kvlab.app.site_shell import TemplateChanged, patch_page, patch_worker, rewrite, worker_pyodide_url
+from kvlab.app.site_wheel import APP_WHEEL, ROOT, SIM_WHEEL, build_wheel, kvlab_version, package_files
 
 DEFAULT_OUT = ROOT / "static"
 DEFAULT_PAGE_GLOBS = ("app/pages/*.py", "lessons/*.py")
 ASSETS_DIR = Path(__file__).resolve().parent / "site_assets"
-OWN_PACKAGES = frozenset({"sim", "app", "lessons", "kvlab", "calibration"})
+OWN_PACKAGES = frozenset({"kvlab"})
 INFO_FILE = "build-info.json"
 # Written first, so a folder left by a failed build is still recognised as ours and replaced.
 MARKER_FILE = ".kvlab-site"

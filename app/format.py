@@ -6,7 +6,7 @@ rates; pools to 0.1 GiB, inside design.md's 0.3 GiB tolerance) and no more.
 
 from __future__ import annotations
 
-from sim.units import GIB, KIB, MIB
+from kvlab.sim.units import GIB, KIB, MIB
 
 DASH = "\u2014"  # shown where a figure does not exist for this scenario (nothing fits)
 

@@ -2,7 +2,7 @@
 
     import panel as pn
     pn.extension()
-    from app import admission_panel, phases_panel
+    from kvlab.app import admission_panel, phases_panel
     admission_panel(model="qwen3-32b", prompt_tokens=32768)   # displays in the notebook
     phases_panel(gpu="a100-80", prompt_tokens=128)
 

@@ -17,7 +17,7 @@ import math
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from sim import Scenario, evaluate
+from kvlab.sim import Scenario, evaluate
 
 POINTS = 64
 

@@ -38,14 +38,16 @@ SKIP_SUFFIXES = (".pyc", ".pyo")
 
 @dataclass(frozen=True)
 class WheelSpec:
-    """What goes into one wheel: a distribution name and the top-level package folders."""
+    """What goes into one wheel: a distribution name and the repository folders it packs, each
+    installed under the `kvlab` namespace (sim/ becomes kvlab/sim/)."""
 
     name: str
     packages: tuple[str, ...]
     summary: str
+    namespace_init: bool = False  # carries kvlab/__init__.py (exactly one of the wheels must)
 
 
-SIM_WHEEL = WheelSpec("kvlab_sim", ("sim",), "kvlab's simulator (pure Python, for Pyodide)")
+SIM_WHEEL = WheelSpec("kvlab_sim", ("sim",), "kvlab's simulator (pure Python, for Pyodide)", namespace_init=True)
 APP_WHEEL = WheelSpec("kvlab_app", ("app", "lessons"), "kvlab's pages and lessons (pure Python, for Pyodide)")
 
 
@@ -59,7 +61,7 @@ def kvlab_version(root: Path = ROOT) -> str:
 
 def package_files(spec: WheelSpec, root: Path = ROOT) -> list[tuple[Path, str]]:
     """(file on disk, name in the wheel) for every file of the spec's packages, sorted."""
-    out = []
+    out = [(root / "kvlab" / "__init__.py", "kvlab/__init__.py")] if spec.namespace_init else []
     for package in spec.packages:
         base = root / package
         if not base.is_dir():
@@ -70,7 +72,7 @@ def package_files(spec: WheelSpec, root: Path = ROOT) -> list[tuple[Path, str]]:
                 continue
             if any(part in SKIP_PARTS for part in path.parts) or path.suffix in SKIP_SUFFIXES:
                 continue
-            out.append((path, rel))
+            out.append((path, f"kvlab/{rel}"))
     return out
 
 

@@ -10,11 +10,11 @@ message together.
 from __future__ import annotations
 
 import param
+from kvlab.sim import catalog
+from kvlab.sim.scenario import ALLOCATIONS, ENGINES, FIELDS, TP_SIZES, Scenario
+from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 
-import sim
-from sim import catalog
-from sim.scenario import ALLOCATIONS, ENGINES, FIELDS, TP_SIZES, Scenario
-from sim.units import KV_DTYPES, WEIGHT_DTYPES
+from kvlab import sim
 
 DEFAULTS = Scenario()
 CUSTOM_MODEL = "custom"  # the model choice that means "use the pasted config.json"

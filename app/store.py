@@ -9,10 +9,10 @@ the whole update to the browser as one message.
 from __future__ import annotations
 
 import param
+from kvlab.sim import InputError, Result
+from kvlab.sim.evaluate import resolve_architecture
 
-import sim
-from sim import InputError, Result
-from sim.evaluate import resolve_architecture
+from kvlab import sim
 
 from . import series
 from .config_paste import parse_config_text

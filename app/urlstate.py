@@ -18,9 +18,9 @@ import re
 from urllib.parse import parse_qsl, urlencode
 
 import param
+from kvlab.sim import Scenario
 
-import sim
-from sim import Scenario
+from kvlab import sim
 
 from .config_paste import decode_from_link, encode_for_link, parse_config_text
 from .state import CUSTOM_MODEL, SCENARIO_FIELDS, Settings

@@ -25,8 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.format import ms  # noqa: E402
-from sim import Scenario, evaluate  # noqa: E402
+from kvlab.app.format import ms  # noqa: E402
+from kvlab.sim import Scenario, evaluate  # noqa: E402
+
 from tests.browser.support import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,

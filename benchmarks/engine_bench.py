@@ -29,8 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sim.engine import simulate  # noqa: E402
-from sim.engine.presets import seed000  # noqa: E402
+from kvlab.sim.engine import simulate  # noqa: E402
+from kvlab.sim.engine.presets import seed000  # noqa: E402
 
 METHOD_VERSION = 1
 TARGETS_S = {10_000: 1.0, 100_000: 12.0}
@@ -64,7 +64,8 @@ def cpython(policies: list[str], sizes: list[int], repeat: int) -> list[dict]:
 
 
 def pyodide(role: str, policies: list[str], sizes: list[int], repeat: int) -> list[dict]:
-    from app.site_wheel import SIM_WHEEL, build_wheel
+    from kvlab.app.site_wheel import SIM_WHEEL, build_wheel
+
     from tests.pyodide.harness import missing_reason, run_in_node, runtime
 
     rt = runtime(role)

@@ -4,8 +4,8 @@ import json
 import statistics
 import time
 
-from sim.engine import simulate
-from sim.engine.presets import seed000
+from kvlab.sim.engine import simulate
+from kvlab.sim.engine.presets import seed000
 
 
 def _once(policy: str, n: int) -> tuple[float, dict]:

@@ -7,8 +7,9 @@ has been executed, so it includes importing the simulator.
 import json
 import time
 
-import sim
-from sim import Scenario, evaluate
+from kvlab.sim import Scenario, evaluate
+
+from kvlab import sim
 
 
 def _per_call_s(scenarios, batches: int, calls_per_batch: int) -> list[float]:

@@ -31,7 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.site_wheel import SIM_WHEEL, build_wheel  # noqa: E402
+from kvlab.app.site_wheel import SIM_WHEEL, build_wheel  # noqa: E402
+
 from tests.pyodide import grid, harness  # noqa: E402
 
 METHOD_VERSION = 1

@@ -32,8 +32,9 @@ import time
 from contextlib import redirect_stderr, redirect_stdout
 from importlib import metadata
 
-import sim
-from sim import Scenario, evaluate
+from kvlab.sim import Scenario, evaluate
+
+from kvlab import sim
 
 METHOD_VERSION = 2
 BATCH_TARGET_S = 0.02

@@ -1,4 +1,4 @@
-"""python -m calibration [--quick] [--backend cupy|numpy] [--gpu ID] [--output PATH]
+"""python -m kvlab.calibration [--quick] [--backend cupy|numpy] [--gpu ID] [--output PATH]
 
 Runs the suite, fits the efficiencies, validates the profile and writes it with a raw log.
 Exit status: 0 written; 1 the run or the fit failed; 2 it could not start (no CuPy, no GPU,
@@ -40,7 +40,7 @@ CPU_OUTPUT_DIR = PACKAGE_DIR / "out"
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m calibration", description=__doc__.split("\n\n")[1])
+    p = argparse.ArgumentParser(prog="python -m kvlab.calibration", description=__doc__.split("\n\n")[1])
     p.add_argument("--quick", action="store_true", help="a smaller grid: under 1 minute on an H200")
     p.add_argument("--backend", choices=("cupy", "numpy"), default="cupy",
                    help="cupy measures a GPU (default); numpy checks the pipeline on the CPU at tiny sizes")
@@ -65,7 +65,7 @@ def _fail(message: str, status: int = 2) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
-    command = "python -m calibration" + ("" if not argv else " " + shlex.join(argv))
+    command = "python -m kvlab.calibration" + ("" if not argv else " " + shlex.join(argv))
     date_utc = datetime.now(UTC).isoformat(timespec="seconds")
 
     try:
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     if backend.is_gpu:
         description = (f"Measured on {info['device_name']} (driver {info['nvidia_driver_version']}, CUDA "
                        f"{info['cuda_runtime_version']}, CuPy {info['cupy_version']}) on {date_utc[:10]} by "
-                       f"python -m calibration ({plan.name} plan).")
+                       f"python -m kvlab.calibration ({plan.name} plan).")
     else:
         description = ("CPU pipeline check of the calibration suite (NumPy backend, tiny sizes, self-normalised). "
                        "It describes this code path, not any GPU: do not use it to predict serving performance.")

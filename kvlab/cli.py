@@ -1,4 +1,4 @@
-"""`kvlab` dispatches to a subcommand, or evaluates a scenario (the `python -m sim` options).
+"""`kvlab` dispatches to a subcommand, or evaluates a scenario (the `python -m kvlab.sim` options).
 
     kvlab --model qwen3-8b --prompt 32768 --json     # one evaluation (sim.cli)
     kvlab serve                                      # the panels and lessons, locally
@@ -14,10 +14,10 @@ import importlib
 import sys
 
 SUBCOMMANDS = {
-    "serve": ("app.serve", "main"),
-    "build-site": ("app.build_site", "main"),
-    "calibrate": ("calibration.cli", "main"),
-    "engine": ("sim.engine.cli", "main"),
+    "serve": ("kvlab.app.serve", "main"),
+    "build-site": ("kvlab.app.build_site", "main"),
+    "calibrate": ("kvlab.calibration.cli", "main"),
+    "engine": ("kvlab.sim.engine.cli", "main"),
 }
 
 
@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         module, func = SUBCOMMANDS[argv[0]]
         return getattr(importlib.import_module(module), func)(argv[1:]) or 0
-    from sim.cli import main as sim_main
+    from kvlab.sim.cli import main as sim_main
 
     return sim_main(argv)
 

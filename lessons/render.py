@@ -10,10 +10,9 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import panel as pn
-
-from app.html import BASE_CSS, esc
-from app.page import HEADER_COLOR, SITE
-from app.share import nav_links, page_extension, theme_button
+from kvlab.app.html import BASE_CSS, esc
+from kvlab.app.page import HEADER_COLOR, SITE
+from kvlab.app.share import nav_links, page_extension, theme_button
 
 from .content.model import Lesson, Prediction, Section, TryThis
 

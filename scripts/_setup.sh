@@ -22,6 +22,6 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "kvlab setup: installing Python packages into .venv"
   .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
   .venv/bin/python -m pip install -q -e ".[dev]" 2>&1 | grep -v "is ignored" || true
-  .venv/bin/python -c "import sim, panel, playwright, hypothesis" # fail loudly if the install did not work
+  .venv/bin/python -c "import kvlab.sim, panel, playwright, hypothesis" # fail loudly if the install did not work
   touch "$stamp"
 fi

@@ -2,7 +2,7 @@
 
 Standard library only, so the same code runs in CPython and in Pyodide.
 
-    >>> from sim import Scenario, evaluate
+    >>> from kvlab.sim import Scenario, evaluate
     >>> r = evaluate(Scenario(model="qwen3-8b", gpu="h100-sxm", prompt_tokens=4096))
     >>> r.max_sequences, r.batch
     (93, 32)

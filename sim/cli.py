@@ -1,4 +1,4 @@
-"""`python -m sim` / `kvlab`: evaluate one scenario from the command line.
+"""`python -m kvlab.sim` / `kvlab`: evaluate one scenario from the command line.
 
 Prints the engine log and a summary, or with --json one JSON object of the Result. Bad input
 exits with status 2 and one line naming the option and its allowed range.

@@ -1,7 +1,7 @@
 """Efficiency profiles: what fraction of a datasheet peak a real kernel reaches.
 
 A profile is a data file in `sim/data/profiles/` (written by hand from published figures, or by
-`python -m calibration` from measurements). The textbook profile is seed 002's pair of constants;
+`python -m kvlab.calibration` from measurements). The textbook profile is seed 002's pair of constants;
 measured profiles add the curve of GEMM efficiency against tokens per step, because a decode step
 of 8 tokens cannot reach the rate of an 8192-token prefill.
 """

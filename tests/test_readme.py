@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sim import Scenario, evaluate
+from kvlab.sim import Scenario, evaluate
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 
@@ -15,7 +15,7 @@ def test_cli_sample_output_is_current():
     command = ".venv/bin/kvlab --model qwen3-8b --gpu h100-sxm --prompt 32768 --kv-dtype fp8"
     assert command in README
     sample = re.search(r"^```\n(Usable memory:.*?)^```", README, flags=re.S | re.M).group(1)
-    out = subprocess.run([sys.executable, "-m", "sim", "--model", "qwen3-8b", "--gpu", "h100-sxm", "--prompt", "32768",
+    out = subprocess.run([sys.executable, "-m", "kvlab.sim", "--model", "qwen3-8b", "--gpu", "h100-sxm", "--prompt", "32768",
                           "--kv-dtype", "fp8"], capture_output=True, text=True, check=True).stdout
     log = out.split("\n\n")[0]
     assert sample.strip() == log.strip()
@@ -31,5 +31,5 @@ def test_python_example_figures():
 def test_bad_input_line_is_current():
     line = "kvlab: error: --prompt: must be between 1 and 2,097,152, got -1"
     assert line in README
-    err = subprocess.run([sys.executable, "-m", "sim", "--prompt", "-1"], capture_output=True, text=True)
+    err = subprocess.run([sys.executable, "-m", "kvlab.sim", "--prompt", "-1"], capture_output=True, text=True)
     assert err.returncode == 2 and err.stderr.strip() == line

@@ -2,7 +2,7 @@
 
     import panel as pn
     pn.extension()
-    from app.engine_views.lab import ServingLab
+    from kvlab.app.engine_views.lab import ServingLab
     ServingLab(preset="seed001-saturation")     # displays in a notebook
 """
 

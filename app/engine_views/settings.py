@@ -9,9 +9,8 @@ into the `EngineConfig` the store runs; `apply_preset` loads a named starting po
 from __future__ import annotations
 
 import param
-
-from sim import Scenario
-from sim.engine import (
+from kvlab.sim import Scenario
+from kvlab.sim.engine import (
     ADMISSIONS,
     ARRIVALS,
     BLOCK_TABLES,
@@ -28,8 +27,8 @@ from sim.engine import (
     Workload,
     preset,
 )
-from sim.scenario import FIELDS as SCENARIO_FIELDS
-from sim.units import KV_DTYPES, WEIGHT_DTYPES
+from kvlab.sim.scenario import FIELDS as SCENARIO_FIELDS
+from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 
 from ..state import gpu_choices, model_choices
 

@@ -15,10 +15,9 @@ import time
 
 import panel as pn
 import param
-
-from sim.engine import EngineResult, parse_trace
-from sim.engine.sweep import Job, Sweep, rate_sweep_job, sweep_from
-from sim.errors import InputError
+from kvlab.sim.engine import EngineResult, parse_trace
+from kvlab.sim.engine.sweep import Job, Sweep, rate_sweep_job, sweep_from
+from kvlab.sim.errors import InputError
 
 from .settings import NO_COMPARISON, RUN_FIELDS, LabSettings
 

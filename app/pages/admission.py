@@ -1,6 +1,6 @@
 """Panel 1, the admission decision: `panel serve app/pages/admission.py`."""
 
-from app.page import build_page
-from app.panels import AdmissionPanel
+from kvlab.app.page import build_page
+from kvlab.app.panels import AdmissionPanel
 
 build_page(AdmissionPanel, "Pick a model and a GPU, then push the prompt length up and watch what stops the batch.").servable()

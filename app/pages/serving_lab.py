@@ -1,5 +1,5 @@
 """The serving lab, requests over time: `panel serve app/pages/serving_lab.py`."""
 
-from app.engine_views.lab import build_lab_page
+from kvlab.app.engine_views.lab import build_lab_page
 
 build_lab_page().servable()

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import panel as pn
 from bokeh.models import ColumnDataSource, HoverTool, LabelSet, Span
-
-from sim import catalog
+from kvlab.sim import catalog
 
 from .. import format as fmt
 from .. import html

@@ -10,8 +10,7 @@ its time, so a step that also waits on an all-reduce or launch overhead sits bel
 from __future__ import annotations
 
 from bokeh.models import ColumnDataSource, CustomJSTickFormatter, HoverTool, NumeralTickFormatter, Span
-
-from sim import load_profile
+from kvlab.sim import load_profile
 
 from .. import format as fmt
 from ..palette import COLORS, ink, muted

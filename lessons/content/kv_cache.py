@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from sim import Result, Scenario, evaluate
-from sim.units import GIB, KIB
+from kvlab.sim import Result, Scenario, evaluate
+from kvlab.sim.units import GIB, KIB
 
 from .model import Claim, Lesson, Prediction, Section, TryThis
 

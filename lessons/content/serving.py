@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from functools import cache
 
-from sim.engine import EngineResult, simulate
-from sim.engine.presets import seed000, seed001, seed004
-from sim.engine.sweep import Sweep, knee, rate_sweep
+from kvlab.sim.engine import EngineResult, simulate
+from kvlab.sim.engine.presets import seed000, seed001, seed004
+from kvlab.sim.engine.sweep import Sweep, knee, rate_sweep
 
 from .model import Claim, Lesson, Prediction, Section, TryThis
 

@@ -3,7 +3,7 @@
 Standard library only (it runs in Pyodide), deterministic for a given seed. The step time of every
 batch comes from sim.roofline.step_cost, the KV pool from sim's HBM budget.
 
-    >>> from sim.engine import EngineConfig, simulate
+    >>> from kvlab.sim.engine import EngineConfig, simulate
     >>> r = simulate(EngineConfig().with_(rate_per_s=2.0, num_requests=200, seed=1))
     >>> r.completed
     200

@@ -7,8 +7,7 @@ import re
 from html.parser import HTMLParser
 
 import panel as pn
-
-from app.views.base import TextPane
+from kvlab.app.views.base import TextPane
 
 
 class _Collector(HTMLParser):

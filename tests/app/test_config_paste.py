@@ -5,15 +5,14 @@ import json
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from app.config_paste import (
+from kvlab.app.config_paste import (
     MAX_CONFIG_CHARS,
     MAX_LINK_CONFIG_CHARS,
     decode_from_link,
     encode_for_link,
     parse_config_text,
 )
-from sim import catalog
+from kvlab.sim import catalog
 
 
 def qwen3_8b() -> dict:

@@ -2,10 +2,10 @@
 as the initial state, and a render without any server."""
 
 import panel as pn
+from kvlab.app.panels import AdmissionPanel, PhasesPanel
+from kvlab.sim import Scenario, evaluate
 
-import app
-from app.panels import AdmissionPanel, PhasesPanel
-from sim import Scenario, evaluate
+from kvlab import app
 
 
 def test_lazy_exports():

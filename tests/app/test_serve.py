@@ -4,8 +4,7 @@ import subprocess
 import sys
 
 import pytest
-
-from app import serve
+from kvlab.app import serve
 
 
 def test_serves_every_page_script_on_loopback_with_the_setup_script():

@@ -2,11 +2,11 @@
 
 import param
 import pytest
+from kvlab.app.state import ADVANCED_FIELDS, CUSTOM_MODEL, MAIN_FIELDS, SCENARIO_FIELDS, Settings
+from kvlab.sim.scenario import ALLOCATIONS, ENGINES, FIELDS, TP_SIZES, Scenario
+from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 
-import sim
-from app.state import ADVANCED_FIELDS, CUSTOM_MODEL, MAIN_FIELDS, SCENARIO_FIELDS, Settings
-from sim.scenario import ALLOCATIONS, ENGINES, FIELDS, TP_SIZES, Scenario
-from sim.units import KV_DTYPES, WEIGHT_DTYPES
+from kvlab import sim
 
 
 @pytest.mark.parametrize("name", sorted(FIELDS))

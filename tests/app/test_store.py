@@ -6,10 +6,9 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from app.state import CUSTOM_MODEL, Settings
-from app.store import Store
-from sim import Scenario, catalog, evaluate
+from kvlab.app.state import CUSTOM_MODEL, Settings
+from kvlab.app.store import Store
+from kvlab.sim import Scenario, catalog, evaluate
 
 
 def test_result_is_sims_for_the_same_settings():

@@ -5,13 +5,12 @@ from urllib.parse import quote
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from app.config_paste import encode_for_link
-from app.state import CUSTOM_MODEL, Settings
-from app.urlstate import MAX_KEYS, MAX_QUERY_CHARS, apply_values, encode_query, parse_query
-from sim import catalog
-from sim.scenario import FIELDS, TP_SIZES
-from sim.units import KV_DTYPES
+from kvlab.app.config_paste import encode_for_link
+from kvlab.app.state import CUSTOM_MODEL, Settings
+from kvlab.app.urlstate import MAX_KEYS, MAX_QUERY_CHARS, apply_values, encode_query, parse_query
+from kvlab.sim import catalog
+from kvlab.sim.scenario import FIELDS, TP_SIZES
+from kvlab.sim.units import KV_DTYPES
 
 
 def test_good_values_are_parsed_to_their_types():

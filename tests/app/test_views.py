@@ -5,13 +5,12 @@ import json
 
 import panel as pn
 import pytest
-
-from app import admission_panel, phases_panel
-from app.state import CUSTOM_MODEL
-from app.views.hbm_bar import HbmBar
-from app.views.step_breakdown import StepBreakdown, phase_terms
-from sim import Scenario, catalog, evaluate
-from sim.units import GIB, KIB
+from kvlab.app import admission_panel, phases_panel
+from kvlab.app.state import CUSTOM_MODEL
+from kvlab.app.views.hbm_bar import HbmBar
+from kvlab.app.views.step_breakdown import StepBreakdown, phase_terms
+from kvlab.sim import Scenario, catalog, evaluate
+from kvlab.sim.units import GIB, KIB
 
 from .readout import assert_shows, displayed
 

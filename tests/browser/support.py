@@ -13,7 +13,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from app.serve import page_scripts
+from kvlab.app.serve import page_scripts
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"

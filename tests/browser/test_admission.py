@@ -1,9 +1,8 @@
 """Panel 1 in a real Chromium: load it, move real widgets, and check every number against sim."""
 
 import pytest
-
-from sim import Scenario, catalog, evaluate
-from sim.units import GIB, KIB
+from kvlab.sim import Scenario, catalog, evaluate
+from kvlab.sim.units import GIB, KIB
 
 from .sim_readout import assert_shows
 from .support import SET_SLIDER_JS

@@ -4,8 +4,7 @@ naming the field while every other setting stays, and a hostile one is shown as 
 import json
 
 import pytest
-
-from sim import Scenario, catalog, evaluate
+from kvlab.sim import Scenario, catalog, evaluate
 
 pytestmark = pytest.mark.browser
 

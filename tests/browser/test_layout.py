@@ -1,8 +1,7 @@
 """Readable on a phone-width window, operable from the keyboard alone."""
 
 import pytest
-
-from sim import Scenario, evaluate
+from kvlab.sim import Scenario, evaluate
 
 pytestmark = pytest.mark.browser
 

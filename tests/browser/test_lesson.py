@@ -2,9 +2,8 @@
 and a "try this" link opens the panel in exactly the state the text describes."""
 
 import pytest
-
-from lessons.content import kv_cache
-from sim import evaluate
+from kvlab.lessons.content import kv_cache
+from kvlab.sim import evaluate
 
 pytestmark = pytest.mark.browser
 

@@ -1,8 +1,7 @@
 """Panel 2 in a real Chromium: step times, throughput, duty and the binding term, against sim."""
 
 import pytest
-
-from sim import Scenario, catalog, evaluate
+from kvlab.sim import Scenario, catalog, evaluate
 
 from .sim_readout import assert_shows
 from .support import SET_SLIDER_JS

@@ -9,8 +9,7 @@ import os
 import struct
 
 import pytest
-
-from sim import Scenario, evaluate
+from kvlab.sim import Scenario, evaluate
 
 from .support import ROOT
 

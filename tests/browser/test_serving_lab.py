@@ -14,10 +14,9 @@ import time
 import urllib.request
 
 import pytest
-
-from app.engine_views.settings import LabSettings
-from app.engine_views.urlstate import apply_query
-from sim.engine import simulate
+from kvlab.app.engine_views.settings import LabSettings
+from kvlab.app.engine_views.urlstate import apply_query
+from kvlab.sim.engine import simulate
 
 from .conftest import Page
 from .support import ROOT, free_port, stop_server

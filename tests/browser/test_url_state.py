@@ -5,8 +5,7 @@ import json
 from urllib.parse import quote
 
 import pytest
-
-from sim import Scenario, catalog, evaluate
+from kvlab.sim import Scenario, catalog, evaluate
 
 pytestmark = pytest.mark.browser
 

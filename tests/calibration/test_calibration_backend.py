@@ -4,16 +4,15 @@ import sys
 import types
 
 import pytest
-
-from calibration import cli
-from calibration.backend import CUPY_MISSING, NO_DEVICE, BackendUnavailable, NumpyBackend, load_backend
+from kvlab.calibration import cli
+from kvlab.calibration.backend import CUPY_MISSING, NO_DEVICE, BackendUnavailable, NumpyBackend, load_backend
 
 
 def test_package_imports_without_cupy(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)
     import importlib
 
-    import calibration.backend_cupy as bc
+    import kvlab.calibration.backend_cupy as bc
 
     importlib.reload(bc)  # importing the CuPy backend module must not import cupy
 

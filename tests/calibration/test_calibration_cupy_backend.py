@@ -11,15 +11,14 @@ import types
 
 import numpy as np
 import pytest
-
-from calibration.backend import load_backend
-from calibration.benchmarks.gemm import _probe_fp8
-from calibration.catalog import datasheet, model
-from calibration.plan import tiny_plan
-from calibration.profile import build_profile, datasheet_denominators, fit_profile
-from calibration.progress import RunLog
-from calibration.schema import validate_profile
-from calibration.suite import run_suite
+from kvlab.calibration.backend import load_backend
+from kvlab.calibration.benchmarks.gemm import _probe_fp8
+from kvlab.calibration.catalog import datasheet, model
+from kvlab.calibration.plan import tiny_plan
+from kvlab.calibration.profile import build_profile, datasheet_denominators, fit_profile
+from kvlab.calibration.progress import RunLog
+from kvlab.calibration.schema import validate_profile
+from kvlab.calibration.suite import run_suite
 
 from . import fake_cupy
 

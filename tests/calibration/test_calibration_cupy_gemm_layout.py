@@ -8,8 +8,7 @@ pointers. The test pins the argument order, which is the easy thing to get wrong
 import types
 
 import numpy as np
-
-from calibration.backend_cupy import CUBLAS_COMPUTE_32F, CUDA_R_16BF, CupyBackend
+from kvlab.calibration.backend_cupy import CUBLAS_COMPUTE_32F, CUDA_R_16BF, CupyBackend
 
 
 class FakeDeviceArray:

@@ -1,9 +1,8 @@
 """The fits recover known efficiencies from synthetic measurements."""
 
 import pytest
-
-from calibration.catalog import datasheet, model
-from calibration.fit import (
+from kvlab.calibration.catalog import datasheet, model
+from kvlab.calibration.fit import (
     Denominators,
     aggregate_curve,
     allreduce_fit,
@@ -16,8 +15,8 @@ from calibration.fit import (
     round_sig,
     step_overhead_s,
 )
-from calibration.plan import full_plan, kernels_per_step
-from calibration.profile import datasheet_denominators, fit_profile
+from kvlab.calibration.plan import full_plan, kernels_per_step
+from kvlab.calibration.profile import datasheet_denominators, fit_profile
 
 PEAK = 1000e12
 

@@ -8,10 +8,9 @@ owner's run goes through the same code to a profile that validates as `measured`
 import json
 
 import pytest
-
-from calibration import cli
-from calibration.backend import NumpyBackend
-from calibration.schema import validate_profile
+from kvlab.calibration import cli
+from kvlab.calibration.backend import NumpyBackend
+from kvlab.calibration.schema import validate_profile
 
 
 class StandInGPU(NumpyBackend):

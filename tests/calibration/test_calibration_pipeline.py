@@ -4,10 +4,9 @@ import json
 import time
 
 import pytest
-
-from calibration import METHOD_VERSION, cli
-from calibration.catalog import PROFILE_DIR
-from calibration.schema import validate_profile
+from kvlab.calibration import METHOD_VERSION, cli
+from kvlab.calibration.catalog import PROFILE_DIR
+from kvlab.calibration.schema import validate_profile
 
 
 @pytest.fixture
@@ -36,7 +35,7 @@ def test_numpy_profile_says_cpu_and_no_gpu(cpu_profile):
     assert "not a GPU measurement" in prov["warning"]
     assert prov["denominators"]["source"].startswith("self-normalised")
     assert prov["method_version"] == METHOD_VERSION
-    assert prov["command"].startswith("python -m calibration --backend numpy")
+    assert prov["command"].startswith("python -m kvlab.calibration --backend numpy")
 
 
 def test_numpy_profile_carries_every_raw_curve(cpu_profile):

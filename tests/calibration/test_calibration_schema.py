@@ -6,9 +6,8 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from calibration.catalog import PROFILE_DIR
-from calibration.schema import validate_profile
+from kvlab.calibration.catalog import PROFILE_DIR
+from kvlab.calibration.schema import validate_profile
 
 
 def good() -> dict:

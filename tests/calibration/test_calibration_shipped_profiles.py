@@ -5,10 +5,9 @@ import os
 from pathlib import Path
 
 import pytest
-
-from calibration import published
-from calibration.catalog import PROFILE_DIR
-from calibration.schema import validate_profile
+from kvlab.calibration import published
+from kvlab.calibration.catalog import PROFILE_DIR
+from kvlab.calibration.schema import validate_profile
 
 SHIPPED = sorted(PROFILE_DIR.glob("*.json"))
 REPO = Path(__file__).resolve().parents[2]
@@ -68,7 +67,7 @@ def test_calibration_profiles_links_to_sim():
 
 
 def test_sim_loader_reads_the_published_profiles():
-    profiles = pytest.importorskip("sim.profiles", exc_type=ImportError)  # sim is being written alongside
+    profiles = pytest.importorskip("kvlab.sim.profiles", exc_type=ImportError)  # sim is being written alongside
     for path in SHIPPED:
         try:
             loaded = profiles.from_dict(json.loads(path.read_text()))

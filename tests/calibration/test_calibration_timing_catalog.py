@@ -3,11 +3,10 @@
 import io
 
 import pytest
-
-from calibration.catalog import CatalogError, datasheet, identify_gpu, load_models, model
-from calibration.plan import full_plan, make_plan, quick_plan
-from calibration.progress import Progress
-from calibration.timing import Budget, RepeatPolicy, measure, quantile, rotating_sets, summarize
+from kvlab.calibration.catalog import CatalogError, datasheet, identify_gpu, load_models, model
+from kvlab.calibration.plan import full_plan, make_plan, quick_plan
+from kvlab.calibration.progress import Progress
+from kvlab.calibration.timing import Budget, RepeatPolicy, measure, quantile, rotating_sets, summarize
 
 
 def test_quantile_and_summary():

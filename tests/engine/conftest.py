@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
-from sim import Scenario
-from sim.engine import EngineConfig, Scheduling, Workload
+from kvlab.sim import Scenario
+from kvlab.sim.engine import EngineConfig, Scheduling, Workload
 
 # Qwen3-8B on one H100 with only 30% of memory for the engine: a pool of about 61k tokens, so a
 # few hundred requests at 10/s fill it and force preemptions, in a fraction of a second.

@@ -8,12 +8,11 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from sim import Scenario, catalog
-from sim.engine.clock import StepClock
-from sim.engine.config import EngineConfig
-from sim.engine.setup import build
-from sim.roofline import step_cost
+from kvlab.sim import Scenario, catalog
+from kvlab.sim.engine.clock import StepClock
+from kvlab.sim.engine.config import EngineConfig
+from kvlab.sim.engine.setup import build
+from kvlab.sim.roofline import step_cost
 
 
 def _clock(model: str, gpu: str = "h100-sxm", tp: int = 1, **kw) -> StepClock:

@@ -4,10 +4,9 @@ that run in slices with progress and cancel."""
 from __future__ import annotations
 
 import pytest
-
-from sim.engine import Cluster, parse_trace, simulate
-from sim.engine.presets import default
-from sim.engine.sweep import Job, colocated_vs_disaggregated, compare_job, rate_sweep_job, sweep_from
+from kvlab.sim.engine import Cluster, parse_trace, simulate
+from kvlab.sim.engine.presets import default
+from kvlab.sim.engine.sweep import Job, colocated_vs_disaggregated, compare_job, rate_sweep_job, sweep_from
 
 from .conftest import ROOMY, TIGHT, small
 

@@ -9,9 +9,8 @@ import math
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from sim.engine import Cluster, collect, prepare, simulate
-from sim.engine.presets import default
+from kvlab.sim.engine import Cluster, collect, prepare, simulate
+from kvlab.sim.engine.presets import default
 
 from .conftest import ROOMY, TIGHT, small
 
@@ -139,7 +138,7 @@ def test_closed_form_runs_equal_stepping_every_step(name):
 def test_reserve_admission_is_close_to_stepping():
     """SGLang's reserve ratio shrinks every step; runs re-check admission every 8 steps, so the
     timeline is close to, not equal to, stepping every step."""
-    from sim.engine.presets import seed001
+    from kvlab.sim.engine.presets import seed001
     cfg = seed001().with_(num_requests=300)
     _, fast = _run(cfg)
     _, slow = _run(cfg, max_run_steps=1)

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import panel as pn
 import pytest
-
-from app.engine_views.lab import ServingLab
-from app.engine_views.settings import LAB_PRESETS, LabSettings
-from app.engine_views.store import LabStore
-from app.engine_views.urlstate import apply_query, encode_query
-from sim.engine import ENGINE_FIELDS, PRESETS, preset, simulate
+from kvlab.app.engine_views.lab import ServingLab
+from kvlab.app.engine_views.settings import LAB_PRESETS, LabSettings
+from kvlab.app.engine_views.store import LabStore
+from kvlab.app.engine_views.urlstate import apply_query, encode_query
+from kvlab.sim.engine import ENGINE_FIELDS, PRESETS, preset, simulate
 
 
 def test_every_engine_bound_is_the_widget_bound():

@@ -6,15 +6,14 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from sim import Scenario
-from sim.engine.blocks import BlockPool, blocks_for
-from sim.engine.config import EngineConfig
-from sim.engine.decode_set import DecodeSet
-from sim.engine.prefix_cache import PrefixCache
-from sim.engine.sequence import Seq
-from sim.engine.setup import build
-from sim.engine.workload import Request
+from kvlab.sim import Scenario
+from kvlab.sim.engine.blocks import BlockPool, blocks_for
+from kvlab.sim.engine.config import EngineConfig
+from kvlab.sim.engine.decode_set import DecodeSet
+from kvlab.sim.engine.prefix_cache import PrefixCache
+from kvlab.sim.engine.sequence import Seq
+from kvlab.sim.engine.setup import build
+from kvlab.sim.engine.workload import Request
 
 
 def test_pool_refuses_to_overcommit():

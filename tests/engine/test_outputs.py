@@ -5,10 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
-
-from sim.engine import simulate
-from sim.engine.histogram import LogHistogram
-from sim.engine.result import percentiles
+from kvlab.sim.engine import simulate
+from kvlab.sim.engine.histogram import LogHistogram
+from kvlab.sim.engine.result import percentiles
 
 from .conftest import ROOMY, small
 

@@ -9,12 +9,11 @@ request rate has a sharp knee, and an FP8 cache moves it to a higher rate.
 from __future__ import annotations
 
 import pytest
-
-from sim.engine import simulate
-from sim.engine.presets import seed000, seed001, seed004
-from sim.engine.simulation import make_rng
-from sim.engine.sweep import knee, rate_sweep
-from sim.engine.workload import generate
+from kvlab.sim.engine import simulate
+from kvlab.sim.engine.presets import seed000, seed001, seed004
+from kvlab.sim.engine.simulation import make_rng
+from kvlab.sim.engine.sweep import knee, rate_sweep
+from kvlab.sim.engine.workload import generate
 
 
 def _steady(r, key):

@@ -10,10 +10,9 @@ import sys
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-
-from sim import Scenario
-from sim.engine import ENGINE_FIELDS, EngineConfig, simulate
-from sim.engine.cli import main
+from kvlab.sim import Scenario
+from kvlab.sim.engine import ENGINE_FIELDS, EngineConfig, simulate
+from kvlab.sim.engine.cli import main
 
 from .conftest import small
 

@@ -6,11 +6,10 @@ import math
 import statistics
 
 import pytest
-
-from sim.engine import Workload, format_trace, parse_trace, simulate
-from sim.engine.simulation import make_rng
-from sim.engine.workload import generate
-from sim.errors import InputError
+from kvlab.sim.engine import Workload, format_trace, parse_trace, simulate
+from kvlab.sim.engine.simulation import make_rng
+from kvlab.sim.engine.workload import generate
+from kvlab.sim.errors import InputError
 
 from .conftest import small
 

@@ -1,8 +1,7 @@
 """Lessons are code: every claim the KV-cache lesson makes must hold in the simulator."""
 
 import pytest
-
-from lessons.content import kv_cache
+from kvlab.lessons.content import kv_cache
 
 LESSON = kv_cache.build()
 
@@ -42,7 +41,7 @@ def test_numbers_in_prose_come_from_sim(monkeypatch):
 
 
 def test_try_this_states_are_valid_scenarios():
-    from sim import evaluate
+    from kvlab.sim import evaluate
 
     for section in LESSON.sections:
         for step in section.try_this:

@@ -1,10 +1,9 @@
 """Lessons are code: every claim of the serving lesson holds in the time-domain engine."""
 
 import pytest
-
-from lessons.content import serving
-from sim.engine import simulate
-from sim.engine.presets import preset
+from kvlab.lessons.content import serving
+from kvlab.sim.engine import simulate
+from kvlab.sim.engine.presets import preset
 
 LESSON = serving.build()
 

@@ -9,7 +9,7 @@ random.Random(seed), so identical output also shows the random streams agree acr
 
 from __future__ import annotations
 
-from sim.engine import PRESETS
+from kvlab.sim.engine import PRESETS
 
 SHORT = {"num_requests": 400}
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from itertools import product
 
-from sim import gpu_ids, model_ids, profile_names
-from sim.catalog import model_entry
-from sim.scenario import ALLOCATIONS, ENGINES, TP_SIZES
-from sim.units import KV_DTYPES, WEIGHT_DTYPES
+from kvlab.sim import gpu_ids, model_ids, profile_names
+from kvlab.sim.catalog import model_entry
+from kvlab.sim.scenario import ALLOCATIONS, ENGINES, TP_SIZES
+from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 
 PROMPTS_TOKENS = (128, 4096, 32768, 131072)
 OUTPUTS_TOKENS = (16, 256, 1024)

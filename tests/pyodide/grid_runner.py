@@ -11,8 +11,9 @@ import sys
 
 
 def evaluate_all(scenarios_json: str) -> str:
-    import sim
-    from sim import Scenario, evaluate
+    from kvlab.sim import Scenario, evaluate
+
+    from kvlab import sim
 
     results = [json.dumps(evaluate(Scenario(**kw)).to_dict(), sort_keys=True) for kw in json.loads(scenarios_json)]
     return json.dumps({"python": sys.version.split()[0], "platform": sys.platform, "sim_file": sim.__file__,
@@ -21,7 +22,7 @@ def evaluate_all(scenarios_json: str) -> str:
 
 def simulate_all(cases_json: str) -> str:
     """Run each {"preset", "changes"} case of tests/pyodide/engine_grid.py through sim.engine."""
-    from sim.engine import preset, simulate
+    from kvlab.sim.engine import preset, simulate
 
     results = [json.dumps(simulate(preset(c["preset"]).with_(**c["changes"])).to_dict(), sort_keys=True)
                for c in json.loads(cases_json)]

@@ -14,11 +14,11 @@ import sys
 from collections import Counter
 
 import pytest
+from kvlab.app.site_wheel import SIM_WHEEL, build_wheel
+from kvlab.sim import gpu_ids, model_ids
+from kvlab.sim.scenario import ALLOCATIONS, ENGINES, TP_SIZES
+from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 
-from app.site_wheel import SIM_WHEEL, build_wheel
-from sim import gpu_ids, model_ids
-from sim.scenario import ALLOCATIONS, ENGINES, TP_SIZES
-from sim.units import KV_DTYPES, WEIGHT_DTYPES
 from tests.pyodide import engine_grid, grid, grid_runner, harness
 from tests.pyodide.sum312 import compensated_sum
 

@@ -6,9 +6,8 @@ import subprocess
 import sys
 
 import pytest
-
-from sim.catalog import model_entry
-from sim.cli import main
+from kvlab.sim.catalog import model_entry
+from kvlab.sim.cli import main
 
 JSON_KEYS = [
     "kv_bytes_per_token", "params_total", "params_active", "weight_bytes", "usable_bytes", "activation_reserve_bytes",
@@ -95,8 +94,8 @@ def test_config_path_errors_exit_2(capsys, tmp_path):
 
 
 def test_module_entry_point_runs_in_a_fresh_interpreter():
-    ok = subprocess.run([sys.executable, "-m", "sim", "--json", "--model", "qwen3-14b"], capture_output=True, text=True, timeout=60)
+    ok = subprocess.run([sys.executable, "-m", "kvlab.sim", "--json", "--model", "qwen3-14b"], capture_output=True, text=True, timeout=60)
     assert ok.returncode == 0 and json.loads(ok.stdout)["params_total"] > 14e9
-    bad = subprocess.run([sys.executable, "-m", "sim", "--gpu-util", "7"], capture_output=True, text=True, timeout=60)
+    bad = subprocess.run([sys.executable, "-m", "kvlab.sim", "--gpu-util", "7"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.strip() == "kvlab: error: --gpu-util: must be between 0.05 and 1, got 7"

@@ -8,12 +8,11 @@ import math
 import re
 
 import pytest
-
-from sim import Scenario, evaluate, memory
-from sim import engine_defaults as ed
-from sim.catalog import gpu
-from sim.evaluate import resolve_architecture
-from sim.units import GIB, MIB
+from kvlab.sim import Scenario, evaluate, memory
+from kvlab.sim import engine_defaults as ed
+from kvlab.sim.catalog import gpu
+from kvlab.sim.evaluate import resolve_architecture
+from kvlab.sim.units import GIB, MIB
 
 
 def run(**kw):

@@ -5,11 +5,10 @@ with each catalog model (kvlab.params_published), never against numbers typed in
 import math
 
 import pytest
-
-from sim import Scenario, evaluate, from_config, model_ids
-from sim.catalog import model_entry
-from sim.errors import InputError
-from sim.evaluate import resolve_architecture
+from kvlab.sim import Scenario, evaluate, from_config, model_ids
+from kvlab.sim.catalog import model_entry
+from kvlab.sim.errors import InputError
+from kvlab.sim.evaluate import resolve_architecture
 
 
 def arch_of(model, **kw):

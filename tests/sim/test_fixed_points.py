@@ -3,9 +3,8 @@ sequence counts exact; bytes per token and parameter counts to 3 significant fig
 within 0.3 GiB; times and throughputs within 3%."""
 
 import pytest
-
-from sim import Scenario, evaluate
-from sim.units import GIB, KIB, MIB
+from kvlab.sim import Scenario, evaluate
+from kvlab.sim.units import GIB, KIB, MIB
 
 POOL_TOL_GIB = 0.3
 REL = 0.03

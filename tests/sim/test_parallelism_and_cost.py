@@ -2,11 +2,10 @@
 cost per million output tokens."""
 
 import pytest
-
-from sim import Scenario, evaluate
-from sim.catalog import gpu
-from sim.evaluate import resolve_architecture
-from sim.profiles import load_profile
+from kvlab.sim import Scenario, evaluate
+from kvlab.sim.catalog import gpu
+from kvlab.sim.evaluate import resolve_architecture
+from kvlab.sim.profiles import load_profile
 
 
 def run(**kw):

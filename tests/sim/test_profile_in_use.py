@@ -1,6 +1,6 @@
 """The log says which efficiency profile produced the times, and warns when it belongs to another GPU."""
 
-from sim import Scenario, evaluate, load_profile
+from kvlab.sim import Scenario, evaluate, load_profile
 
 
 def test_log_names_the_profile_and_its_fractions():

@@ -14,11 +14,10 @@ import math
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-
-from sim import FIELDS, Result, Scenario, evaluate, gpu_ids, model_ids, profile_names
-from sim.catalog import model_entry
-from sim.scenario import ALLOCATIONS, ENGINES, TP_SIZES
-from sim.units import KV_DTYPES, WEIGHT_DTYPES
+from kvlab.sim import FIELDS, Result, Scenario, evaluate, gpu_ids, model_ids, profile_names
+from kvlab.sim.catalog import model_entry
+from kvlab.sim.scenario import ALLOCATIONS, ENGINES, TP_SIZES
+from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 
 # Thousands of examples per property (about 6,000 random configurations in all), sized to keep
 # the file under about 30 s on a shared 2-core machine.

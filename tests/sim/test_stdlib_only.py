@@ -20,6 +20,6 @@ def imported_top_level_names(path: Path):
 def test_sim_imports_only_the_standard_library():
     files = sorted(SIM.rglob("*.py"))
     assert len(files) > 10
-    allowed = set(sys.stdlib_module_names) | {"__future__", "sim"}
+    allowed = set(sys.stdlib_module_names) | {"__future__", "kvlab"}
     offenders = {f"{p.relative_to(SIM.parent)}: {name}" for p in files for name in imported_top_level_names(p) if name not in allowed}
     assert not offenders, sorted(offenders)

@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from app.site_wheel import ROOT
+from kvlab.app.site_wheel import ROOT
 
 FIXTURE_PAGES = str(Path(__file__).parent / "fixtures" / "pages" / "*.py")
 

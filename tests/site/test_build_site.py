@@ -8,11 +8,11 @@ import re
 import zipfile
 
 import pytest
+from kvlab.app.build_site import DEFAULT_PAGE_GLOBS, MARKER_FILE, discover_pages, packed_wheels, site_versions
+from kvlab.app.site_shell import TemplateChanged, patch_worker
+from kvlab.app.site_wheel import APP_WHEEL, BUILD_ONLY, SIM_WHEEL, build_wheel
+from kvlab.sim import model_ids
 
-from app.build_site import DEFAULT_PAGE_GLOBS, MARKER_FILE, discover_pages, packed_wheels, site_versions
-from app.site_shell import TemplateChanged, patch_worker
-from app.site_wheel import APP_WHEEL, BUILD_ONLY, SIM_WHEEL, build_wheel
-from sim import model_ids
 from tests.pyodide import harness
 from tests.site.conftest import FIXTURE_PAGES, build_offline, build_site
 
@@ -127,17 +127,20 @@ def test_packed_sim_wheel_is_the_reproducible_sim_only_wheel(cdn_site, tmp_path)
     assert packed == fresh.read_bytes(), "the same sources must give the same wheel bytes"
     with zipfile.ZipFile(fresh) as zf:
         names = zf.namelist()
-    assert all(n.startswith(("sim/", "kvlab_sim-")) for n in names), [n for n in names if not n.startswith("sim/")][:5]
-    assert "sim/data/gpus.json" in names
-    assert {f"sim/data/models/{m}.json" for m in model_ids()} <= set(names)
+    assert "kvlab/__init__.py" in names
+    assert all(n.startswith(("kvlab/sim/", "kvlab_sim-")) or n == "kvlab/__init__.py" for n in names), names[:5]
+    assert "kvlab/sim/data/gpus.json" in names
+    assert {f"kvlab/sim/data/models/{m}.json" for m in model_ids()} <= set(names)
     assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
 
 
 def test_app_wheel_leaves_out_build_time_files(tmp_path):
     with zipfile.ZipFile(build_wheel(APP_WHEEL, tmp_path)) as zf:
         names = zf.namelist()
-    assert not [n for n in names if any(n == b or (b.endswith("/") and n.startswith(b)) for b in BUILD_ONLY)]
-    assert all(n.startswith(("app/", "lessons/", "kvlab_app-")) for n in names)
+    rel = [n.removeprefix("kvlab/") for n in names]
+    assert not [n for n in rel if any(n == b or (b.endswith("/") and n.startswith(b)) for b in BUILD_ONLY)]
+    assert all(n.startswith(("kvlab/app/", "kvlab/lessons/", "kvlab_app-")) for n in names)
+    assert "kvlab/__init__.py" not in names, "the sim wheel carries the namespace's __init__; two copies would clash"
     meta = next(n for n in names if n.endswith("METADATA"))
     with zipfile.ZipFile(build_wheel(APP_WHEEL, tmp_path)) as zf:
         assert "Requires-Dist" not in zf.read(meta).decode(), "a declared dependency would send micropip to PyPI"

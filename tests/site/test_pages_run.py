@@ -4,8 +4,8 @@ executes every page once to pre-render it); pages are discovered by the build's 
 from __future__ import annotations
 
 import pytest
+from kvlab.app.build_site import DEFAULT_PAGE_GLOBS, discover_pages, run_page
 
-from app.build_site import DEFAULT_PAGE_GLOBS, discover_pages, run_page
 from tests.site.conftest import FIXTURE_PAGES
 
 PAGES = discover_pages(DEFAULT_PAGE_GLOBS) + discover_pages((FIXTURE_PAGES,))
