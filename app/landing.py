@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import panel as pn
 
+# The course map comes from the lessons package (lessons/render.py), one definition for both pages.
+from kvlab.lessons.render import COURSE_CSS, LESSON_CSS, course_map_html
+
 from .config_paste import parse_config_text
 from .html import BASE_CSS, esc
 from .page import HEADER_COLOR, META_VIEWPORT, PAGE_CSS, SITE
 from .share import PAGES, nav_links, page_extension, theme_button
 from .state import Settings
 from .urlstate import apply_values, encode_query, parse_query
-
-# Lessons served beside the panels (lessons/<slug>.py); prose whose numbers sim computes.
-LESSON_PAGES = [
-    ("kv_cache", "Lesson: what stops the batch", "Bytes per token, the HBM budget, prompt length, FP8, and the two phases."),
-    ("serving", "Lesson: tails and cliffs", "Tail latency, chunked prefill, the batching cliff and KV saturation over time."),
-]
 
 LANDING_CSS = BASE_CSS + """
 .kv-cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(260px, 1fr)); gap: 16px; }
@@ -50,8 +47,8 @@ def build_landing() -> pn.template.BootstrapTemplate:
              "each step of prefill and decode costs. Every number comes from kvlab's simulator; every state is a link.")
     body = pn.pane.HTML(f'<p class="kv-intro">{esc(intro)}</p><h2 class="kv-section-title">Panels</h2>'
                         f'<div class="kv-cards">{cards(pages)}</div><h2 class="kv-section-title">Lessons</h2>'
-                        f'<div class="kv-cards">{cards(LESSON_PAGES, " kv-lesson-card")}</div>',
-                        stylesheets=[LANDING_CSS], sizing_mode="stretch_width")
+                        f'{course_map_html(ext)}',
+                        stylesheets=[LANDING_CSS, LESSON_CSS, COURSE_CSS], sizing_mode="stretch_width")
     template = pn.template.BootstrapTemplate(
         title=f"{SITE}: the KV cache, simulated", header=[nav_links("index", pages, query=_carried_query()), theme_button()],
         main=[body], header_background=HEADER_COLOR, meta_viewport=META_VIEWPORT, busy_indicator=None,

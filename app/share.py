@@ -128,6 +128,7 @@ def nav_links(current: str, pages=None, query: str = "") -> AddressBar:
     ext = page_extension()
     links = [[f"./index{ext}", "Home", current == "index"]]
     links += [[f"./{slug}{ext}", title, slug == current] for slug, title, _ in pages or PAGES]
+    links.append([f"./lessons{ext}", "Lessons", current in ("lessons", "glossary") or current.startswith("lesson_")])
     return AddressBar(links=links, query=query, stylesheets=[NAV_CSS], margin=(0, 10))
 
 

@@ -1,8 +1,14 @@
 """Turns a `Lesson` (plain data, numbers already computed by sim) into a Panel page.
 
-Predict-then-reveal: the answer stays hidden until the student commits to a choice, and the
-choice locks once made. "Try this" steps are real links to the panels
-with the state in the query string, so they open exactly the scenario the text describes.
+Page order: header (objective, prerequisites, minutes, next), setup, then each step's prediction.
+A step's reveal, prose, live view and "try this" links stay hidden until the student picks a
+choice (`model.visible_blocks` is the rule; the tests read the same function). Picking locks the
+choices, marks the right one, explains every choice, and writes the pick into the address bar
+(`?a1-llama=1`), so a reload or a shared link comes back with the same answers revealed. "Try
+this" links open in a new tab, so the lesson tab keeps its place.
+
+Live views are the panels' own views (app/views, app/engine_views) over a store of their own,
+built when the step is revealed, at the state the text describes, with the lesson's controls.
 """
 
 from __future__ import annotations
@@ -11,76 +17,315 @@ from urllib.parse import urlencode
 
 import panel as pn
 from kvlab.app.html import BASE_CSS, esc
-from kvlab.app.page import HEADER_COLOR, SITE
+from kvlab.app.page import HEADER_COLOR, META_VIEWPORT, PAGE_CSS, SITE
 from kvlab.app.share import nav_links, page_extension, theme_button
 
-from .content.model import Lesson, Prediction, Section, TryThis
+from . import course
+from .content.model import Lesson, LiveView, Prediction, Step, TryThis
 
+# 16 px body text; code in the page's own ink on its surface colour (>= 4.5:1 in both themes,
+# since --kv-ink and --kv-surface switch together).
 LESSON_CSS = BASE_CSS + """
-.kv-lesson { max-width: 46em; font-size: 1.05rem; line-height: 1.55; }
+:host { font-size: 16px; }
+.kv-lesson, .kv-lesson p, .kv-lesson li { font-size: 16px; line-height: 1.6; max-width: 46em; }
+.kv-lesson code, .kv-lesson pre { color: var(--kv-ink); background: var(--kv-surface); border: 1px solid var(--kv-border);
+                                  border-radius: 4px; padding: 0 4px; font-size: 15px; overflow-wrap: anywhere; }
+.kv-lesson h1 { font-size: 1.8rem; margin: 4px 0 8px; }
+.kv-lesson h2 { font-size: 1.3rem; margin: 16px 0 6px; }
+.kv-lesson a { color: inherit; text-decoration: underline; }
+.kv-head { border-bottom: 1px solid var(--kv-border); padding-bottom: 8px; }
+.kv-head dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; margin: 6px 0; }
+.kv-head dt { font-weight: 700; }
+.kv-head dd { margin: 0; }
 .kv-try { border-left: 5px solid #009E73; padding: 6px 14px; margin: 8px 0; background: var(--kv-surface); }
 .kv-try a { font-weight: 600; }
+.kv-box { border: 1px dashed var(--kv-border); border-radius: 8px; padding: 6px 14px; margin: 10px 0; }
+.kv-why ul { padding-left: 20px; }
+.kv-why li.right { font-weight: 600; }
+.kv-caption { font-size: 15px; }
 """
 
+PANEL_NAMES = {"admission": "the admission panel", "phases": "the phases panel", "serving_lab": "the serving lab"}
 
-PLACE = {"serving_lab": "Open it in the serving lab"}
+
+def _md(text: str, **kw) -> pn.pane.Markdown:
+    return pn.pane.Markdown(text, css_classes=["kv-lesson"], stylesheets=[LESSON_CSS], sizing_mode="stretch_width", **kw)
+
+
+def _html(text: str, **kw) -> pn.pane.HTML:
+    return pn.pane.HTML(f'<div class="kv-lesson">{text}</div>', stylesheets=[LESSON_CSS], sizing_mode="stretch_width", **kw)
+
+
+def _link(code: str, ext: str) -> str:
+    other = course.lesson(code)
+    return f'<a href="./{esc(other.slug)}{ext}">{esc(code)} {esc(other.title)}</a>'
 
 
 def try_this_link(step: TryThis, ext: str = "") -> str:
-    query = urlencode({k: str(v).lower() if isinstance(v, bool) else v for k, v in step.state.items()})
-    return f"./{step.panel}{ext}?{query}"
+    query = urlencode({k: str(v).lower() if isinstance(v, bool) else v for k, v in step.start.items()})
+    return f"./{step.panel}{ext}" + (f"?{query}" if query else "")
 
 
-def _try_this(steps: list[TryThis]) -> pn.pane.HTML:
-    ext = page_extension()
-    items = "".join(f'<li>{esc(s.text)} <a href="{esc(try_this_link(s, ext))}">{PLACE.get(s.panel, "Open it in the panel")}</a></li>'
-                    for s in steps)
-    return pn.pane.HTML(f'<div class="kv-try"><strong>Try this</strong><ol>{items}</ol></div>',
-                        stylesheets=[LESSON_CSS], sizing_mode="stretch_width")
+def header_html(lesson: Lesson, ext: str = "") -> str:
+    prereq = ", ".join(_link(c, ext) for c in lesson.prerequisites) or "none"
+    nxt = course.next_code(lesson.code)
+    nxt_html = _link(nxt, ext) if nxt else "the end of the course"
+    return (f'<div class="kv-head"><h1>{esc(lesson.code)}. {esc(lesson.title)}</h1><dl>'
+            f'<dt>Objective</dt><dd>{esc(lesson.objective)}</dd><dt>Prerequisites</dt><dd>{prereq}</dd>'
+            f'<dt>Time</dt><dd>{lesson.minutes} minutes</dd><dt>Next</dt><dd>{nxt_html}</dd></dl></div>')
 
 
-def _prediction(p: Prediction) -> pn.Column:
-    """One button per choice: pressing one commits the prediction, locks the others and reveals."""
-    buttons = [pn.widgets.Button(label=c, color="default", variant="outline") for c in p.choices]
-    answer = pn.pane.Alert("", alert_type="light", visible=False, sizing_mode="stretch_width")
+def _try_this(steps: tuple[TryThis, ...], ext: str) -> pn.pane.HTML:
+    items = "".join(f'<li>{esc(s.change)} <a href="{esc(try_this_link(s, ext))}" target="_blank" rel="noopener">'
+                    f'Open {PANEL_NAMES.get(s.panel, s.panel)} at the starting state (new tab)</a></li>' for s in steps)
+    return _html(f'<div class="kv-try"><strong>Try this</strong><ol>{items}</ol></div>')
 
-    def commit(button: pn.widgets.Button) -> None:
-        right = button.label == p.answer
-        for b in buttons:
+
+def _steady_view(view: LiveView) -> pn.viewable.Viewable:
+    from kvlab.app.controls import Controls
+    from kvlab.app.panels import make_store
+    from kvlab.app.views.admission_numbers import AdmissionNumbers
+    from kvlab.app.views.batch_chart import BatchChart
+    from kvlab.app.views.engine_log import EngineLog
+    from kvlab.app.views.fit_curve import FitCurveChart
+    from kvlab.app.views.hbm_bar import HbmBar
+    from kvlab.app.views.kv_formula import KvFormula
+    from kvlab.app.views.notices import Notices
+    from kvlab.app.views.phase_numbers import PhaseNumbers
+    from kvlab.app.views.roofline_chart import RooflineChart
+    from kvlab.app.views.step_breakdown import StepBreakdown
+
+    kinds = {"kv_formula": KvFormula, "hbm_bar": HbmBar, "fit_curve": FitCurveChart, "admission_numbers": AdmissionNumbers,
+             "phase_numbers": PhaseNumbers, "step_breakdown": StepBreakdown, "roofline": RooflineChart,
+             "batch_chart": BatchChart, "engine_log": EngineLog, "notices": Notices}
+    curves = tuple(c for c, name in (("fit", "fit_curve"), ("batch", "batch_chart")) if name in view.views)
+    store = make_store(view.state, curves=curves)
+    controls = Controls(store)
+    widgets = []
+    for name in view.controls:
+        if name in ("prompt_tokens", "output_tokens", "concurrency"):
+            widgets.append({"prompt_tokens": controls.prompt, "output_tokens": controls.output,
+                            "concurrency": controls.concurrency}[name])
+        elif name == "model":
+            widgets.append(controls.model)
+        else:
+            widgets.append(controls.widgets[name])
+    parts = [kinds[k](store=store) for k in view.views]
+    return _framed(view, widgets, parts)
+
+
+def _lab_view(view: LiveView) -> pn.viewable.Viewable:
+    from kvlab.app.engine_views import distribution, summary, sweep_chart, timeline
+    from kvlab.app.engine_views.controls import LabControls
+    from kvlab.app.engine_views.log_console import LogConsole
+    from kvlab.app.engine_views.settings import LabSettings
+    from kvlab.app.engine_views.store import LabStore
+
+    from .views import TtftByPrompt
+
+    settings = LabSettings()
+    state = dict(view.state)
+    if "preset" in state:
+        settings.preset = state.pop("preset")
+    settings.param.update(**state)
+    store = LabStore(settings, synchronous=True)
+    kinds = {"summary": summary.SummaryTiles, "distribution": distribution.LatencyDistribution, "timeline": timeline.Timeline,
+             "sweep": sweep_chart.RateSweep, "log": LogConsole, "ttft_by_prompt": TtftByPrompt}
+    controls = LabControls(store)
+    widgets = [controls.widgets[name] for name in view.controls]
+    parts = [kinds[k](store=store) for k in view.views]
+    return _framed(view, widgets, parts)
+
+
+def _framed(view: LiveView, widgets: list, parts: list) -> pn.Column:
+    caption = _html(f'<p class="kv-caption"><strong>Live view.</strong> {esc(view.caption)}</p>')
+    controls = pn.FlexBox(*[pn.Column(w, styles={"flex": "1 1 260px", "min-width": "0"}, margin=0) for w in widgets],
+                          flex_wrap="wrap", sizing_mode="stretch_width", margin=0)
+    return pn.Column(caption, controls, *parts, sizing_mode="stretch_width", css_classes=["kv-live"],
+                     styles={"border": "1px solid var(--kv-border, #ccc)", "border-radius": "10px", "padding": "4px 8px"})
+
+
+def live_view(view: LiveView) -> pn.viewable.Viewable:
+    return _steady_view(view) if view.kind == "steady" else _lab_view(view)
+
+
+def why_html(p: Prediction, picked: str) -> str:
+    verdict = "Right." if picked == p.answer else f"Not quite: the simulator says <strong>{esc(p.answer)}</strong>."
+    items = "".join(f'<li class="{"right" if c.label == p.answer else ""}">{esc(c.label)}'
+                    f'{" (your pick)" if c.label == picked else ""}: {esc(c.why)}</li>' for c in p.choices)
+    return f'<div class="kv-why"><p><strong>You predicted {esc(picked)}. {verdict}</strong></p><ul>{items}</ul></div>'
+
+
+class StepView(pn.viewable.Viewer):
+    """One step: the question and its choices; the rest appears once a choice is made."""
+
+    def __init__(self, step: Step, ext: str, on_answer):
+        super().__init__()
+        self.step = step
+        self.ext = ext
+        self.on_answer = on_answer
+        p = step.prediction
+        self.buttons = [pn.widgets.Button(label=c.label, color="default", variant="outline",
+                                          css_classes=["kv-choice"]) for c in p.choices]
+        for i, b in enumerate(self.buttons):
+            b.on_click(lambda _e, i=i: self.commit(i))
+        self.picked: int | None = None
+        self.why = _html("", visible=False)
+        self.body = pn.Column(sizing_mode="stretch_width", visible=False, margin=0, css_classes=["kv-reveal"])
+        question = _md(f"**Predict first.** {p.question}")
+        self.layout = pn.Column(
+            pn.Column(question, pn.FlexBox(*self.buttons), self.why, css_classes=["kv-predict"], sizing_mode="stretch_width",
+                      styles={"border": "1px solid var(--kv-border, #ccc)", "border-radius": "10px", "padding": "8px 14px"},
+                      margin=(12, 0)),
+            self.body, sizing_mode="stretch_width", margin=0)
+
+    def commit(self, index: int, notify: bool = True) -> None:
+        if self.picked is not None:
+            return
+        p = self.step.prediction
+        self.picked = index
+        picked = p.choices[index].label
+        for b in self.buttons:
             b.disabled = True
             if b.label == p.answer:
                 b.color, b.variant = "success", "solid"
-        if not right:
-            button.color, button.variant = "danger", "solid"
-        verdict = "Right." if right else f"Not quite: the simulator says {p.answer}."
-        answer.object = f"**You predicted {button.label}. {verdict}** {p.reveal}"
-        answer.alert_type = "success" if right else "warning"
-        answer.visible = True
+        if picked != p.answer:
+            self.buttons[index].color, self.buttons[index].variant = "danger", "solid"
+        self.why.object = f'<div class="kv-lesson">{why_html(p, picked)}</div>'
+        self.why.visible = True
+        parts: list = [_md(p.reveal), _md(self.step.prose)]
+        if self.step.view is not None:
+            parts.append(live_view(self.step.view))
+        if self.step.try_this:
+            parts.append(_try_this(self.step.try_this, self.ext))
+        self.body.objects = parts
+        self.body.visible = True
+        if notify:
+            self.on_answer(p.key, index)
 
-    for b in buttons:
-        b.on_click(lambda _, b=b: commit(b))
-    return pn.Column(pn.pane.Markdown(f"**Predict first, then see.** {p.question}"), pn.FlexBox(*buttons), answer,
-                     styles={"border": "1px solid var(--kv-border, #ccc)", "border-radius": "10px", "padding": "8px 14px"},
-                     sizing_mode="stretch_width", margin=(12, 0), css_classes=["kv-predict"])
+    def __panel__(self):
+        return self.layout
 
 
-def _section(s: Section) -> list:
-    parts: list = [pn.pane.Markdown(f"## {s.title}\n{s.markdown}", css_classes=["kv-lesson"],
-                                    stylesheets=[LESSON_CSS], sizing_mode="stretch_width")]
-    parts += [_prediction(p) for p in s.predictions]
-    if s.try_this:
-        parts.append(_try_this(s.try_this))
-    return parts
+def _answers_from_url() -> dict[str, int]:
+    loc = pn.state.location
+    if loc is None:
+        return {}
+    out = {}
+    for key, value in (loc.query_params or {}).items():
+        try:
+            out[str(key)] = int(value)
+        except (TypeError, ValueError):
+            continue
+    return out
+
+
+class LessonBody(pn.viewable.Viewer):
+    """The lesson's column: header, setup, steps, recap (hidden until every pick), limits box."""
+
+    def __init__(self, lesson: Lesson):
+        super().__init__()
+        self.lesson = lesson
+        ext = page_extension()
+        self.recap = pn.Column(visible=False, sizing_mode="stretch_width", margin=0, css_classes=["kv-recap"])
+        self.steps = [StepView(s, ext, self._answered) for s in lesson.steps]
+        saved = _answers_from_url()
+        for sv in self.steps:
+            index = saved.get(sv.step.prediction.key)
+            if index is not None and 0 <= index < len(sv.step.prediction.choices):
+                sv.commit(index, notify=False)
+        self._show_recap()
+        missing = "".join(f"<li>{esc(t)}</li>" for t in lesson.not_captured)
+        self.layout = pn.Column(
+            _html(header_html(lesson, ext)), _md(lesson.setup), *self.steps, self.recap,
+            _html(f'<div class="kv-box"><strong>What this model does not capture</strong><ul>{missing}</ul></div>'),
+            max_width=900, sizing_mode="stretch_width")
+
+    def _answered(self, key: str, index: int) -> None:
+        if pn.state.location is not None:
+            pn.state.location.update_query(**{key: index})
+        self._show_recap()
+
+    def _show_recap(self) -> None:
+        if self.recap.visible or any(sv.picked is None for sv in self.steps):
+            return
+        items = "".join(f"<li>{esc(r)}</li>" for r in self.lesson.recap)
+        checked = "".join(f"<li>{'✓' if c.holds else '✗'} {esc(c.text)}</li>" for c in self.lesson.claims)
+        self.recap.objects = [_html(f"<h2>Recap</h2><ul>{items}</ul>"),
+                              pn.Card(_html(f"<ul>{checked}</ul>"), title="What the simulator checked when this page was built",
+                                      collapsed=True, sizing_mode="stretch_width")]
+        self.recap.visible = True
+
+    def __panel__(self):
+        return self.layout
+
+
+def lesson_body(lesson: Lesson) -> LessonBody:
+    return LessonBody(lesson)
+
+
+def page(title: str, slug: str, body) -> pn.template.BootstrapTemplate:
+    template = pn.template.BootstrapTemplate(
+        title=f"{SITE} · {title}", header=[nav_links(current=slug), theme_button()], main=[body],
+        header_background=HEADER_COLOR, meta_viewport=META_VIEWPORT, busy_indicator=None,
+        theme="dark" if pn.config.theme == "dark" else "default")
+    template.config.raw_css = [PAGE_CSS]
+    return template
 
 
 def lesson_page(lesson: Lesson) -> pn.template.BootstrapTemplate:
-    main: list = [pn.pane.Markdown(f"# {lesson.title}\n*{lesson.summary}*", sizing_mode="stretch_width")]
-    for section in lesson.sections:
-        main += _section(section)
-    checked = "\n".join(f"- {'✓' if c.holds else '✗'} {c.text}" for c in lesson.claims)
-    main.append(pn.Card(pn.pane.Markdown(checked), title="What the simulator checked when this page was built",
-                        collapsed=True, sizing_mode="stretch_width"))
-    return pn.template.BootstrapTemplate(
-        title=f"{SITE} · {lesson.title}", header=[nav_links(current=lesson.slug), theme_button()],
-        main=[pn.Column(*main, max_width=900, sizing_mode="stretch_width")], header_background=HEADER_COLOR,
-        theme="dark" if pn.config.theme == "dark" else "default")
+    return page(f"{lesson.code} {lesson.title}", lesson.slug, lesson_body(lesson))
+
+
+def course_map_html(ext: str = "") -> str:
+    """Every unit and lesson in order; written lessons are links with their minutes, the core path marked."""
+    units = []
+    for letter, name, codes in course.UNITS:
+        items = []
+        for code in codes:
+            core = ' <span class="kv-core">core</span>' if code in course.CORE_PATH else ""
+            if code in course.MODULES:
+                les = course.lesson(code)
+                items.append(f'<li><a href="./{esc(les.slug)}{ext}">{esc(code)}. {esc(les.title)}</a> '
+                             f'<span class="kv-min">{les.minutes} min</span>{core}</li>')
+            else:
+                items.append(f'<li>{esc(code)}. {esc(course.title(code))} <span class="kv-min">(not written yet)</span>{core}</li>')
+        units.append(f'<section class="kv-unit"><h3>Unit {esc(letter)}: {esc(name)}</h3><ol>{"".join(items)}</ol></section>')
+    core_minutes = sum(course.lesson(c).minutes for c in course.CORE_PATH if c in course.MODULES)
+    return (f'<div class="kv-course"><p>The core path ({len(course.CORE_PATH)} lessons, marked <span class="kv-core">core</span>; '
+            f'{core_minutes} minutes of it written) runs {", ".join(course.CORE_PATH)}. '
+            f'Terms are defined in the <a href="./glossary{ext}">glossary</a>.</p>'
+            f'<div class="kv-units">{"".join(units)}</div></div>')
+
+
+COURSE_CSS = """
+.kv-units { display: grid; grid-template-columns: repeat(auto-fit, minmax(280px, 1fr)); gap: 8px 24px; }
+.kv-unit h3 { font-size: 1.1rem; margin: 10px 0 4px; }
+.kv-unit ol { padding-left: 20px; margin: 0; list-style: none; }
+.kv-unit li { margin: 3px 0; }
+.kv-core { font-size: 13px; font-weight: 700; border: 1px solid var(--kv-border); border-radius: 4px; padding: 0 4px; }
+.kv-min { font-size: 14px; }
+"""
+
+
+def course_page() -> pn.template.BootstrapTemplate:
+    ext = page_extension()
+    body = pn.pane.HTML(f'<div class="kv-lesson"><h1>Lessons</h1><p>Each lesson asks you to predict first, then shows what '
+                        f'the simulator computes, with the views it talks about inline.</p>{course_map_html(ext)}</div>',
+                        stylesheets=[LESSON_CSS, COURSE_CSS], sizing_mode="stretch_width")
+    return page("Lessons", "lessons", pn.Column(body, max_width=1000, sizing_mode="stretch_width"))
+
+
+def glossary_page() -> pn.template.BootstrapTemplate:
+    from .content.glossary import TERMS
+
+    ext = page_extension()
+    rows = []
+    for term, meaning, code in sorted(TERMS, key=lambda t: t[0].lower()):
+        where = (f'<a href="./{esc(course.slug(code))}{ext}">{esc(code)}</a>' if code in course.MODULES
+                 else f"{esc(code)} (not written yet)")
+        rows.append(f"<dt>{esc(term)}</dt><dd>{esc(meaning)} Taught in {where}.</dd>")
+    body = pn.pane.HTML(f'<div class="kv-lesson"><h1>Glossary</h1><dl class="kv-glossary">{"".join(rows)}</dl></div>',
+                        stylesheets=[LESSON_CSS, ".kv-glossary dt { font-weight: 700; margin-top: 10px; } .kv-glossary dd { margin: 0; }"],
+                        sizing_mode="stretch_width")
+    return page("Glossary", "glossary", pn.Column(body, max_width=900, sizing_mode="stretch_width"))

@@ -1,6 +1,12 @@
-"""The shape of a lesson: sections of prose with live numbers, claims, "try this" steps and
-predict-then-reveal questions. Plain frozen dataclasses, no UI: the page renders them, the tests
-check them."""
+"""The shape of a lesson, as plain frozen dataclasses: no UI here. The page renders them
+(lessons/render.py), the tests check them (tests/lessons).
+
+A lesson is a header (objective, prerequisites, minutes, next), an optional setup paragraph that
+poses the situation without answering anything, then steps. Each step opens with a prediction;
+its reveal, prose, live view and "try this" links stay hidden until the student picks a choice.
+The recap (which restates answers) stays hidden until every prediction is answered; the "what
+this model does not capture" box is visible from the start because it answers nothing.
+"""
 
 from __future__ import annotations
 
@@ -9,47 +15,141 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Claim:
-    """A statement the prose makes, and whether the simulator agrees right now."""
+    """One statement the lesson makes, whether the simulator agrees right now, and the figure it
+    actually computed (a failing test prints it)."""
 
     text: str
     holds: bool
+    actual: str
+
+
+def near(text: str, actual: float, expected: float, rel: float = 0.03) -> Claim:
+    """`actual` within `rel` of `expected` (the fixed-point tolerance of design.md for times)."""
+    return Claim(text, expected != 0 and abs(actual / expected - 1) <= rel, f"{actual:.6g} (expected {expected:g} ±{rel:.0%})")
+
+
+def equal(text: str, actual, expected) -> Claim:
+    return Claim(text, actual == expected, f"{actual!r} (expected {expected!r})")
+
+
+def between(text: str, actual: float, low: float, high: float) -> Claim:
+    return Claim(text, low <= actual <= high, f"{actual:.6g} (expected {low:g} to {high:g})")
+
+
+def holds(text: str, condition: bool, actual: str) -> Claim:
+    return Claim(text, bool(condition), actual)
 
 
 @dataclass(frozen=True)
-class TryThis:
-    """A step for the student: `state` is the panel's settings to open (changes from the defaults)."""
+class Choice:
+    """One answer a student can pick, and why someone would: for the right choice the reasoning,
+    for a wrong one the misconception behind it."""
 
-    text: str
-    state: dict
-    panel: str = "admission"
+    label: str
+    why: str
 
 
 @dataclass(frozen=True)
 class Prediction:
-    """Commit to an answer first, then see what the simulator says."""
+    """Commit to an answer first, then see what the simulator says. `answer` is the label of the
+    right choice, computed from a simulation (never typed); `gives_away` are strings that state
+    the answer (a figure as the reveal prints it) and must not be on the page before the choice."""
 
+    key: str
     question: str
-    choices: list[str]
+    choices: tuple[Choice, ...]
     answer: str
     reveal: str
+    gives_away: tuple[str, ...] = ()
+
+    def choice(self, label: str) -> Choice:
+        return next(c for c in self.choices if c.label == label)
 
 
 @dataclass(frozen=True)
-class Section:
-    title: str
-    markdown: str
-    claims: list[Claim]
-    try_this: list[TryThis] = field(default_factory=list)
-    predictions: list[Prediction] = field(default_factory=list)
+class TryThis:
+    """Open `panel` at the *starting* state `start` (settings for the steady-state panels, or a
+    lab preset and changes) in a new tab; `change` names what to do there."""
+
+    change: str
+    start: dict
+    panel: str = "admission"
+
+
+@dataclass(frozen=True)
+class LiveView:
+    """Views shown inline at the state the text describes, with the lesson's own controls.
+
+    `kind` "steady" builds a panel store over `state` (sim.Scenario fields) and shows the named
+    steady-state views (kv_formula, hbm_bar, fit_curve, admission_numbers, phase_numbers,
+    step_breakdown, roofline, batch_chart, engine_log); "lab" runs the time-domain engine from a
+    preset plus `state` and shows lab views (summary, distribution, ttft_by_prompt, timeline,
+    sweep, log). `controls` are the settings the lesson lets the student move."""
+
+    kind: str
+    views: tuple[str, ...]
+    state: dict
+    controls: tuple[str, ...] = ()
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class Step:
+    prediction: Prediction
+    prose: str  # Markdown with sim's figures; hidden until the prediction is answered
+    claims: tuple[Claim, ...]
+    view: LiveView | None = None
+    try_this: tuple[TryThis, ...] = ()
 
 
 @dataclass(frozen=True)
 class Lesson:
-    slug: str
+    code: str  # "A1"
+    slug: str  # the page: lessons/<slug>.py
     title: str
-    summary: str
-    sections: list[Section]
+    objective: str
+    prerequisites: tuple[str, ...]  # lesson codes
+    minutes: int
+    setup: str  # poses the situation; states no answer
+    steps: tuple[Step, ...]
+    recap: tuple[str, ...]
+    not_captured: tuple[str, ...]
+    ideas: tuple[str, ...] = field(default=())  # seed ideas taught (ids in lessons/course.py)
+    extra_claims: tuple[Claim, ...] = ()  # claims of the recap and setup
 
     @property
     def claims(self) -> list[Claim]:
-        return [c for s in self.sections for c in s.claims]
+        return [c for s in self.steps for c in s.claims] + list(self.extra_claims)
+
+    @property
+    def predictions(self) -> list[Prediction]:
+        return [s.prediction for s in self.steps]
+
+
+def bucket(value: float, edges: list[tuple[float, str]], last: str) -> str:
+    """The first label whose upper edge is above `value`: turns a simulated figure into the
+    matching choice, so the answer key is computed, not typed."""
+    for edge, label in edges:
+        if value < edge:
+            return label
+    return last
+
+
+def visible_blocks(lesson: Lesson, answered: set[str]) -> list[tuple[str, str]]:
+    """What the page shows, in page order, when the predictions in `answered` have been made:
+    (kind, text) pairs. The renderer hides and shows its parts by this rule, and the test that no
+    answer comes before its question reads it."""
+    out = [("header", f"{lesson.code} {lesson.title} {lesson.objective}"), ("setup", lesson.setup)]
+    for step in lesson.steps:
+        p = step.prediction
+        out.append(("question", p.question + " " + " ".join(c.label for c in p.choices)))
+        if p.key in answered:
+            out.append(("reveal", p.reveal + " " + " ".join(c.why for c in p.choices)))
+            out.append(("prose", step.prose))
+            out += [("try", t.change) for t in step.try_this]
+            if step.view is not None:
+                out.append(("view", step.view.caption))
+    if all(s.prediction.key in answered for s in lesson.steps):
+        out.append(("recap", " ".join(lesson.recap)))
+    out.append(("not_captured", " ".join(lesson.not_captured)))
+    return out

@@ -1,41 +1,57 @@
-"""The KV-cache lesson in a real Chromium: its numbers are sim's, a prediction locks and reveals,
-and a "try this" link opens the panel in exactly the state the text describes."""
+"""The core path in a real Chromium: each lesson's reveal is hidden until a choice is made, a
+pick reveals the simulator's answer and explanation, a "try this" link opens its panel in a new
+tab at the starting state, and the lesson tab keeps its place and its revealed answers (also
+across a reload, from the address bar)."""
 
 import pytest
-from kvlab.lessons.content import kv_cache
-from kvlab.sim import evaluate
+from kvlab.lessons import course
 
 pytestmark = pytest.mark.browser
 
+TRY_THIS_CHECKED = {"A3"}  # the lesson whose try-this link the walk follows, and where it comes back
 
-def test_lesson_numbers_predictions_and_try_this(kv_page):
+
+def _answer(page, lesson):
+    for i, step in enumerate(lesson.steps):
+        p = step.prediction
+        probe = page.locator(".kv-reveal").get_by_text(p.gives_away[0].replace("**", ""))
+        assert probe.count() == 0 or not probe.first.is_visible(), f"{p.key}: answer shown before the pick"
+        wrong = next(c.label for c in p.choices if c.label != p.answer)
+        page.locator(".kv-predict").nth(i).get_by_role("button", name=wrong, exact=True).click()
+        page.get_by_text(f"You predicted {wrong}. Not quite").first.wait_for(timeout=15_000)
+        probe.first.wait_for(timeout=15_000)
+
+
+def test_core_path(kv_page):
     page = kv_page.page
-    page.goto(kv_page.base + "/kv_cache")
-    page.get_by_text("Where the pool comes from").wait_for(timeout=30_000)
-    r = kv_cache.run()
-    # get_by_text pierces Panel's shadow DOM; the sentence must carry sim's figure
-    pool_item = page.get_by_text("Everything left is the KV pool").inner_text()
-    assert f"{r.kv_pool_bytes / 2**30:.1f} GiB" in pool_item
-    throughput = page.get_by_text("tokens per second. At 32k only").inner_text()
-    assert f"producing {r.decode_tokens_per_s:,.0f} tokens per second" in throughput
-
-    # Predict first: a wrong choice locks every choice and reveals sim's answer.
-    mha = kv_cache.run(force_mha=True)
-    page.get_by_role("button", name="about half").click()
-    page.get_by_text("You predicted about half. Not quite: the simulator says about a quarter.").wait_for(timeout=10_000)
-    page.get_by_text(f"{mha.max_sequences} sequences instead of {r.max_sequences}").wait_for(timeout=10_000)
-    assert page.get_by_role("button", name="about a quarter").first.is_disabled()
-
-    # Try this: the link carries the state; the panel opens showing sim's numbers for it.
-    step = kv_cache.prompt_length().try_this[1]
-    page.get_by_role("link", name="Open it in the panel").nth(4).click()
-    page.wait_for_selector('[data-kv="max_sequences"]', timeout=30_000)
-    expected = evaluate(kv_cache.BASE.with_(**step.state))
-    kv_page.eventually(lambda: _shows(kv_page, expected))
-    assert "kv_dtype=fp8" in page.url and "prompt_tokens=32768" in page.url
+    for code in [c for c in course.CORE_PATH if c in course.written()]:
+        lesson = course.lesson(code)
+        page.goto(f"{kv_page.base}/{lesson.slug}")
+        page.get_by_text(lesson.steps[0].prediction.question[:60]).first.wait_for(timeout=30_000)
+        _answer(page, lesson)
+        page.get_by_text("Recap").first.wait_for(timeout=15_000)
+        for step in lesson.steps:
+            assert f"{step.prediction.key}=" in page.url
+        if code in TRY_THIS_CHECKED:
+            _follow_try_this_and_return(kv_page, lesson)
     assert kv_page.errors == []
 
 
-def _shows(kv_page, r):
-    assert kv_page.text("max_sequences") == f"{r.max_sequences:,}"
-    assert kv_page.text("batch") == f"{r.batch:,}"
+def _follow_try_this_and_return(kv_page, lesson):
+    page = kv_page.page
+    step = lesson.steps[0]
+    scroll = page.evaluate("window.scrollY")
+    with page.context.expect_page() as new_tab:
+        page.get_by_role("link", name="at the starting state (new tab)").first.click()
+    panel = new_tab.value
+    panel.wait_for_selector('[data-kv="max_sequences"]', timeout=30_000)
+    for key, value in step.try_this[0].start.items():
+        assert f"{key}={value}" in panel.url
+    panel.close()
+    # Back on the lesson: same place, answers still revealed.
+    assert page.evaluate("window.scrollY") == scroll
+    assert page.get_by_text("You predicted").first.is_visible()
+    # A reload restores the answers from the address bar.
+    page.reload()
+    page.locator(".kv-reveal").get_by_text(step.prediction.gives_away[0].replace("**", "")).first.wait_for(timeout=30_000)
+    page.get_by_text("Recap").first.wait_for(timeout=15_000)

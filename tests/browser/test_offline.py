@@ -5,7 +5,8 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-PAGES = ["/index", "/admission", "/phases", "/kv_cache", "/phases?theme=dark", "/admission?theme=dark&model=qwen3-32b"]
+PAGES = ["/index", "/admission", "/phases", "/lesson_a3", "/lessons", "/glossary",
+         "/phases?theme=dark", "/admission?theme=dark&model=qwen3-32b"]
 
 
 @pytest.mark.parametrize("path", PAGES)

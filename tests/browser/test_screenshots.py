@@ -28,7 +28,7 @@ SHOTS = [
 OTHER_SHOTS = [
     # (file, path, viewport, text that must be on the page before the picture is taken)
     ("serving-lab.png", "/serving_lab?preset=seed000-chunked", (1400, 1000), "requests simulated"),
-    ("lesson.png", "/kv_cache", (1100, 900), "Predict first, then see."),
+    ("lesson.png", "/lesson_a3", (1100, 900), "Predict first."),
 ]
 
 

@@ -1,0 +1,117 @@
+"""A3. HBM in fill order: where the KV pool comes from."""
+
+from __future__ import annotations
+
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, holds, near
+from .runs import gib, run
+
+BIG = dict(model="qwen3-32b", prompt_tokens=32768)
+
+
+def build() -> Lesson:
+    small = run()
+    big = run(**BIG)
+    tight = run(model="qwen3-32b", gpu_memory_utilization=0.72)
+    tight_fewer = run(model="qwen3-32b", gpu_memory_utilization=0.72, max_num_seqs=64)
+    f85 = run(**BIG, gpu_memory_utilization=0.85)
+    f80 = run(**BIG, gpu_memory_utilization=0.80)
+    vllm = run(**BIG, engine="vllm")
+    vllm_64 = run(**BIG, engine="vllm", max_num_seqs=64)
+
+    q1 = Prediction(
+        key="a3-count",
+        question=("Qwen3-32B (BF16 weights and cache) on one 80 GiB H100 at gpu_memory_utilization 0.90, every request a "
+                  "32k-token prompt plus 256 generated tokens. How many such requests can the engine hold at once?"),
+        choices=(
+            Choice("none", "Tempting because 32k tokens sounds huge, but the weights leave room for one."),
+            Choice("one", "The weights take most of the card; what is left holds one 32k request and not a second."),
+            Choice("about four", "Dividing the whole card by one request's cache forgets that the weights are loaded "
+                                 "first."),
+            Choice("about twelve", "That is the figure for the 8B model, whose weights are a quarter the size and whose "
+                                   "tokens cost less."),
+        ),
+        answer=bucket(big.max_sequences, [(1, "none"), (2, "one"), (8, "about four")], "about twelve"),
+        reveal=(f"**{big.max_sequences}.** Of {gib(big.usable_bytes)} usable, the weights take {gib(big.weight_bytes)} and "
+                f"the activation reserve {gib(big.activation_reserve_bytes)}, leaving a pool of {gib(big.kv_pool_bytes)}; "
+                f"one request needs {gib(big.kv_bytes_per_sequence)}."),
+        gives_away=(f"pool of {gib(big.kv_pool_bytes)}",),
+    )
+    s1 = f"""
+Before the first request arrives an engine fills the card in a fixed order:
+
+1. it may use `gpu_memory_utilization x capacity` ({gib(big.usable_bytes)} here); the rest stays with the driver,
+   the CUDA context and the allocator;
+2. the weights go in first ({gib(big.weight_bytes)} for {big.model_name});
+3. room for the activations of the largest forward pass it may launch ({gib(big.activation_reserve_bytes)});
+4. everything left is the **KV pool** ({gib(big.kv_pool_bytes)}).
+
+The pool is a remainder. The 8B model on the same card leaves {gib(small.kv_pool_bytes)}; the 32B one,
+{gib(big.kv_pool_bytes)}. A remainder is sensitive: every GiB the weights grow comes straight out of it.
+"""
+    step1 = Step(q1, s1, (
+        equal("Qwen3-32B holds one 32k request on an H100", big.max_sequences, 1),
+        near("Qwen3-32B's weights are about 61 GiB", big.weight_bytes / 2**30, 61.0, 0.01),
+        near("the Qwen3-8B pool on an H100 is about 55.7 GiB", small.kv_pool_bytes / 2**30, 55.7, 0.006),
+    ), LiveView("steady", ("hbm_bar", "admission_numbers"), BIG, ("model", "prompt_tokens", "gpu_memory_utilization"),
+                "The card in fill order for Qwen3-32B with 32k prompts. Move gpu_memory_utilization and watch only "
+                "the pool change."),
+        (TryThis("Drag gpu_memory_utilization from 0.90 down and watch the weights approach the dashed capacity line.",
+                 BIG),))
+
+    q2 = Prediction(
+        key="a3-util",
+        question=("Same model and card. gpu_memory_utilization goes from 0.90 to 0.72. What does the engine do?"),
+        choices=(
+            Choice("it starts and holds one request, with less headroom",
+                   "This treats the setting as a cap on the pool alone; it caps everything, weights included."),
+            Choice("it starts but can hold no request", "Close: the pool would be empty, but the weights themselves no "
+                                                         "longer fit, so loading fails first."),
+            Choice("it refuses to start: the weights do not fit", "0.72 x 80 GiB is less than the weights."),
+        ),
+        answer=("it refuses to start: the weights do not fit" if tight.max_sequences == 0 and
+                any("weights need" in w for w in tight.warnings) else "it starts and holds one request, with less headroom"),
+        reveal=(f"0.72 x 80 GiB = {gib(tight.usable_bytes)}, and the weights need {gib(tight.weight_bytes)}. The simulator's "
+                f"message: \u201c{tight.warnings[0] if tight.warnings else ''}\u201d"),
+        gives_away=(gib(tight.usable_bytes),),
+    )
+    s2 = f"""
+This is the story behind "it worked at 0.90 and ran out of memory at 0.85". With 32k prompts the pool
+shrinks from {gib(big.kv_pool_bytes)} at 0.90 to {gib(f85.kv_pool_bytes)} at 0.85 and {gib(f80.kv_pool_bytes)} at 0.80
+({big.max_sequences}, {f85.max_sequences} and {f80.max_sequences} requests): a few points of utilization are the
+whole pool, because the weights do not shrink with it.
+
+Lowering `max_num_seqs` does not rescue a model whose weights do not fit: at 0.72 with max_num_seqs 64 the
+engine still holds {tight_fewer.max_sequences} requests. Where the weights fit, the knob moves the pool only
+through the activation reserve (the sampler's logits for up to that many sequences): under vLLM's
+accounting, 1,024 down to 64 grows the pool from {gib(vllm.kv_pool_bytes)} to {gib(vllm_64.kv_pool_bytes)}.
+The knob says how many sequences the scheduler *may* run; the pool says how many it *can*.
+"""
+    step2 = Step(q2, s2, (
+        equal("at 0.72 Qwen3-32B holds no request", tight.max_sequences, 0),
+        holds("at 0.72 the simulator says the weights do not fit", any("weights need" in w for w in tight.warnings),
+              repr(tight.warnings)),
+        equal("max_num_seqs 64 does not make the weights fit at 0.72", tight_fewer.max_sequences, 0),
+        equal("at 0.85 no 32k request fits", f85.max_sequences, 0),
+        holds("under vLLM's accounting, lowering max_num_seqs grows the pool (the sampler reserve shrinks)",
+              vllm_64.kv_pool_bytes > vllm.kv_pool_bytes, f"{vllm.kv_pool_bytes:.4g} -> {vllm_64.kv_pool_bytes:.4g} B"),
+    ), LiveView("steady", ("hbm_bar", "notices"), {**BIG, "gpu_memory_utilization": 0.72},
+                ("gpu_memory_utilization", "max_num_seqs"),
+                "At 0.72 the weights cross the capacity line; the notice names the setting that would fit them."),
+        (TryThis("Set Accounting to vllm and lower max_num_seqs from the default to 64; read the activation reserve.",
+                 {**BIG, "engine": "vllm"}),))
+
+    return Lesson(
+        code="A3", slug="lesson_a3", title="HBM in fill order",
+        objective="Compute the KV pool from the card, the weights and the reserve, and explain why a small change in "
+                  "gpu_memory_utilization can mean an out-of-memory error.",
+        prerequisites=("A1",), minutes=9,
+        setup="Memory is spent before traffic arrives. Watch where an 80 GiB card goes when the model is large.",
+        steps=(step1, step2),
+        recap=("Fill order: usable fraction, weights, activation reserve, then the KV pool as what is left.",
+               "A large model leaves a small pool; small changes to the fraction are large changes to the pool.",
+               "max_num_seqs limits the scheduler, not the weights; it only moves the sampler's part of the reserve."),
+        not_captured=("Real engines measure the reserve by running a profiling forward pass; the textbook accounting "
+                      "computes it from shapes (switch Accounting to vllm or sglang for their rules).",
+                      "Memory fragmentation inside PyTorch's allocator is not modelled."),
+        ideas=("fill-order", "util-oom", "max-num-seqs-myth"),
+    )

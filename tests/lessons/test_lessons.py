@@ -1,0 +1,144 @@
+"""Lessons are code: every claim holds in the simulator, every answer waits for its question,
+every link and live view opens a valid state."""
+
+import re
+
+import pytest
+from kvlab.lessons import course
+from kvlab.lessons.content import runs
+from kvlab.lessons.content.model import visible_blocks
+from kvlab.sim import evaluate
+
+LESSONS = [course.lesson(c) for c in course.written()]
+CLAIMS = [(les.code, c) for les in LESSONS for c in les.claims]
+
+
+@pytest.mark.parametrize("code,claim", CLAIMS, ids=[f"{code}: {c.text}" for code, c in CLAIMS])
+def test_claim_holds(code, claim):
+    assert claim.holds, f"{code}: {claim.text}; the simulator gives {claim.actual}"
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda les: les.code)
+def test_predictions_are_well_formed(lesson):
+    keys = [p.key for p in lesson.predictions]
+    assert len(keys) == len(set(keys)), keys
+    assert lesson.predictions, "a lesson asks at least one question"
+    for p in lesson.predictions:
+        labels = [c.label for c in p.choices]
+        assert p.answer in labels, (p.question, p.answer, labels)
+        assert len(labels) >= 2 and len(set(labels)) == len(labels), labels
+        assert all(len(c.why) > 20 for c in p.choices), "every choice explains itself"
+        assert p.gives_away, f"{p.key}: name the strings that state the answer"
+        assert all(g in p.reveal or g in step_prose(lesson, p.key) for g in p.gives_away), p.key
+
+
+def step_prose(lesson, key):
+    return next(s.prose for s in lesson.steps if s.prediction.key == key)
+
+
+def _visible_text(lesson, answered):
+    return " ".join(text for _, text in visible_blocks(lesson, answered))
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda les: les.code)
+def test_no_answer_before_its_question(lesson):
+    """Walk the lesson in order: before question k is answered, nothing on the page states its
+    answer, no reveal or prose of an unanswered step shows, and the recap waits for the last."""
+    answered: set[str] = set()
+    for step in lesson.steps:
+        p = step.prediction
+        kinds = [kind for kind, _ in visible_blocks(lesson, answered)]
+        assert "recap" not in kinds
+        text = _visible_text(lesson, answered)
+        for giveaway in p.gives_away:
+            assert giveaway not in text, f"{lesson.code}: '{giveaway}' is on the page before {p.key} is answered"
+        assert p.reveal not in text and step.prose not in text
+        answered.add(p.key)
+    assert "recap" in [kind for kind, _ in visible_blocks(lesson, answered)]
+    # Nothing answered at all: only header, setup, questions and the limits box are on the page.
+    assert {k for k, _ in visible_blocks(lesson, set())} <= {"header", "setup", "question", "not_captured"}
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda les: les.code)
+def test_the_page_hides_what_the_rule_hides(lesson):
+    """The Panel page follows visible_blocks: reveal, prose and recap appear only after the picks."""
+    from kvlab.lessons.render import lesson_body
+
+    body = lesson_body(lesson)
+    steps, recap = body.steps, body.recap
+    assert len(steps) == len(lesson.steps)
+    for sv in steps:
+        assert not sv.body.visible and not sv.why.visible and not sv.body.objects
+    assert not recap.visible
+    for sv in steps:
+        wrong = next(i for i, c in enumerate(sv.step.prediction.choices) if c.label != sv.step.prediction.answer)
+        sv.commit(wrong)
+        assert sv.body.visible and sv.why.visible and all(b.disabled for b in sv.buttons)
+        assert "Not quite" in sv.why.object
+    assert recap.visible
+
+
+SEED_NAME = re.compile(r"seed[\s_-]*0\d\d", re.IGNORECASE)
+
+
+def _all_text(lesson):
+    parts = [lesson.title, lesson.objective, lesson.setup, *lesson.recap, *lesson.not_captured]
+    for s in lesson.steps:
+        p = s.prediction
+        parts += [p.question, p.reveal, s.prose, *(c.label + " " + c.why for c in p.choices), *(t.change for t in s.try_this)]
+        if s.view is not None:
+            parts.append(s.view.caption)
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda les: les.code)
+def test_text_is_filled_and_names_scenarios_not_seeds(lesson):
+    text = _all_text(lesson)
+    assert not SEED_NAME.search(text), SEED_NAME.search(text).group(0)
+    assert "{" not in text.replace("`{", "") and "}" not in text, "an unfilled f-string placeholder"
+    assert 1 <= lesson.minutes <= 10
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda les: les.code)
+def test_try_this_and_views_open_valid_states(lesson):
+    from kvlab.sim.engine import simulate
+    from kvlab.sim.engine.presets import preset
+
+    for step in lesson.steps:
+        for t in step.try_this:
+            if t.panel == "serving_lab":
+                cfg = runs.lab_config(**t.start) if "preset" in t.start else None
+                assert cfg is not None and simulate(cfg.with_(num_requests=20)).ok, t.change
+            else:
+                assert t.panel in ("admission", "phases"), t.panel
+                assert evaluate(runs.BASE.with_(**t.start)).ok, t.change
+        if step.view is not None and step.view.kind == "steady":
+            assert evaluate(runs.BASE.with_(**step.view.state)).errors == [], step.view.caption
+        elif step.view is not None:
+            preset(step.view.state["preset"])
+
+
+def test_course_lists_23_lessons_and_known_ideas():
+    assert len(course.ORDER) == 23 and len(set(course.ORDER)) == 23
+    assert set(course.CORE_PATH) <= set(course.ORDER)
+    for les in LESSONS:
+        assert les.slug == course.slug(les.code)
+        unknown = set(les.ideas) - set(course.IDEAS)
+        assert not unknown, f"{les.code} claims ideas the course does not list: {unknown}"
+        assert all(c in course.ORDER for c in les.prerequisites)
+
+
+def test_numbers_follow_the_simulator(monkeypatch):
+    """Rebuild a lesson on another GPU: the quoted figures change with sim's."""
+    from kvlab.lessons.content import a4_token_budget
+
+    before = a4_token_budget.build()
+    monkeypatch.setattr(runs, "BASE", runs.BASE.with_(gpu="h200"))
+    runs.run.cache_clear()
+    try:
+        after = a4_token_budget.build()
+        h200 = runs.run(prompt_tokens=32768)
+    finally:
+        runs.run.cache_clear()
+    assert f"**{h200.max_sequences}** requests" in after.steps[0].prediction.reveal
+    assert after.steps[0].prediction.reveal != before.steps[0].prediction.reveal
