@@ -207,7 +207,7 @@ def _safe_scenario(s: Scenario) -> dict:
 
 
 def _evaluate(s: Scenario) -> Result:
-    validate(s)
+    s = validate(s)  # integral floats in integer fields become ints (sim.fields)
     arch = resolve_architecture(s)
     _check_parallelism(arch, s.tp)
     gpu = catalog.gpu(s.gpu)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .catalog import DATA_DIR
 from .errors import InputError, Issue
+from .fields import check_name
 
 PROFILE_DIR = DATA_DIR / "profiles"
 DEFAULT_PROFILE = "textbook"
@@ -100,8 +101,17 @@ def from_dict(raw: dict) -> EfficiencyProfile:
     )
 
 
-@cache
 def load_profile(name: str = DEFAULT_PROFILE) -> EfficiencyProfile:
+    # A profile is a name from the catalog, never a path: '../models/x' or '/etc/x' would join
+    # onto the folder and read any JSON file.
+    issue = check_name("profile", name, "an efficiency profile name")
+    if issue is not None:
+        raise InputError(issue)
+    return _load_profile(name)
+
+
+@cache
+def _load_profile(name: str) -> EfficiencyProfile:
     for d in _profile_dirs():
         path = d / f"{name}.json"
         if path.is_file():

@@ -10,11 +10,11 @@ activation reserve and hence the pool.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, fields, replace
 
 from ..errors import Issue
-from ..scenario import Bound, Scenario
+from ..fields import ENGINE_FIELDS, SCENARIO_FIELDS, check_choice, check_flag, check_number, check_numbers, coerce, shown
+from ..scenario import Scenario
 
 ARRIVALS = ("poisson", "gamma", "closed", "trace")
 LENGTH_DISTS = ("fixed", "uniform", "lognormal")
@@ -30,48 +30,6 @@ POLICY_LABELS = {
     "chunked": "chunked prefill mixed into decode steps (decode first)",
     "lanes": "separate prefill / decode lanes, decode priority, chunked prefill",
 }
-
-ENGINE_FIELDS: dict[str, Bound] = {
-    # workload
-    "rate_per_s": Bound(0.001, 100_000, False, "mean arrival rate, requests per second"),
-    "burst_cv": Bound(0.1, 20, False, "gamma arrivals: coefficient of variation of the gaps (1 = Poisson)"),
-    "clients": Bound(1, 100_000, True, "closed loop: concurrent clients, each sends its next request when the last one ends"),
-    "think_time_s": Bound(0, 3600, False, "closed loop: pause between a response and the client's next request, s"),
-    "num_requests": Bound(1, 2_000_000, True, "requests to simulate"),
-    "prompt_tokens": Bound(1, 2**21, True, "prompt length: the fixed value, or the median of the log-normal"),
-    "prompt_min_tokens": Bound(1, 2**21, True, "shortest prompt (uniform low end, log-normal clip)"),
-    "prompt_max_tokens": Bound(1, 2**21, True, "longest prompt (uniform high end, log-normal clip)"),
-    "prompt_sigma": Bound(0, 4, False, "log-normal prompt: sigma of ln(tokens); larger means a longer tail"),
-    "output_tokens": Bound(1, 2**20, True, "output length: the fixed value, or the median of the log-normal"),
-    "output_min_tokens": Bound(1, 2**20, True, "shortest output (uniform low end, log-normal clip)"),
-    "output_max_tokens": Bound(1, 2**20, True, "longest output (uniform high end, log-normal clip)"),
-    "output_sigma": Bound(0, 4, False, "log-normal output: sigma of ln(tokens)"),
-    "prefix_tokens": Bound(0, 2**20, True, "shared system prompt length, tokens (part of the prompt)"),
-    "prefix_fraction": Bound(0, 1, False, "fraction of requests that start with a shared system prompt"),
-    "prefix_groups": Bound(1, 100_000, True, "distinct shared system prompts, chosen uniformly"),
-    "seed": Bound(0, 2**63 - 1, True, "random seed: the same seed gives the same workload and result"),
-    # scheduler
-    "watermark_fraction": Bound(0, 0.5, False, "admission keeps this fraction of KV blocks free (vLLM's watermark)"),
-    "new_token_ratio": Bound(0, 1, False, "reserve admission: fraction of each running request's remaining output held back"),
-    "tokenize_s_per_token": Bound(0, 0.001, False, "tokenizer time per prompt token, s (0: not modelled)"),
-    "block_table_s_per_block": Bound(0, 0.001, False, "scheduler CPU time to write one block-table entry, s"),
-    # memory
-    "swap_space_gib": Bound(0, 4096, False, "host memory for swapped-out sequences, GiB per instance"),
-    "host_cache_gib": Bound(0, 4096, False, "host-memory tier for evicted prefix blocks, GiB per instance (0: off)"),
-    "host_link_gb_per_s": Bound(0.1, 10_000, False, "GPU-host link per direction, GB/s (default: the GPU's PCIe)", optional=True),
-    # cluster
-    "replicas": Bound(1, 1024, True, "colocated engine instances (data parallel), each on tp GPUs"),
-    "prefill_instances": Bound(1, 1024, True, "disaggregated: prefill-only instances"),
-    "decode_instances": Bound(1, 1024, True, "disaggregated: decode-only instances"),
-    "kv_transfer_gb_per_s": Bound(0.1, 10_000, False, "disaggregated: KV transfer link per GPU, GB/s (default: the GPU's interconnect)",
-                                  optional=True),
-    # targets and outputs
-    "ttft_target_s": Bound(0.001, 3600, False, "goodput target: time to first token, s"),
-    "itl_target_s": Bound(0.0001, 60, False, "goodput target: mean inter-token latency of the request, s"),
-    "sample_interval_s": Bound(0, 3600, False, "time-series resolution, s (0: about 400 points)"),
-    "log_interval_s": Bound(0.1, 3600, False, "seconds between engine log lines (vLLM logs every 10 s)"),
-}
-
 
 @dataclass(frozen=True)
 class TraceRequest:
@@ -245,42 +203,23 @@ class EngineConfig:
 # Validation: every problem, each naming its field and the allowed range
 # ------------------------------------------------------------------------------------------
 
-def _fmt(x: float) -> str:
-    return f"{int(x):,}" if x == int(x) else f"{x:g}"
-
-
-def check_number(name: str, value, bound: Bound) -> Issue | None:
-    kind = "an integer" if bound.integer else "a number"
-    rng = f"between {_fmt(bound.low)} and {_fmt(bound.high)}"
-    if value is None:
-        return None if bound.optional else Issue(name, f"is required: {kind} {rng}")
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return Issue(name, f"must be {kind} {rng}, got {str(value)[:40]!r}")
-    if bound.integer and value != int(value):
-        return Issue(name, f"must be {kind} {rng}, got {value}")
-    if not bound.low <= value <= bound.high:
-        return Issue(name, f"must be {rng}, got {_fmt(value)}")
-    return None
-
-
-def check_choice(name: str, value, choices) -> Issue | None:
-    if value not in choices:
-        return Issue(name, f"must be one of {', '.join(map(str, choices))}, got {str(value)[:40]!r}")
-    return None
-
-
-def _numbers(obj) -> list[Issue | None]:
-    return [check_number(f.name, getattr(obj, f.name), ENGINE_FIELDS[f.name]) for f in fields(obj) if f.name in ENGINE_FIELDS]
+__all__ = ["ENGINE_FIELDS", "check_choice", "check_number", "coerce_config", "validate_config"]
 
 
 def validate_config(c: EngineConfig) -> list[Issue]:
     """All problems of the engine-specific inputs (the Scenario is checked by sim.evaluate)."""
     if not isinstance(c, EngineConfig):
         return [Issue("config", "must be an EngineConfig")]
+    groups = {"scenario": (c.scenario, Scenario), "workload": (c.workload, Workload), "scheduling": (c.scheduling, Scheduling),
+              "kv": (c.kv, KVManagement), "cluster": (c.cluster, Cluster)}
+    wrong = [Issue(name, f"must be a {kind.__name__}, got {shown(obj)}") for name, (obj, kind) in groups.items()
+             if not isinstance(obj, kind)]
+    if wrong:
+        return wrong
     w, s, k, cl = c.workload, c.scheduling, c.kv, c.cluster
     problems: list[Issue | None] = []
     for obj in (w, s, k, cl, c):
-        problems += _numbers(obj)
+        problems += check_numbers(obj, ENGINE_FIELDS)
     problems += [
         check_choice("arrival", w.arrival, ARRIVALS),
         check_choice("prompt_dist", w.prompt_dist, LENGTH_DISTS),
@@ -290,8 +229,8 @@ def validate_config(c: EngineConfig) -> list[Issue]:
         check_choice("tokenizer", s.tokenizer, TOKENIZERS),
         check_choice("block_table", s.block_table, BLOCK_TABLES),
         check_choice("preemption", k.preemption, PREEMPTIONS),
-        check_choice("prefix_caching", k.prefix_caching, (True, False)),
-        check_choice("disaggregated", cl.disaggregated, (True, False)),
+        check_flag("prefix_caching", k.prefix_caching),
+        check_flag("disaggregated", cl.disaggregated),
         check_choice("router", cl.router, ROUTERS),
     ]
     issues = [p for p in problems if p is not None]
@@ -314,3 +253,9 @@ def validate_config(c: EngineConfig) -> list[Issue]:
     if cl.disaggregated is True and "replicas" not in bad and cl.replicas != 1:
         issues.append(Issue("replicas", "must be 1 with disaggregated serving (set prefill_instances and decode_instances)"))
     return issues
+
+
+def coerce_config(c: EngineConfig) -> EngineConfig:
+    """`c` (already valid) with integral floats in integer fields turned into ints (sim.fields.coerce)."""
+    groups = {name: coerce(getattr(c, name), ENGINE_FIELDS) for name in ("workload", "scheduling", "kv", "cluster")}
+    return replace(c, scenario=coerce(c.scenario, SCENARIO_FIELDS, integer_choices=("tp",)), **groups)

@@ -9,7 +9,7 @@ import math
 
 from ..errors import InputError
 from . import logs, prometheus
-from .config import EngineConfig, validate_config
+from .config import EngineConfig, coerce_config, validate_config
 from .result import EngineResult, histogram_percentiles, percentiles
 from .setup import build, check_requests
 from .simulation import Simulation, make_rng
@@ -27,6 +27,7 @@ def prepare(config: EngineConfig, *, max_run_steps: int = 1 << 62) -> Simulation
     issues = validate_config(config)
     if issues:
         return _error_result(config, issues)
+    config = coerce_config(config)  # 100.0 requests is 100 (sim.fields: one rule for sim and the engine)
     setup, issues, warnings = build(config)
     if issues:
         return _error_result(config, issues, warnings)

@@ -24,7 +24,7 @@ from .conftest import small
     ("policy", "sjf", "must be one of fcfs, chunked, lanes, got 'sjf'"),
     ("preemption", None, "must be one of recompute, swap"),
     ("arrival", "trace", "arrival 'trace' needs at least one trace row"),
-    ("prefix_caching", "yes", "must be one of True, False"),
+    ("prefix_caching", "yes", "must be true or false"),
     ("watermark_fraction", 0.9, "must be between 0 and 0.5, got 0.9"),
     ("itl_target_s", -1, "must be between 0.0001 and 60"),
 ])
