@@ -18,6 +18,7 @@ from pathlib import Path
 from .catalog import DATA_DIR
 from .errors import InputError, Issue
 from .fields import check_name
+from .paths import user_profile_dir
 
 PROFILE_DIR = DATA_DIR / "profiles"
 DEFAULT_PROFILE = "textbook"
@@ -58,8 +59,15 @@ def interpolate_log2(points: tuple[tuple[float, float], ...], x: float) -> float
 
 
 def _profile_dirs() -> list[Path]:
+    """Shipped profiles first (a user file never shadows a cited one), then KVLAB_PROFILE_PATH's
+    folders, then the user's own (`kvlab calibrate` writes there, never into the package)."""
     extra = os.environ.get("KVLAB_PROFILE_PATH", "")
-    return [PROFILE_DIR] + [Path(p) for p in extra.split(os.pathsep) if p]
+    dirs = [PROFILE_DIR] + [Path(p) for p in extra.split(os.pathsep) if p]
+    try:
+        dirs.append(user_profile_dir())
+    except RuntimeError:  # no home directory to search (a bare container, some Pyodide hosts)
+        pass
+    return dirs
 
 
 def profile_names() -> list[str]:
