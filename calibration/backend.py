@@ -85,8 +85,43 @@ class Backend:
         """Seconds taken by call(0), ..., call(n_calls - 1), each timed on its own."""
         raise NotImplementedError
 
+    def time_batch(self, call: Callable[[int], None], n_calls: int) -> float:
+        """Seconds per call of call(0), ..., call(n_calls - 1) run back to back between ONE pair of
+        timers. Per-call events cost a few microseconds each, against GEMMs of 8-30 us at small M."""
+        raise NotImplementedError
+
+    def event_floor_s(self) -> float:
+        """Seconds an empty timer pair reads: the floor under any single timed interval."""
+        raise NotImplementedError
+
     def step_skeleton_s(self, n_kernels: int, use_graph: bool) -> float:
         """Host wall time of launching n_kernels empty kernels and synchronising once."""
+        raise NotImplementedError
+
+    def graph_replay_s(self, n_kernels: int, replays: int) -> float:
+        """Device seconds per replay of a CUDA graph of n_kernels empty kernels, `replays` replays
+        back to back between one event pair. Raises BackendUnavailable when capture fails."""
+        raise NotImplementedError
+
+    def graph_step_wall_s(self, n_kernels: int) -> float:
+        """Host wall time of one replay of a CUDA graph of n_kernels empty kernels + a synchronise."""
+        raise NotImplementedError
+
+    def paged_kv_cache(self, num_blocks: int, block_tokens: int, kv_heads: int, head_dim: int, seed: int):
+        """(k_cache, v_cache), each [num_blocks, block_tokens, kv_heads, head_dim] in bf16, random."""
+        raise NotImplementedError
+
+    def int_array(self, values):
+        """A device int32 array holding `values` (a NumPy array or nested list)."""
+        raise NotImplementedError
+
+    def paged_decode_attention(self, q, k_cache, v_cache, block_table, seq_lens, out, max_seq_len: int) -> None:
+        """out[B, Hq, D] = softmax(q K^T / sqrt(D)) V for one query token per sequence, K and V read
+        through block_table[B, max_blocks] from the paged caches (grouped-query: Hq = G x kv_heads)."""
+        raise NotImplementedError
+
+    def to_host(self, x):
+        """A NumPy copy of x, bf16 words converted to float32."""
         raise NotImplementedError
 
     def synchronize(self) -> None:
@@ -160,6 +195,36 @@ class NumpyBackend(Backend):
             out.append(time.perf_counter() - t0)
         return out
 
+    def time_batch(self, call, n_calls):
+        t0 = time.perf_counter()
+        for i in range(n_calls):
+            call(i)
+        return (time.perf_counter() - t0) / max(n_calls, 1)
+
+    def event_floor_s(self):
+        t0 = time.perf_counter()
+        return time.perf_counter() - t0
+
+    def graph_replay_s(self, n_kernels, replays):
+        raise BackendUnavailable("the NumPy backend has no CUDA graphs")
+
+    def graph_step_wall_s(self, n_kernels):
+        raise BackendUnavailable("the NumPy backend has no CUDA graphs")
+
+    def paged_kv_cache(self, num_blocks, block_tokens, kv_heads, head_dim, seed):
+        rng = self.np.random.default_rng(seed)
+        shape = (num_blocks, block_tokens, kv_heads, head_dim)
+        return (rng.standard_normal(shape, dtype=self.np.float32), rng.standard_normal(shape, dtype=self.np.float32))
+
+    def int_array(self, values):
+        return self.np.ascontiguousarray(self.np.asarray(values, dtype=self.np.int32))
+
+    def paged_decode_attention(self, q, k_cache, v_cache, block_table, seq_lens, out, max_seq_len):
+        out[...] = reference_paged_decode_attention(q, k_cache, v_cache, block_table, seq_lens)
+
+    def to_host(self, x):
+        return self.np.asarray(x, dtype=self.np.float32)
+
     def step_skeleton_s(self, n_kernels, use_graph):
         if use_graph:
             raise BackendUnavailable("the NumPy backend has no CUDA graphs")
@@ -168,6 +233,29 @@ class NumpyBackend(Backend):
         for _ in range(n_kernels):
             self.np.add(one, 0.0, out=one)
         return time.perf_counter() - t0
+
+
+def reference_paged_decode_attention(q, k_cache, v_cache, block_table, seq_lens):
+    """NumPy float64 reference of Backend.paged_decode_attention (inputs as float arrays)."""
+    import numpy as np
+
+    q = np.asarray(q, dtype=np.float64)
+    k_cache, v_cache = np.asarray(k_cache, dtype=np.float64), np.asarray(v_cache, dtype=np.float64)
+    block_table, seq_lens = np.asarray(block_table), np.asarray(seq_lens)
+    batch, q_heads, head_dim = q.shape
+    block_tokens, kv_heads = k_cache.shape[1], k_cache.shape[2]
+    group = q_heads // kv_heads
+    out = np.empty((batch, q_heads, head_dim))
+    for b in range(batch):
+        n = int(seq_lens[b])
+        blocks = block_table[b, : -(-n // block_tokens)]
+        k = k_cache[blocks].reshape(-1, kv_heads, head_dim)[:n]  # [n, Hkv, D]
+        v = v_cache[blocks].reshape(-1, kv_heads, head_dim)[:n]
+        for h in range(q_heads):
+            s = k[:, h // group, :] @ q[b, h] / np.sqrt(head_dim)
+            p = np.exp(s - s.max())
+            out[b, h] = (p / p.sum()) @ v[:, h // group, :]
+    return out
 
 
 def load_backend(name: str, device_index: int = 0) -> Backend:

@@ -56,6 +56,28 @@ class ModelShapes:
     num_attention_heads: int
     num_key_value_heads: int
     head_dim: int
+    moe: bool = False  # routed experts: the MLP GEMMs are per expert, at a fraction of the tokens
+    mla: bool = False  # multi-head latent attention (DeepSeek): other attention projections
+
+    def projection_shapes(self) -> list[GemmShape]:
+        """The weight GEMMs an engine runs per layer, fused as vLLM and SGLang fuse them, plus the
+        LM head once per step (no tensor parallelism):
+            qkv      hidden -> (q_heads + 2 kv_heads) x head_dim   (QKVParallelLinear)
+            o        q_heads x head_dim -> hidden
+            gate_up  hidden -> 2 x intermediate                    (MergedColumnParallelLinear)
+            down     intermediate -> hidden
+            lm_head  hidden -> vocab
+        Qwen3-8B: qkv 4096x6144, o 4096x4096, gate_up 4096x24576, down 12288x4096, lm_head 4096x151936.
+        Dense models only: an MoE model's expert GEMMs run at their own token counts and a MLA
+        model's projections differ; callers skip those models and say so."""
+        h, q_dim, kv_dim = self.hidden_size, self.num_attention_heads * self.head_dim, self.num_key_value_heads * self.head_dim
+        return [
+            GemmShape("qkv", h, q_dim + 2 * kv_dim),
+            GemmShape("o", q_dim, h),
+            GemmShape("gate_up", h, 2 * self.intermediate_size),
+            GemmShape("down", self.intermediate_size, h),
+            GemmShape("lm_head", h, self.vocab_size),
+        ]
 
     def gemm_shapes(self) -> list[GemmShape]:
         """The three weight shapes a decoder step runs: attention projections (hidden x hidden),
@@ -113,6 +135,8 @@ def identify_gpu(device_name: str) -> str | None:
     """
     name = device_name.upper()
     tokens = set(re.split(r"[^A-Z0-9]+", name))
+    if "MIG" in tokens:
+        return None  # a MIG slice ("NVIDIA H200 MIG 3g.71gb") is a fraction of the GPU, not the catalog's GPU
     if "GH200" in name:
         return None  # Grace Hopper superchip: different HBM and NVLink-C2C, not in the catalog
     if "H200" in name:
@@ -158,6 +182,8 @@ def load_models() -> dict[str, ModelShapes]:
             num_attention_heads=int(cfg["num_attention_heads"]),
             num_key_value_heads=int(cfg.get("num_key_value_heads") or cfg["num_attention_heads"]),
             head_dim=int(head_dim),
+            moe=any(cfg.get(k) for k in ("num_experts", "num_local_experts", "n_routed_experts")),
+            mla=bool(cfg.get("kv_lora_rank")),
         )
     return models
 

@@ -1,18 +1,26 @@
 """python -m kvlab.calibration [--quick] [--backend cupy|numpy] [--gpu ID] [--output PATH]
 
 Runs the suite, fits the efficiencies, validates the profile and writes it with a raw log.
-Exit status: 0 written; 1 the run or the fit failed; 2 it could not start (no CuPy, no GPU,
-unknown GPU or model, bad arguments).
+A GPU profile goes to the user's profile folder (sim/paths.py: ~/.local/share/kvlab/profiles on
+Linux, KVLAB_DATA_DIR overrides), which sim searches after its shipped profiles, so the panels'
+profile selector lists it. Install the GPU dependencies with pip install "kvlab[gpu]" (CuPy for
+CUDA 12 with the CUDA libraries it loads, and nvidia-ml-py for clocks and throttling).
+Exit status: 0 written; 1 the run or the fit failed (a profile that fails validation is kept
+as *.invalid.json and never where sim looks); 2 it could not start (no CuPy, no GPU, unknown GPU
+or model, a MIG slice without --gpu, bad arguments).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 import sys
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+
+from kvlab.sim.paths import user_profile_dir
 
 from . import METHOD_VERSION
 from .backend import BackendUnavailable, load_backend
@@ -29,13 +37,12 @@ from .profile import (
     write_json,
 )
 from .progress import RunLog
+from .provenance import contract_provenance
 from .schema import CPU_CHECK_PREFIX, validate_profile
 from .suite import run_suite
+from .telemetry import Telemetry
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-# calibration/profiles is a link to sim/data/profiles: a GPU profile lands where sim loads it.
-GPU_PROFILE_DIR = Path(__file__).parent / "profiles"
-LOG_DIR = PACKAGE_DIR / "logs"
 CPU_OUTPUT_DIR = PACKAGE_DIR / "out"
 
 
@@ -48,12 +55,18 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--device", type=int, default=0, help="CUDA device index to measure (default 0)")
     p.add_argument("--model", action="append", dest="models",
                    help="model id from sim/data/models whose shapes to measure (repeatable)")
-    p.add_argument("--output", type=Path, help="profile path (default: calibration/profiles/<gpu>.json; "
-                   "for the numpy backend calibration/out/cpu-check-numpy.json)")
+    p.add_argument("--output", type=Path, help="profile path (default: <user profile folder>/<gpu>.json, "
+                   f"here {user_profile_dir()}; for the numpy backend calibration/out/cpu-check-numpy.json)")
     p.add_argument("--log", type=Path, help="raw log path (default: calibration/logs/<name>.log, "
                    "calibration/out/<name>.log for the numpy backend)")
     p.add_argument("--budget-s", type=float, help="override the plan's measurement budget in seconds")
     p.add_argument("--seed", type=int, default=1234, help="seed of the random input data")
+    p.add_argument("--eager-overhead", action="store_true",
+                   help="also time eager kernel launches (recorded only; the fit uses CUDA-graph replay)")
+    p.add_argument("--checkpoint", type=Path, help="write the raw measurements here after each benchmark "
+                   "(default: <output>.partial.json), so a run killed later still leaves them")
+    p.add_argument("--from-measurements", type=Path, metavar="CHECKPOINT",
+                   help="measure nothing: fit and write a profile from a checkpoint of an earlier run on this GPU")
     return p.parse_args(argv)
 
 
@@ -80,9 +93,16 @@ def main(argv: list[str] | None = None) -> int:
     plan = make_plan(backend.name, args.quick, tuple(args.models) if args.models else None, tuple(all_models))
     if args.budget_s is not None:
         plan = replace(plan, budget_s=args.budget_s)
+    if args.eager_overhead:
+        plan = replace(plan, eager_overhead=True)
     info = backend.device_info()
+    telemetry = Telemetry(args.device) if backend.is_gpu else None
+    mig = telemetry.static.get("mig") if telemetry is not None and telemetry.available else None
 
     if backend.is_gpu:
+        if mig and not mig.get("whole_gpu", True) and not args.gpu:
+            return _fail(f"this device is a MIG slice ({mig.get('slice')}), not a whole GPU: the catalog's datasheet "
+                         "peaks do not apply; pass --gpu ID only if you mean to divide by a whole GPU's figures")
         gpu_id = args.gpu or identify_gpu(info["device_name"])
         if gpu_id is None:
             return _fail(f"cannot tell which catalog GPU {info['device_name']!r} is; pass --gpu ID "
@@ -92,11 +112,11 @@ def main(argv: list[str] | None = None) -> int:
         except CatalogError as exc:
             return _fail(str(exc))
         kind = "measured"
-        output = args.output or GPU_PROFILE_DIR / f"{gpu_id}.json"
+        output = args.output or user_profile_dir() / f"{gpu_id}.json"
         name = output.stem
         if name.startswith(CPU_CHECK_PREFIX):
             return _fail(f"the name prefix {CPU_CHECK_PREFIX!r} is reserved for CPU pipeline checks; choose another --output")
-        log_path = args.log or LOG_DIR / f"{name}.log"
+        log_path = args.log or output.with_suffix(".log")
     else:
         if args.gpu:
             print("calibration: --gpu is ignored by the numpy backend: a CPU run describes no GPU", file=sys.stderr)
@@ -129,7 +149,25 @@ def main(argv: list[str] | None = None) -> int:
     log(f"output:   {output}")
     log()
 
-    measurements, duration_s, skipped = run_suite(backend, plan, models, args.seed, log)
+    checkpoint_path = args.checkpoint or output.with_suffix(".partial.json")
+    if args.from_measurements:
+        saved = json.loads(args.from_measurements.read_text())
+        measurements, duration_s, skipped = saved["measurements"], saved.get("duration_s", 0.0), saved.get("skipped", [])
+        log(f"fitting the measurements of {args.from_measurements} (measured {saved.get('date_utc')}); nothing measured now")
+        command += f"  # measurements from a run started {saved.get('date_utc')}"
+    else:
+        def checkpoint(so_far: dict) -> None:
+            write_json(checkpoint_path, {"date_utc": date_utc, "command": command, "measurements": so_far,
+                                         "telemetry": telemetry.report() if telemetry is not None else None})
+
+        if telemetry is not None:
+            with telemetry:
+                measurements, duration_s, skipped = run_suite(backend, plan, models, args.seed, log,
+                                                              telemetry=telemetry, checkpoint=checkpoint)
+            measurements["telemetry"] = telemetry.report()
+        else:
+            measurements, duration_s, skipped = run_suite(backend, plan, models, args.seed, log, checkpoint=checkpoint)
+            measurements["telemetry"] = {"available": False, "reason": "the NumPy backend measures no GPU"}
     log(f"measured in {duration_s:.1f} s" + (f"; {len(skipped)} points skipped" if skipped else ""))
     for line in skipped:
         log(f"  skipped: {line}")
@@ -139,7 +177,6 @@ def main(argv: list[str] | None = None) -> int:
         fields, notes = fit_profile(measurements, plan, models, denominators, gpu_id)
     except FitError as exc:
         log(f"fit failed: {exc}")
-        LOG_DIR.mkdir(parents=True, exist_ok=True)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         log_path.write_text(log.text())
         return _fail(f"fit failed: {exc} (log: {log_path})", 1)
@@ -156,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
         measurements=measurements, device_info=info, denominators=denominators, plan=plan, models=models,
         command=command, date_utc=date_utc, duration_s=duration_s, skipped=skipped,
     )
+    if backend.is_gpu:
+        profile["provenance"].update(contract_provenance(info, measurements.get("telemetry") or {}, date_utc))
     errors = validate_profile(profile, file_stem=output.stem)
     log()
     for line in summary_lines(profile):
@@ -163,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     for note in notes:
         log(f"  note: {note}")
     if errors:
-        rejected = CPU_OUTPUT_DIR / f"{name}.invalid.json"
+        # beside the output but not named *.json, so sim never lists or loads it
+        rejected = output.with_name(f"{name}.json.invalid")
         write_json(rejected, profile)
         for e in errors:
             log(f"  INVALID: {e}")
@@ -171,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         log_path.write_text(log.text())
         return _fail(f"the fitted profile does not validate ({len(errors)} problems); kept at {rejected}", 1)
     write_json(output, profile)
+    if checkpoint_path.is_file() and not args.from_measurements:
+        checkpoint_path.unlink()  # the profile carries every measurement now
     log(f"wrote {output}")
     log(f"log   {log_path}")
     log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -90,17 +90,6 @@ def aggregate_curve(rows: list[tuple[int, float, float, float]], peak_flops: flo
     return curve
 
 
-def compute_curve(gemm_points: list[dict], models: list[ModelShapes], dtype: str, peak_flops: float) -> list[list[float]]:
-    """The measured GEMM efficiency curve for one dtype, aggregated over the models' layers."""
-    weights = {m.id: layer_weights(m) for m in models}
-    rows = [
-        (p["m"], weights[p["model"]][p["shape"]], p["flops"], p["time_s"])
-        for p in gemm_points
-        if p["dtype"] == dtype and p["model"] in weights and p["shape"] in weights[p["model"]]
-    ]
-    return aggregate_curve(rows, peak_flops)
-
-
 def roofline_gemm_time_s(m: int, k: int, n: int, in_bytes: float, out_bytes: float,
                          bandwidth_bytes_per_s: float, flops_per_s: float) -> float:
     """Roofline time of y[m, n] = x[m, k] @ W[k, n]: the larger of moving its bytes at the achieved
@@ -116,7 +105,7 @@ def roofline_gemm_time_s(m: int, k: int, n: int, in_bytes: float, out_bytes: flo
 
 def roofline_curve(models: list[ModelShapes], tokens: list[int], in_bytes: float, out_bytes: float,
                    bandwidth_bytes_per_s: float, large_gemm_flops: float, peak_flops: float) -> list[list[float]]:
-    """Efficiency curve implied by the roofline, aggregated over layers like `compute_curve`."""
+    """Efficiency curve implied by the roofline, aggregated over layers by `layer_weights`."""
     rows = []
     for model in models:
         weights = layer_weights(model)
@@ -125,16 +114,6 @@ def roofline_curve(models: list[ModelShapes], tokens: list[int], in_bytes: float
                 t = roofline_gemm_time_s(m, shape.k, shape.n, in_bytes, out_bytes, bandwidth_bytes_per_s, large_gemm_flops)
                 rows.append((m, weights[shape.name], 2.0 * m * shape.k * shape.n, t))
     return aggregate_curve(rows, peak_flops)
-
-
-def step_overhead_s(points: list[dict]) -> tuple[float, str]:
-    """The CUDA-graph skeleton when it ran, else the eager one (see benchmarks/overhead.py)."""
-    by_variant = {p["variant"]: p for p in points if "time_s" in p}
-    for variant in ("cuda-graph", "eager", "single-launch"):
-        if variant in by_variant:
-            p = by_variant[variant]
-            return round_sig(p["time_s"]), f"{variant} skeleton of {p['kernels']} empty kernels + synchronise"
-    raise ValueError("no overhead measurement ran")
 
 
 def allreduce_fit(points: list[dict], interconnect_bytes_per_s: float) -> tuple[float, float, list[str]]:
@@ -149,3 +128,117 @@ def allreduce_fit(points: list[dict], interconnect_bytes_per_s: float) -> tuple[
         notes.append(note)
     notes.append(f"latency: time of the {smallest['size_bytes']} B all-reduce")
     return eff, round_sig(smallest["time_s"]), notes
+
+
+# -- schema 2 fits: per model, monotone where physics says so, every adjustment noted -------------
+
+PROJECTIONS = ("qkv", "o", "gate_up", "down")
+ADJUST_NOTE_THRESHOLD = 0.02  # isotonic adjustments larger than this (relative) are listed in notes
+
+
+def isotonic_increasing(values: list[float], weights: list[float] | None = None) -> list[float]:
+    """The non-decreasing sequence closest to `values` in weighted least squares (pool adjacent
+    violators). Example: [1, 3, 2, 4] -> [1, 2.5, 2.5, 4]."""
+    w = list(weights) if weights is not None else [1.0] * len(values)
+    blocks: list[list[float]] = []  # [mean, weight, count]
+    for v, wi in zip(values, w, strict=True):
+        blocks.append([v, wi, 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            m2, w2, c2 = blocks.pop()
+            m1, w1, c1 = blocks.pop()
+            blocks.append([(m1 * w1 + m2 * w2) / (w1 + w2), w1 + w2, c1 + c2])
+    out: list[float] = []
+    for mean, _, count in blocks:
+        out += [mean] * count
+    return out
+
+
+def monotone_times(points: list[dict], label: str, notes: list[str]) -> dict[int, float]:
+    """tokens -> time_s of one GEMM shape, made non-decreasing in tokens (a step with more tokens
+    does not take less time; a dip is noise or a kernel switch and is pooled with its neighbour)."""
+    pts = sorted(points, key=lambda p: p["m"])
+    raw = [p["time_s"] for p in pts]
+    fitted = isotonic_increasing(raw)
+    for p, r, f in zip(pts, raw, fitted, strict=True):
+        if abs(f - r) > ADJUST_NOTE_THRESHOLD * r:
+            notes.append(f"{label} M={p['m']}: time {r * 1e6:.2f} us pooled to {f * 1e6:.2f} us (monotone in M)")
+    return {p["m"]: f for p, f in zip(pts, fitted, strict=True)}
+
+
+def _clamped(eff: float, label: str, notes: list[str]) -> float:
+    if eff > 1.0:
+        notes.append(f"{label}: efficiency {eff:.4f} above 1 capped at 1.0 (check the denominator)")
+        return 1.0
+    return max(round_sig(eff), 1e-6)
+
+
+def gemm_model_curves(points: list[dict], dtype: str, peak_flops: float, notes: list[str]) -> dict[str, list[list[float]]]:
+    """model id -> [[M, efficiency]] for one dtype: the time-weighted efficiency of the model's four
+    projection GEMMs (qkv, o, gate_up, down), i.e. their FLOPs over their summed (monotone) times
+    over the dense peak. Only M values measured for all four shapes are kept; a model missing a
+    shape gets no curve, and the notes say so."""
+    by_model: dict[str, dict[str, list[dict]]] = {}
+    for p in points:
+        if p["dtype"] == dtype and p["shape"] in PROJECTIONS:
+            by_model.setdefault(p["model"], {}).setdefault(p["shape"], []).append(p)
+    curves: dict[str, list[list[float]]] = {}
+    for model, shapes in by_model.items():
+        missing = [s for s in PROJECTIONS if s not in shapes]
+        if missing:
+            notes.append(f"gemm_efficiency {model} {dtype}: no curve, shapes {', '.join(missing)} not measured")
+            continue
+        times = {s: monotone_times(shapes[s], f"gemm {model} {s} {dtype}", notes) for s in PROJECTIONS}
+        flops = {s: {p["m"]: p["flops"] for p in shapes[s]} for s in PROJECTIONS}
+        common = sorted(set.intersection(*(set(t) for t in times.values())))
+        dropped = sorted(set.union(*(set(t) for t in times.values())) - set(common))
+        if dropped:
+            notes.append(f"gemm_efficiency {model} {dtype}: M {dropped} dropped (not measured for every shape)")
+        curve = []
+        for m in common:
+            total_flops = sum(flops[s][m] for s in PROJECTIONS)
+            total_time = sum(times[s][m] for s in PROJECTIONS)
+            curve.append([m, _clamped(total_flops / total_time / peak_flops, f"gemm_efficiency {model} {dtype} M={m}", notes)])
+        if curve:
+            curves[model] = curve
+    return curves
+
+
+def lm_head_curve(points: list[dict], model: str, peak_flops: float, notes: list[str]) -> list[list[float]]:
+    pts = [p for p in points if p["dtype"] == "bf16" and p["shape"] == "lm_head" and p["model"] == model]
+    if not pts:
+        return []
+    times = monotone_times(pts, f"lm_head {model}", notes)
+    flops = {p["m"]: p["flops"] for p in pts}
+    return [[m, _clamped(flops[m] / times[m] / peak_flops, f"lm_head_efficiency M={m}", notes)] for m in sorted(times)]
+
+
+def attention_curve(points: list[dict], hbm_bytes_per_s: float, notes: list[str]) -> list[list[float]]:
+    """[[context_tokens, efficiency]]: at each context length the best KV read rate over the batch
+    sizes measured (at small batch the fixed cost of a launch dominates, and sim charges that
+    through kernel_overhead_s), made non-decreasing in context (a longer context amortises the
+    per-sequence setup of the same kernel over more bytes)."""
+    best: dict[int, float] = {}
+    for p in points:
+        best[p["context_tokens"]] = max(best.get(p["context_tokens"], 0.0), p["bytes_per_s"])
+    if not best:
+        return []
+    ctxs = sorted(best)
+    raw = [best[c] / hbm_bytes_per_s for c in ctxs]
+    fitted = isotonic_increasing(raw)
+    curve = []
+    for c, r, f in zip(ctxs, raw, fitted, strict=True):
+        if abs(f - r) > ADJUST_NOTE_THRESHOLD * r:
+            notes.append(f"attention_kv_efficiency L={c}: {r:.4f} pooled to {f:.4f} (monotone in context)")
+        curve.append([c, _clamped(f, f"attention_kv_efficiency L={c}", notes)])
+    return curve
+
+
+def overhead_line(points: list[dict]) -> tuple[float, float]:
+    """Least-squares wall(n) = a + b n over graph points: (a, b) in seconds (unclamped)."""
+    xs = [float(p["kernels"]) for p in points]
+    ys = [float(p["time_s"]) for p in points]
+    if len(xs) < 2 or len(set(xs)) < 2:
+        raise ValueError("the overhead line needs graphs of at least two kernel counts")
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
+    return my - b * mx, b

@@ -43,21 +43,17 @@ class Plan:
     gemm_tokens: tuple[int, ...]
     gemm_dtypes: tuple[str, ...]
     try_fp8: bool
+    lm_head_max_tokens: int
+    attention_models: tuple[str, ...]
     attention_batches: tuple[int, ...]
     attention_contexts: tuple[int, ...]
     attention_max_kv_bytes: int
     overhead_trials: int
+    overhead_kernel_counts: tuple[int, ...]
+    eager_overhead: bool
     allreduce_sizes_bytes: tuple[int, ...]
     repeats: RepeatPolicy
     point_target_s: float  # time the repeats of one point should take, before budget sharing
-
-
-def _powers_of_two(lo: int, hi: int) -> tuple[int, ...]:
-    out, x = [], lo
-    while x <= hi:
-        out.append(x)
-        x *= 2
-    return tuple(out)
 
 
 def _geometric(lo: int, hi: int, factor: int) -> tuple[int, ...]:
@@ -68,6 +64,22 @@ def _geometric(lo: int, hi: int, factor: int) -> tuple[int, ...]:
     return tuple(out)
 
 
+# Tokens per step for the GEMM curves: every value 1..16 (batch-1 to batch-16 decode, where
+# interpolating between powers of two overstated efficiency by up to 5.6%), then about 1.5x steps.
+DENSE_TOKENS = tuple(range(1, 17)) + (24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096, 8192, 16384)
+QUICK_TOKENS = (1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128, 256, 512, 1024, 4096, 16384)
+
+# The dense models measured by the full plan, most used first: the budget skips whole models from
+# the end of this list, never part of one. MoE and MLA models are not measured yet.
+FULL_PLAN_MODELS = ("qwen3-8b", "llama-3.1-8b", "qwen3-32b", "llama-3.1-70b", "qwen3-14b", "mistral-7b",
+                    "qwen3-4b", "gemma-2-9b", "gemma-3-27b", "gemma-2-27b", "qwen3-1.7b", "qwen3-0.6b",
+                    "llama-2-70b", "llama-3.1-405b")
+
+# Decode attention is measured on the model whose shape it calibrates (Qwen3-8B: 8 KV heads,
+# group 4, head_dim 128), plus a group-of-8 layout (Llama-3.1-70B) as a cross-check.
+ATTENTION_MODELS = ("qwen3-8b", "llama-3.1-70b")
+
+
 def full_plan(models: tuple[str, ...]) -> Plan:
     return Plan(
         name="full",
@@ -76,13 +88,17 @@ def full_plan(models: tuple[str, ...]) -> Plan:
         width_divisor=1,
         hbm_sizes_bytes=_geometric(4 * KIB, 4 * GIB, 4),
         hbm_plateau_min_bytes=256 * MIB,
-        gemm_tokens=_powers_of_two(1, 16384),
-        gemm_dtypes=("bf16", "fp16"),
+        gemm_tokens=DENSE_TOKENS,
+        gemm_dtypes=("bf16",),
         try_fp8=True,
-        attention_batches=(1, 8, 32, 128),
-        attention_contexts=(1024, 4096, 16384, 32768),
-        attention_max_kv_bytes=16 * GIB,
+        lm_head_max_tokens=1024,
+        attention_models=ATTENTION_MODELS,
+        attention_batches=(1, 4, 16, 64, 256),
+        attention_contexts=(512, 1024, 2048, 4096, 8192, 16384, 32768, 65536),
+        attention_max_kv_bytes=8 * GIB,
         overhead_trials=30,
+        overhead_kernel_counts=(1, 16, 64, 256, 1024),
+        eager_overhead=False,
         allreduce_sizes_bytes=_geometric(1 * KIB, 1 * GIB, 4),
         repeats=RepeatPolicy(warmup=5, min_repeats=10, max_repeats=200),
         point_target_s=0.05,
@@ -97,13 +113,17 @@ def quick_plan(models: tuple[str, ...]) -> Plan:
         width_divisor=1,
         hbm_sizes_bytes=(64 * KIB, 1 * MIB, 16 * MIB, 256 * MIB, 1 * GIB),
         hbm_plateau_min_bytes=256 * MIB,
-        gemm_tokens=(1, 4, 16, 64, 256, 1024, 4096, 16384),
+        gemm_tokens=QUICK_TOKENS,
         gemm_dtypes=("bf16",),
         try_fp8=False,
-        attention_batches=(1, 32),
-        attention_contexts=(4096, 32768),
+        lm_head_max_tokens=1024,
+        attention_models=ATTENTION_MODELS[:1],
+        attention_batches=(1, 32, 256),
+        attention_contexts=(1024, 4096, 16384),
         attention_max_kv_bytes=8 * GIB,
         overhead_trials=10,
+        overhead_kernel_counts=(1, 64, 256, 1024),
+        eager_overhead=False,
         allreduce_sizes_bytes=(1 * KIB, 1 * MIB, 256 * MIB),
         repeats=RepeatPolicy(warmup=3, min_repeats=5, max_repeats=50),
         point_target_s=0.02,
@@ -118,13 +138,17 @@ def tiny_plan(models: tuple[str, ...], quick: bool) -> Plan:
         width_divisor=32,
         hbm_sizes_bytes=(4 * KIB, 64 * KIB, 1 * MIB, 4 * MIB),
         hbm_plateau_min_bytes=1 * MIB,
-        gemm_tokens=(1, 4, 16, 64) if quick else (1, 4, 16, 64, 256),
+        gemm_tokens=(1, 2, 4, 16, 64) if quick else (1, 2, 3, 4, 8, 16, 64, 256),
         gemm_dtypes=("bf16",) if quick else ("bf16", "fp16"),
         try_fp8=False,
+        lm_head_max_tokens=64,
+        attention_models=ATTENTION_MODELS[:1],
         attention_batches=(1, 4),
-        attention_contexts=(256, 1024),
+        attention_contexts=(64, 256),
         attention_max_kv_bytes=64 * MIB,
         overhead_trials=3,
+        overhead_kernel_counts=(1, 64, 256),
+        eager_overhead=False,
         allreduce_sizes_bytes=(),
         repeats=RepeatPolicy(warmup=1, min_repeats=3, max_repeats=5),
         point_target_s=0.005,
@@ -139,7 +163,7 @@ def make_plan(backend_name: str, quick: bool, models: tuple[str, ...] | None, al
         return tiny_plan(models or first, quick)
     if quick:
         return quick_plan(models or first)
-    return full_plan(models or all_models)
+    return full_plan(models or tuple(m for m in FULL_PLAN_MODELS if m in all_models))
 
 
 def kernels_per_step(num_hidden_layers: int) -> int:

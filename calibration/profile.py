@@ -8,7 +8,17 @@ from pathlib import Path
 
 from . import METHOD_VERSION
 from .catalog import PROFILE_DIR, Datasheet, ModelShapes
-from .fit import Denominators, allreduce_fit, as_efficiency, compute_curve, plateau_rate, round_sig, step_overhead_s
+from .fit import (
+    Denominators,
+    allreduce_fit,
+    as_efficiency,
+    attention_curve,
+    gemm_model_curves,
+    lm_head_curve,
+    overhead_line,
+    plateau_rate,
+    round_sig,
+)
 from .plan import Plan
 from .schema import CPU_CHECK_PREFIX, SCHEMA_VERSION
 
@@ -69,36 +79,10 @@ def fit_profile(measurements: dict, plan: Plan, models: list[ModelShapes], denom
                  f"{sizes[0]}..{sizes[-1]} B / {denominators.hbm_bytes_per_s / 1e9:.1f} GB/s")
     notes += [f"bandwidth_efficiency: {cap}"] if cap else []
 
-    attention_points = measurements.get("attention", {}).get("points", [])
-    if attention_points:
-        best = max(attention_points, key=lambda p: p["bytes_per_s"])
-        fields["kv_bandwidth_efficiency"], cap = as_efficiency(best["bytes_per_s"], denominators.hbm_bytes_per_s)
-        notes.append(f"kv_bandwidth_efficiency: best decode-attention KV read {best['bytes_per_s'] / 1e9:.1f} GB/s "
-                     f"(batch {best['batch']}, {best['context_tokens']} tokens)")
-        notes += [f"kv_bandwidth_efficiency: {cap}"] if cap else []
-    else:
-        notes.append("kv_bandwidth_efficiency: not measured; sim falls back to bandwidth_efficiency")
-
-    gemm_points = measurements.get("gemm", {}).get("points", [])
-    curve = compute_curve(gemm_points, models, "bf16", denominators.bf16_flops)
-    if not curve:
-        raise FitError("no bf16 GEMM measurement: compute_efficiency cannot be fitted")
-    fields["compute_efficiency"] = curve
-    notes.append(f"compute_efficiency: bf16 GEMMs of {', '.join(m.id for m in models)}, aggregated per layer "
-                 f"(fit.layer_weights), over {denominators.bf16_flops / 1e12:.1f} TFLOP/s")
-    if denominators.fp8_flops:
-        fp8 = compute_curve(gemm_points, models, "fp8", denominators.fp8_flops)
-        if fp8:
-            fields["fp8_compute_efficiency"] = fp8
-    if "fp8_compute_efficiency" not in fields:
-        notes.append(f"fp8_compute_efficiency: {measurements.get('gemm', {}).get('fp8') or 'not measured'}")
-
-    try:
-        fields["step_overhead_s"], basis = step_overhead_s(measurements.get("overhead", {}).get("points", []))
-        notes.append(f"step_overhead_s: {basis}")
-    except ValueError:
-        fields["step_overhead_s"] = 0.0
-        notes.append("step_overhead_s: not measured; 0 s kept (the textbook value)")
+    _fit_attention(measurements.get("attention", {}), denominators, fields, notes)
+    _fit_gemm(measurements.get("gemm", {}), models, denominators, fields, notes)
+    _fit_overhead(measurements.get("overhead", {}), gpu_id, fields, notes)
+    _note_telemetry(measurements.get("telemetry"), notes)
 
     ar_points = measurements.get("allreduce", {}).get("points", [])
     if ar_points and denominators.interconnect_bytes_per_s > 1.0:
@@ -111,6 +95,107 @@ def fit_profile(measurements: dict, plan: Plan, models: list[ModelShapes], denom
         reason = measurements.get("allreduce", {}).get("skipped", "no all-reduce points")
         notes.append(f"interconnect_efficiency, allreduce_latency_s: {why} ({reason})")
     return fields, notes
+
+
+def _fit_attention(att: dict, den: Denominators, fields: dict, notes: list[str]) -> None:
+    layouts = att.get("layouts", [])
+    if not layouts:
+        notes.append("attention_kv_efficiency, kv_bandwidth_efficiency: not measured; sim falls back to "
+                     "bandwidth_efficiency" + (f" ({att['error']})" if att.get("error") else ""))
+        return
+    primary = layouts[0]
+    if not primary.get("check", {}).get("passed"):
+        notes.append(f"attention_kv_efficiency, kv_bandwidth_efficiency: NOT fitted: the paged attention kernel failed its "
+                     f"correctness check on {primary['model']} ({primary.get('check')}); sim falls back to bandwidth_efficiency")
+        return
+    curve = attention_curve(primary.get("points", []), den.hbm_bytes_per_s, notes)
+    if not curve:
+        notes.append(f"attention_kv_efficiency: no point measured on {primary['model']} (budget or memory); "
+                     "sim falls back to bandwidth_efficiency")
+        return
+    fields["attention_kv_efficiency"] = curve
+    fields["kv_bandwidth_efficiency"] = max(e for _, e in curve)
+    notes.append(f"attention_kv_efficiency: fused paged decode attention on {primary['model']} "
+                 f"({primary['kv_heads']} KV heads, group {primary['q_heads_per_kv_head']}, head_dim {primary['head_dim']}, "
+                 f"check max rel err {primary['check'].get('max_rel_err', float('nan')):.2e}), best over batch "
+                 f"{sorted({p['batch'] for p in primary['points']})} at each context, over "
+                 f"{den.hbm_bytes_per_s / 1e9:.0f} GB/s; kv_bandwidth_efficiency is its plateau")
+    for other in layouts[1:]:
+        pts = other.get("points", [])
+        if pts:
+            best = max(p["bytes_per_s"] for p in pts)
+            notes.append(f"attention cross-check {other['model']} (group {other['q_heads_per_kv_head']}): best KV read "
+                         f"{best / 1e9:.0f} GB/s = {best / den.hbm_bytes_per_s:.3f} of datasheet (not fitted)")
+
+
+def _fit_gemm(gemm: dict, models: list[ModelShapes], den: Denominators, fields: dict, notes: list[str]) -> None:
+    points = gemm.get("points", [])
+    curves = gemm_model_curves(points, "bf16", den.bf16_flops, notes)
+    if not curves:
+        raise FitError("no model has all four projection GEMMs measured in bf16: compute_efficiency cannot be fitted")
+    per_model: dict = {m: {"bf16": c} for m, c in curves.items()}
+    if den.fp8_flops:
+        for m, c in gemm_model_curves(points, "fp8", den.fp8_flops, notes).items():
+            per_model.setdefault(m, {})["fp8"] = c
+    fields["gemm_efficiency"] = per_model
+    order = [m.id for m in models if m.id in curves]
+    default = order[0]
+    fields["compute_efficiency"] = curves[default]
+    notes.append(f"gemm_efficiency: bf16 projection GEMMs (qkv, o, gate_up, down; time-weighted) of {', '.join(order)} "
+                 f"over {den.bf16_flops / 1e12:.1f} TFLOP/s; compute_efficiency (the default for other models) is "
+                 f"{default}'s curve")
+    for skipped in gemm.get("skipped_models", []):
+        notes.append(f"gemm_efficiency: {skipped['model']} not measured: {skipped['reason']}")
+    lm = lm_head_curve(points, default, den.bf16_flops, notes)
+    if lm:
+        fields["lm_head_efficiency"] = lm
+    fp8 = per_model.get(default, {}).get("fp8")
+    if fp8:
+        fields["fp8_compute_efficiency"] = fp8
+    else:
+        notes.append(f"fp8_compute_efficiency: {gemm.get('fp8') or 'not measured'}")
+
+
+def _published_step_overhead(gpu_id: str | None) -> tuple[float, str]:
+    if gpu_id:
+        path = PROFILE_DIR / f"{gpu_id}-published.json"
+        if path.is_file():
+            return float(json.loads(path.read_text()).get("step_overhead_s", 0.0)), f"the published profile {path.stem}'s value"
+    return 0.0, "the textbook value 0 s"
+
+
+def _fit_overhead(ov: dict, gpu_id: str | None, fields: dict, notes: list[str]) -> None:
+    points = [p for p in ov.get("points", []) if p.get("variant") == "cuda-graph" and "time_s" in p]
+    try:
+        a, b = overhead_line(points)
+    except ValueError as exc:
+        value, source = _published_step_overhead(gpu_id)
+        fields["step_overhead_s"] = value
+        notes.append(f"step_overhead_s: NOT measured ({ov.get('graph') or exc}); {source} kept, no kernel_overhead_s "
+                     "(no eager fallback)")
+        return
+    if a < 0:
+        notes.append(f"step_overhead_s: the line's intercept {a * 1e6:.2f} us is negative; clamped to 0")
+        a = 0.0
+    if b < 0:
+        notes.append(f"kernel_overhead_s: the line's slope {b * 1e9:.1f} ns is negative; clamped to 0")
+        b = 0.0
+    fields["step_overhead_s"] = round_sig(a)
+    fields["kernel_overhead_s"] = round_sig(b)
+    ns = [p["kernels"] for p in points]
+    notes.append(f"step_overhead_s, kernel_overhead_s: least-squares line over CUDA-graph replays of {ns} empty kernels "
+                 f"+ synchronise (host clock): {a * 1e6:.2f} us + n x {b * 1e9:.1f} ns")
+
+
+def _note_telemetry(tel: dict | None, notes: list[str]) -> None:
+    if not tel:
+        return
+    if tel.get("available") is False:
+        notes.append(f"telemetry: NVML unavailable ({tel.get('reason')}); clocks and throttling not recorded")
+        return
+    if tel.get("throttled"):
+        notes.append(f"telemetry: THROTTLING seen during the run ({', '.join(tel.get('throttle_reasons_seen', []))}); "
+                     "figures may be low")
 
 
 def build_profile(*, name: str, gpu_id: str | None, kind: str, description: str, fields: dict,
@@ -146,6 +231,7 @@ def build_profile(*, name: str, gpu_id: str | None, kind: str, description: str,
         "gpu": gpu_id,
         "description": description,
         **fields,
+        "notes": notes,
         "provenance": provenance,
         "measurements": measurements,
     }
@@ -161,6 +247,15 @@ def summary_lines(profile: dict) -> list[str]:
              f"  bandwidth_efficiency     {profile['bandwidth_efficiency']}"]
     if "kv_bandwidth_efficiency" in profile:
         lines.append(f"  kv_bandwidth_efficiency  {profile['kv_bandwidth_efficiency']}")
+    if "attention_kv_efficiency" in profile:
+        lines.append("  attention_kv_efficiency  " + ", ".join(f"L={int(c)}: {e}" for c, e in profile["attention_kv_efficiency"]))
+    for model, curves in profile.get("gemm_efficiency", {}).items():
+        for dtype, curve in curves.items():
+            lines.append(f"  gemm_efficiency {model} {dtype}: " + ", ".join(f"M={int(m)}: {e}" for m, e in curve))
+    if "lm_head_efficiency" in profile:
+        lines.append("  lm_head_efficiency       " + ", ".join(f"M={int(m)}: {e}" for m, e in profile["lm_head_efficiency"]))
+    if "kernel_overhead_s" in profile:
+        lines.append(f"  kernel_overhead_s        {profile['kernel_overhead_s']}")
     lines.append("  compute_efficiency       " + ", ".join(f"M={int(m)}: {e}" for m, e in profile["compute_efficiency"]))
     if "fp8_compute_efficiency" in profile:
         lines.append("  fp8_compute_efficiency   " + ", ".join(f"M={int(m)}: {e}" for m, e in profile["fp8_compute_efficiency"]))

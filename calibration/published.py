@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from .catalog import PROFILE_DIR, datasheet, model
 from .fit import as_efficiency, roofline_curve, round_sig
 from .profile import dumps
-from .schema import SCHEMA_VERSION
 
 CURVE_TOKENS = [2**i for i in range(15)]  # 1 .. 16384
 CURVE_MODEL = "qwen3-8b"
@@ -194,7 +193,7 @@ def build(gpu_id: str) -> dict:
     bw_eff, cap = as_efficiency(src.hbm_read.value, sheet.hbm_bandwidth_bytes_per_s)
     notes += [f"bandwidth_efficiency: {cap}"] if cap else []
     profile: dict = {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": 1,  # published profiles carry only the v1 fields
         "name": build_name(gpu_id),
         "gpu": gpu_id,
         "description": (f"{src.title} from published measurements (cited in provenance); the GEMM curve below "

@@ -1,11 +1,11 @@
-"""The efficiency-profile schema (version 1), checked with the standard library only.
+"""The efficiency-profile schema (versions 1 and 2), checked with the standard library only.
 
     validate_profile(profile) -> list of problems; empty when the profile is valid.
 
 Each message starts with the field it is about and says what is allowed, e.g.
 "bandwidth_efficiency: must be a number in (0, 1], got 1.3". The rules:
 
-  schema_version           1
+  schema_version           1 or 2 (2 allows the fields below marked v2)
   name                     non-empty string, equal to the file stem (when file_stem is given)
   gpu                      null or a catalog id (KNOWN_GPU_IDS, plus any id in sim/data/gpus.json)
   description              string
@@ -17,7 +17,15 @@ Each message starts with the field it is about and says what is allowed, e.g.
   step_overhead_s          number >= 0
   interconnect_efficiency  number in (0, 1]: all-reduce bus bandwidth / datasheet per-direction link
   allreduce_latency_s      number >= 0
+  gemm_efficiency          v2, optional: {model id: {"bf16"|"fp8": curve}}, curves as compute_efficiency
+  lm_head_efficiency       v2, optional: curve
+  attention_kv_efficiency  v2, optional: [[context_tokens, efficiency]], same rules as a curve
+  prefill_attention_efficiency  v2, optional: number in (0, 1]
+  kernel_overhead_s        v2, optional: number >= 0 (seconds per kernel inside a CUDA-graph replay)
+  notes                    v2, optional: list of strings (every clamp or fallback of the fit)
   provenance               object with "kind" in PROVENANCE_KINDS, plus what that kind requires
+                           (a measured v2 profile also: gpu_uuid, mig, driver, cuda, cupy, clocks,
+                           throttle, kvlab_version, git_commit, date)
   measurements             optional object (required for measured and cpu-pipeline-check profiles)
 
 A CPU pipeline check must never pass for a GPU profile: its gpu is null and its name starts
@@ -30,7 +38,8 @@ import math
 
 from .catalog import KNOWN_GPU_IDS, load_datasheets
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+SUPPORTED_SCHEMA_VERSIONS = (1, 2)
 PROVENANCE_KINDS = ("measured", "published", "reference", "cpu-pipeline-check")
 CPU_CHECK_PREFIX = "cpu-check-"
 
@@ -39,6 +48,9 @@ REQUIRED_FIELDS = (
     "step_overhead_s", "interconnect_efficiency", "allreduce_latency_s", "provenance",
 )
 OPTIONAL_FIELDS = ("kv_bandwidth_efficiency", "fp8_compute_efficiency", "measurements")
+V2_FIELDS = ("gemm_efficiency", "lm_head_efficiency", "attention_kv_efficiency", "prefill_attention_efficiency",
+             "kernel_overhead_s", "notes")
+GEMM_DTYPES = ("bf16", "fp8")
 
 # What provenance must hold for each kind.
 MEASURED_PROVENANCE = (
@@ -46,6 +58,8 @@ MEASURED_PROVENANCE = (
     "date_utc", "command", "method_version",
 )
 CPU_CHECK_PROVENANCE = ("device_name", "numpy_version", "date_utc", "command", "method_version")
+MEASURED_V2_PROVENANCE = ("gpu_uuid", "mig", "driver", "cuda", "cupy", "clocks", "throttle", "kvlab_version",
+                          "git_commit", "date")
 
 
 def _gpu_ids() -> list[str]:
@@ -104,6 +118,8 @@ def _check_provenance(profile: dict, errors: list[str]) -> None:
         errors.append(f"provenance.kind: must be one of {', '.join(PROVENANCE_KINDS)}, got {kind!r}")
         return
     required = {"measured": MEASURED_PROVENANCE, "cpu-pipeline-check": CPU_CHECK_PROVENANCE}.get(kind, ())
+    if kind == "measured" and profile.get("schema_version") == 2:
+        required = required + MEASURED_V2_PROVENANCE
     for key in required:
         if not prov.get(key):
             errors.append(f"provenance.{key}: required for a {kind} profile")
@@ -127,6 +143,33 @@ def _check_provenance(profile: dict, errors: list[str]) -> None:
         errors.append("gpu: a measured profile must name the catalog GPU it was measured on")
 
 
+def _check_v2(profile: dict, errors: list[str]) -> None:
+    if "gemm_efficiency" in profile:
+        per_model = profile["gemm_efficiency"]
+        if not isinstance(per_model, dict) or not per_model:
+            errors.append(f"gemm_efficiency: must be a non-empty object of model id -> {{dtype: curve}}, got {per_model!r}"[:200])
+        else:
+            for model, curves in per_model.items():
+                if not isinstance(curves, dict) or not curves:
+                    errors.append(f"gemm_efficiency.{model}: must be a non-empty object of dtype -> curve")
+                    continue
+                for dtype, curve in curves.items():
+                    if dtype not in GEMM_DTYPES:
+                        errors.append(f"gemm_efficiency.{model}.{dtype}: dtype must be one of {', '.join(GEMM_DTYPES)}")
+                    _check_curve(curve, f"gemm_efficiency.{model}.{dtype}", errors)
+    for field in ("lm_head_efficiency", "attention_kv_efficiency"):
+        if field in profile:
+            _check_curve(profile[field], field, errors)
+    if "prefill_attention_efficiency" in profile:
+        _check_fraction(profile, "prefill_attention_efficiency", errors)
+    if "kernel_overhead_s" in profile:
+        _check_nonnegative(profile, "kernel_overhead_s", errors)
+    if "notes" in profile:
+        notes = profile["notes"]
+        if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+            errors.append("notes: must be a list of strings")
+
+
 def validate_profile(profile, file_stem: str | None = None) -> list[str]:
     """Problems with `profile` (a parsed JSON object), each naming its field; [] when valid."""
     if not isinstance(profile, dict):
@@ -135,12 +178,13 @@ def validate_profile(profile, file_stem: str | None = None) -> list[str]:
     for key in REQUIRED_FIELDS:
         if key not in profile:
             errors.append(f"{key}: required field is missing")
-    allowed = set(REQUIRED_FIELDS) | set(OPTIONAL_FIELDS)
+    version = profile.get("schema_version")
+    allowed = set(REQUIRED_FIELDS) | set(OPTIONAL_FIELDS) | (set(V2_FIELDS) if version == 2 else set())
     for key in profile:
         if key not in allowed:
-            errors.append(f"{key}: unknown field (schema version {SCHEMA_VERSION} allows {', '.join(sorted(allowed))})")
-    if "schema_version" in profile and profile["schema_version"] != SCHEMA_VERSION:
-        errors.append(f"schema_version: must be {SCHEMA_VERSION}, got {profile['schema_version']!r}")
+            errors.append(f"{key}: unknown field (schema version {version!r} allows {', '.join(sorted(allowed))})")
+    if "schema_version" in profile and (isinstance(version, bool) or version not in SUPPORTED_SCHEMA_VERSIONS):
+        errors.append(f"schema_version: must be 1 or 2, got {profile['schema_version']!r}")
     if "name" in profile:
         name = profile["name"]
         if not isinstance(name, str) or not name:
@@ -168,6 +212,8 @@ def validate_profile(profile, file_stem: str | None = None) -> list[str]:
         _check_curve(profile["fp8_compute_efficiency"], "fp8_compute_efficiency", errors)
     if "measurements" in profile and not isinstance(profile["measurements"], dict):
         errors.append(f"measurements: must be an object, got {type(profile['measurements']).__name__}")
+    if version == 2:
+        _check_v2(profile, errors)
     if "provenance" in profile:
         _check_provenance(profile, errors)
     return errors

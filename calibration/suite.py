@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from typing import TextIO
 
 from .backend import Backend
@@ -16,12 +17,17 @@ from .timing import Budget
 
 # Order matters a little: the cheap, essential measurements first, so a run cut short by its
 # budget still has what the fit needs.
-BENCHMARKS = (("overhead", overhead), ("hbm", hbm), ("gemm", gemm), ("attention", attention), ("allreduce", allreduce))
+# Attention runs before the GEMMs: it is cheap and sets the KV term of every decode step, while the
+# GEMM sweep is long and skips whole models when the budget runs short.
+BENCHMARKS = (("overhead", overhead), ("hbm", hbm), ("attention", attention), ("gemm", gemm), ("allreduce", allreduce))
 
 
 def run_suite(backend: Backend, plan: Plan, models: list[ModelShapes], seed: int, log: RunLog,
-              progress_stream: TextIO | None = None) -> tuple[dict, float, list[str]]:
-    """(measurements by benchmark name, wall seconds, skipped points)."""
+              progress_stream: TextIO | None = None, telemetry=None,
+              checkpoint: Callable[[dict], None] | None = None) -> tuple[dict, float, list[str]]:
+    """(measurements by benchmark name, wall seconds, skipped points). `telemetry` (a
+    telemetry.Telemetry) is told which benchmark is running; `checkpoint` is called with the
+    measurements so far after each benchmark, so a run killed later still leaves them."""
     total = sum(module.units(plan, models) for _, module in BENCHMARKS)
     progress = Progress(total, stream=progress_stream if progress_stream is not None else sys.stderr)
     log.before_write = progress.clear
@@ -31,7 +37,11 @@ def run_suite(backend: Backend, plan: Plan, models: list[ModelShapes], seed: int
     measurements: dict = {}
     try:
         for name, module in BENCHMARKS:
+            if telemetry is not None:
+                telemetry.phase = name
             t0 = time.monotonic()
+            if checkpoint is not None:
+                ctx.save_partial = lambda section, name=name: checkpoint({**measurements, name: section})
             try:
                 measurements[name] = module.run(ctx, models)
             except Exception as exc:  # keep the rest of the run; the fit says what is missing
@@ -40,6 +50,10 @@ def run_suite(backend: Backend, plan: Plan, models: list[ModelShapes], seed: int
                 log("    " + traceback.format_exc().strip().replace("\n", "\n    "))
             else:
                 log(f"  {name}: done in {time.monotonic() - t0:.1f} s")
+            if checkpoint is not None:
+                checkpoint(measurements)
+        if telemetry is not None:
+            telemetry.phase = "fit"
     finally:
         progress.close()
         log.before_write = None

@@ -4,9 +4,12 @@ The rules, and why (they follow mamf-finder and triton's do_bench):
 - Warm-up calls first: the first call of a cuBLAS shape picks a kernel, loads it, and may JIT.
 - Rotating buffers whose total is several times the L2 cache: timing the same 30 MB buffer
   again and again measures the 50 MB L2, not HBM. Each timed call uses the next buffer set.
-- Device events around each call (on a GPU), after the GPU has been given queued work, so host
-  launch latency is not counted; on the CPU, time.perf_counter.
-- The median of the repeats, with the 10th and 90th percentiles kept to show the spread; a mean
+- One pair of device events around many back-to-back calls (on a GPU), after a spin kernel has
+  given the GPU queued work, so neither host launch latency nor the events' own few microseconds
+  are charged to each call (that bias made 8-30 us small-M GEMMs look slow); on the CPU,
+  time.perf_counter. A sample is (elapsed time) / (calls in the batch); the suite records the
+  floor an empty event pair reads (Backend.event_floor_s) beside the results.
+- The median of the samples, with the 10th and 90th percentiles kept to show the spread; a mean
   would let one preempted call move the number.
 - The repeat count is sized from the warm-up estimate to fill a time slice, within bounds, and
   the whole suite shares one budget so it finishes in its promised time.
@@ -33,9 +36,11 @@ class Timing:
     p10_s: float
     p90_s: float
     repeats: int
+    calls_per_sample: int = 1
 
     def as_dict(self) -> dict:
-        return {"time_s": self.median_s, "time_p10_s": self.p10_s, "time_p90_s": self.p90_s, "repeats": self.repeats}
+        return {"time_s": self.median_s, "time_p10_s": self.p10_s, "time_p90_s": self.p90_s, "repeats": self.repeats,
+                "calls_per_sample": self.calls_per_sample}
 
 
 def quantile(sorted_samples: list[float], q: float) -> float:
@@ -48,9 +53,9 @@ def quantile(sorted_samples: list[float], q: float) -> float:
     return sorted_samples[lo] + (pos - lo) * (sorted_samples[hi] - sorted_samples[lo])
 
 
-def summarize(samples: list[float]) -> Timing:
+def summarize(samples: list[float], calls_per_sample: int = 1) -> Timing:
     s = sorted(samples)
-    return Timing(statistics.median(s), quantile(s, 0.1), quantile(s, 0.9), len(s))
+    return Timing(statistics.median(s), quantile(s, 0.1), quantile(s, 0.9), len(s), calls_per_sample)
 
 
 def rotating_sets(bytes_per_set: int, l2_bytes: int, free_bytes: int, max_fraction_of_free: float = 0.5) -> int:
@@ -97,12 +102,20 @@ class RepeatPolicy:
 
 
 def measure(backend: Backend, call: Callable[[int], None], n_sets: int, policy: RepeatPolicy, target_s: float) -> Timing:
-    """Time call(set_index) over rotating sets: warm up, size the repeat count from the warm-up
-    median so the repeats take about target_s, then return the median and spread."""
-    warm = backend.time_calls(lambda i: call(i % n_sets), max(policy.warmup, 1))
-    estimate_s = statistics.median(warm[1:] if len(warm) > 1 else warm)
-    repeats = int(target_s / max(estimate_s, 1e-7))
-    repeats = max(policy.min_repeats, min(policy.max_repeats, repeats))
-    offset = len(warm)
-    samples = backend.time_calls(lambda i: call((offset + i) % n_sets), repeats)
-    return summarize(samples)
+    """Time call(set_index) over rotating sets: warm up (a first batch, discarded, then a second
+    that estimates the time per call), size the batch so that min_repeats batches take about
+    target_s, and return the median and spread of the per-call times of the batches.
+
+    A batch holds between 1 and policy.max_repeats back-to-back calls: about 200 calls of a
+    10 us GEMM, a single call of a 30 ms one."""
+    warmup = max(policy.warmup, 1)
+    backend.time_batch(lambda i: call(i % n_sets), warmup)
+    estimate_s = max(backend.time_batch(lambda i: call((warmup + i) % n_sets), warmup), 1e-7)
+    batches = max(policy.min_repeats, 1)
+    calls = max(1, min(policy.max_repeats, int(target_s / batches / estimate_s)))
+    offset = 2 * warmup
+    samples = []
+    for _ in range(batches):
+        samples.append(backend.time_batch(lambda i, offset=offset: call((offset + i) % n_sets), calls))
+        offset += calls
+    return summarize(samples, calls)

@@ -7,6 +7,7 @@ unsupported by the library) next to the points it did take, so the profile shows
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..backend import Backend
@@ -25,6 +26,12 @@ class Context:
     seed: int
     units_left: int
     skipped: list[str] = field(default_factory=list)
+    save_partial: Callable[[dict], None] | None = None  # set by the suite: checkpoint a section mid-way
+
+    def checkpoint(self, section: dict) -> None:
+        """Save the running benchmark's section so far (a long sweep saves after each model)."""
+        if self.save_partial is not None:
+            self.save_partial(section)
 
     def target_s(self) -> float:
         """Time the repeats of the next point may take: the plan's target or a fair share of what

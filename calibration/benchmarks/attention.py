@@ -1,77 +1,150 @@
-"""Decode attention: the effective bandwidth of reading a KV cache for batched one-token queries.
+"""Decode attention through a fused kernel that reads a paged KV cache.
 
-For a batch of B sequences of L cached tokens, one decode step of one layer reads
-    kv_bytes = 2 (K and V) x B x kv_heads x L x head_dim x bytes_per_element
-and does little arithmetic per byte (grouped-query attention does q_heads / kv_heads multiply-adds
-per cached element and matmul), so its time is the time to stream the cache. Effective bandwidth = kv_bytes / time; its
-best value over the grid, divided by the datasheet HBM bandwidth, is kv_bandwidth_efficiency.
+For a batch of B sequences of L cached tokens, one decode step of one layer must read
+    kv_bytes = 2 (K and V) x B x kv_heads x L x head_dim x 2 bytes (bf16)
+and does little arithmetic per byte (grouped-query attention: q_heads / kv_heads multiply-adds per
+cached element for the scores and as many for the output), so its time is the time to stream the
+cache. Effective bandwidth = kv_bytes / time; over the datasheet HBM bandwidth it is the fraction
+sim applies to KV bytes.
 
-Method: two batched matmuls and a softmax in CuPy (fp16; bf16 has the same bytes), with K and V
-laid out [B, kv_heads, L, head_dim] and used without transposing them, so each is read once:
-    scores[B, Hkv, L, G] = K @ q^T;  softmax over L;  out[B, Hkv, G, D] = p^T @ V
-This is not a fused, paged kernel (FlashAttention, FlashInfer): the softmax round trip and the
-block tables are missing, so the figure is a plain-CuPy lower bound on what an engine reaches
-with a contiguous cache. Grid points whose cache exceeds the plan's cap or free memory are skipped.
+The kernel (paged_attention_kernel.py on a GPU; a float64 NumPy reference on the CPU backend) is
+what engines run: one pass over K and V through a block table of 16-token pages, an online
+softmax, split-KV with a small merge kernel. Pages are scattered: each sequence's blocks are a
+random draw from a pool of at least 4 x L2, and successive calls use different draws (rotating
+sets), so neither the L2 nor page adjacency flatters the figure. Before any timing, the kernel's
+output is compared with a float64 reference on a small case; a kernel that fails that check is
+not timed and the profile says so.
+
+Measured on the attention models of the plan (default: the model whose shape the profile is for,
+Qwen3-8B: 8 KV heads, 4 query heads per KV head, head_dim 128; and a group-of-8 cross-check).
+Each point's time includes both kernels (split and merge). MLA (DeepSeek's latent cache) is not
+measured yet.
 """
 
 from __future__ import annotations
 
-import math
+import numpy as np
 
-from ..timing import rotating_sets
+from ..backend import reference_paged_decode_attention
+from ..paged_attention_kernel import BLOCK_TOKENS
+from ..timing import L2_FLUSH_FACTOR
 from . import Context
+
+BF16_BYTES = 2
+CHECK_TOLERANCE = 2e-2  # max |out - ref| / max |ref|: bf16 inputs and output, fp32 accumulation
 
 
 def units(plan, models) -> int:
-    return len(models[:1]) * len(plan.attention_batches) * len(plan.attention_contexts)
+    return len(plan.attention_models) * len(plan.attention_batches) * len(plan.attention_contexts) + len(plan.attention_models)
 
 
-def _decode_attention(xp, q, k, v, scale):
-    scores = xp.matmul(k, xp.swapaxes(q, -1, -2))  # [B, Hkv, L, G]
-    scores *= scale
-    scores -= scores.max(axis=-2, keepdims=True)
-    probs = xp.exp(scores)
-    probs /= probs.sum(axis=-2, keepdims=True)
-    return xp.matmul(xp.swapaxes(probs, -1, -2), v)  # [B, Hkv, G, D]
+def _check(ctx: Context, model, seed: int) -> dict:
+    """Run the kernel on a small ragged batch and compare with the float64 reference."""
+    be = ctx.backend
+    hkv, d = model.num_key_value_heads, model.head_dim
+    hq = model.num_attention_heads
+    lens = [1, 17, 300, 1029]
+    blocks_per_seq = [-(-n // BLOCK_TOKENS) for n in lens]
+    max_blocks = max(blocks_per_seq)
+    n_blocks = sum(blocks_per_seq) + 3
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(n_blocks)
+    table = np.zeros((len(lens), max_blocks), dtype=np.int32)
+    used = 0
+    for i, nb in enumerate(blocks_per_seq):
+        table[i, :nb] = perm[used:used + nb]
+        used += nb
+    k, v = be.paged_kv_cache(n_blocks, BLOCK_TOKENS, hkv, d, seed)
+    q = be.random((len(lens), hq, d), "bf16", seed + 7)
+    out = be.empty((len(lens), hq, d), "bf16")
+    be.paged_decode_attention(q, k, v, be.int_array(table), be.int_array(lens), out, max(lens))
+    be.synchronize()
+    ref = reference_paged_decode_attention(be.to_host(q), be.to_host(k), be.to_host(v), table, lens)
+    got = be.to_host(out)
+    err = float(np.max(np.abs(got - ref)) / max(np.max(np.abs(ref)), 1e-30))
+    ok = bool(np.isfinite(got).all() and err <= CHECK_TOLERANCE)
+    return {"seq_lens": lens, "max_rel_err": err, "tolerance": CHECK_TOLERANCE, "passed": ok}
 
 
 def run(ctx: Context, models) -> dict:
+    out: dict = {"kernel": "paged split-KV decode (calibration/paged_attention_kernel.py)" if ctx.backend.is_gpu
+                 else "NumPy float64 reference (CPU pipeline check)",
+                 "block_tokens": BLOCK_TOKENS, "dtype": "bf16", "layouts": []}
+    from ..catalog import load_models
+
+    catalog = {m.id.split("/")[0]: m for m in models}
+    for model_id in ctx.plan.attention_models:
+        model = catalog.get(model_id)
+        if model is None:
+            full = load_models().get(model_id)
+            if full is None:
+                ctx.skipped.append(f"attention {model_id}: not in sim/data/models")
+                ctx.done(f"attention {model_id} (skipped)", units(ctx.plan, models) // max(len(ctx.plan.attention_models), 1))
+                continue
+            model = full.scaled_down(ctx.plan.width_divisor) if ctx.plan.width_divisor > 1 else full
+        out["layouts"].append(_run_layout(ctx, model))
+    return out
+
+
+def _run_layout(ctx: Context, model) -> dict:
     be, plan = ctx.backend, ctx.plan
-    model = models[0]
-    hkv, d = model.num_key_value_heads, model.head_dim
-    group = max(1, model.num_attention_heads // hkv)
-    dtype = "fp16"
-    eb = be.dtype_bytes(dtype)
-    scale = 1.0 / math.sqrt(d)
-    out: dict = {"model": model.id, "kv_heads": hkv, "q_heads_per_kv_head": group, "head_dim": d,
-                 "dtype": dtype, "element_bytes": eb, "points": []}
+    hkv, d, hq = model.num_key_value_heads, model.head_dim, model.num_attention_heads
+    layout = {"model": model.id, "layout": "gqa", "kv_heads": hkv, "q_heads": hq, "q_heads_per_kv_head": hq // hkv,
+              "head_dim": d, "points": []}
+    n_grid = len(plan.attention_batches) * len(plan.attention_contexts)
+    if model.mla:
+        layout["skipped"] = "MLA latent cache: not measured yet"
+        ctx.done(f"attention {model.id} (skipped)", n_grid + 1)
+        return layout
+    try:
+        layout["check"] = _check(ctx, model, ctx.seed + 500)
+    except Exception as exc:  # a compile or launch error: say so, measure nothing with this kernel
+        layout["check"] = {"passed": False, "error": f"{type(exc).__name__}: {exc}"}
+    ctx.done(f"attention {model.id} check")
+    if not layout["check"]["passed"]:
+        ctx.log(f"  attention {model.id}: the kernel FAILED its correctness check: {layout['check']}")
+        ctx.done(f"attention {model.id} (not timed)", n_grid)
+        return layout
+    token_bytes = 2 * hkv * d * BF16_BYTES  # K and V of one token, one layer
     l2 = be.l2_bytes()
     for b in plan.attention_batches:
         for ctx_len in plan.attention_contexts:
-            label = f"attention B={b} L={ctx_len}"
-            kv_bytes = 2 * b * hkv * ctx_len * d * eb
+            label = f"attention {model.id} B={b} L={ctx_len}"
+            kv_bytes = b * ctx_len * token_bytes
             if kv_bytes > plan.attention_max_kv_bytes:
                 ctx.skipped.append(f"{label}: cache of {kv_bytes / 2**30:.2f} GiB exceeds the plan's cap")
                 ctx.done(label + " (skipped)")
                 continue
             if ctx.out_of_time(label):
                 continue
-            if not ctx.fits_in_memory(label, 2 * kv_bytes):
+            pool_bytes = max(kv_bytes, L2_FLUSH_FACTOR * l2)
+            if not ctx.fits_in_memory(label, pool_bytes):
                 ctx.done(label + " (skipped)")
                 continue
-            n_sets = rotating_sets(kv_bytes, l2, be.free_memory_bytes(), max_fraction_of_free=0.3)
-            ks = [be.random((b, hkv, ctx_len, d), dtype, ctx.seed + 200 + j) for j in range(n_sets)]
-            vs = [be.random((b, hkv, ctx_len, d), dtype, ctx.seed + 300 + j) for j in range(n_sets)]
-            qs = [be.random((b, hkv, group, d), dtype, ctx.seed + 400 + j) for j in range(n_sets)]
-
-            def call(i, ks=ks, vs=vs, qs=qs, n_sets=n_sets):
-                j = i % n_sets
-                _decode_attention(be.xp, qs[j], ks[j], vs[j], scale)
-
-            t = ctx.time_point(call, n_sets)
-            out["points"].append({"batch": b, "context_tokens": ctx_len, "kv_bytes": kv_bytes, **t.as_dict(),
-                                  "bytes_per_s": kv_bytes / t.median_s, "rotating_sets": n_sets})
-            del ks, vs, qs
+            layout["points"].append(_point(ctx, b, ctx_len, hkv, hq, d, kv_bytes, pool_bytes, token_bytes))
             be.release()
             ctx.done(label)
-    return out
+    return layout
+
+
+def _point(ctx, b, ctx_len, hkv, hq, d, kv_bytes, pool_bytes, token_bytes) -> dict:
+    be = ctx.backend
+    blocks_per_seq = -(-ctx_len // BLOCK_TOKENS)
+    need = b * blocks_per_seq
+    pool_blocks = max(need, -(-pool_bytes // (BLOCK_TOKENS * token_bytes)))
+    n_sets = max(1, min(16, pool_blocks // need))
+    rng = np.random.default_rng(ctx.seed + b * 7919 + ctx_len)
+    perm = rng.permutation(pool_blocks).astype(np.int32)
+    tables = [be.int_array(perm[j * need:(j + 1) * need].reshape(b, blocks_per_seq)) for j in range(n_sets)]
+    k, v = be.paged_kv_cache(pool_blocks, BLOCK_TOKENS, hkv, d, ctx.seed + 11)
+    qs = [be.random((b, hq, d), "bf16", ctx.seed + 40 + j) for j in range(n_sets)]
+    lens = be.int_array(np.full(b, ctx_len, dtype=np.int32))
+    o = be.empty((b, hq, d), "bf16")
+
+    def call(i):
+        j = i % n_sets
+        be.paged_decode_attention(qs[j], k, v, tables[j], lens, o, ctx_len)
+
+    t = ctx.time_point(call, n_sets)
+    return {"batch": b, "context_tokens": ctx_len, "kv_bytes": kv_bytes, **t.as_dict(),
+            "bytes_per_s": kv_bytes / t.median_s, "rotating_sets": n_sets, "pool_blocks": int(pool_blocks)}

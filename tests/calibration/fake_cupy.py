@@ -68,6 +68,42 @@ def gemm_ex(handle, transa, transb, m, n, k, alpha, a, atype, lda, b, btype, ldb
     _write_matrix(c, ctype, scale * (A @ B), ldc)
 
 
+def _bf16(words):
+    return (np.asarray(words).astype(np.uint32) << 16).view(np.float32)
+
+
+def _paged_split(grid, block, args):
+    """Stands in for paged_decode_split: the float64 reference in split 0, empty other splits, in
+    the kernel's [B, Hq, S, D] / [B, Hq, S, 2] partial layout (log2-domain max, as exp2 uses)."""
+    from kvlab.calibration.backend import reference_paged_decode_attention
+
+    q, k, v, table, lens, part_o, part_ml, hkv, max_blocks, per_split, scale_log2 = args
+    batch, kv_heads, splits = grid
+    assert kv_heads == int(hkv) and table.shape[1] == int(max_blocks)
+    assert abs(float(scale_log2) - 1.4426950408889634 / q.shape[2] ** 0.5) < 1e-6
+    assert splits * int(per_split) >= int(np.max(lens))
+    ref = reference_paged_decode_attention(_bf16(q), _bf16(k), _bf16(v), table, lens)
+    hq, d = q.shape[1], q.shape[2]
+    o = part_o[: batch * hq * splits * d].reshape(batch, hq, splits, d)
+    ml = part_ml[: batch * hq * splits * 2].reshape(batch, hq, splits, 2)
+    o[...] = 0.0
+    ml[..., 0], ml[..., 1] = -np.inf, 0.0
+    o[:, :, 0, :] = ref
+    ml[:, :, 0, 0], ml[:, :, 0, 1] = 0.0, 1.0
+
+
+def _paged_combine(grid, block, args):
+    part_o, part_ml, out, splits = args
+    heads, d, s = grid[0], block[0], int(splits)
+    o = part_o[: heads * s * d].reshape(heads, s, d)
+    ml = part_ml[: heads * s * 2].reshape(heads, s, 2)
+    with np.errstate(invalid="ignore"):
+        w = np.exp2(ml[..., 0] - ml[..., 0].max(axis=1, keepdims=True))
+    w = np.nan_to_num(w)
+    value = (o * w[..., None]).sum(axis=1) / (ml[..., 1] * w).sum(axis=1)[:, None]
+    out.reshape(heads, d)[...] = (value.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
 class _Kernel:
     def __init__(self, name):
         self.name = name
@@ -79,11 +115,16 @@ class _Kernel:
             buf, n_vec, sink = args
             assert buf.nbytes // 16 == int(n_vec)
             np.bitwise_xor.reduce(np.asarray(buf).view(np.uint64))
+        elif self.name == "paged_decode_split":
+            _paged_split(grid, block, args)
+        elif self.name == "paged_decode_combine":
+            _paged_combine(grid, block, args)
 
 
 class RawModule:
-    def __init__(self, code):
-        assert "read_bytes" in code and "spin" in code and "noop" in code
+    def __init__(self, code, options=()):
+        assert ("read_bytes" in code and "spin" in code and "noop" in code) or "paged_decode_split" in code
+        self.options = options
         self.kernels = {}
 
     def get_function(self, name):
@@ -191,6 +232,8 @@ def make(device_count=1, name=b"NVIDIA H200"):
     module.RawModule = RawModule
     module.random = types.SimpleNamespace(default_rng=_Generator)
     module.get_default_memory_pool = lambda: types.SimpleNamespace(free_all_blocks=lambda: None)
+    module.asarray = lambda a: _wrap(np.asarray(a))
+    module.asnumpy = lambda a: np.array(a)
     module.zeros = lambda shape, dtype=np.float64: _wrap(np.zeros(shape, dtype=dtype))
     module.empty = lambda shape, dtype=np.float64: _wrap(np.empty(shape, dtype=dtype))
     module.matmul = lambda a, b: _wrap(np.matmul(a, b))

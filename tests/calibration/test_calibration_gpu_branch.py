@@ -29,8 +29,7 @@ class StandInGPU(NumpyBackend):
 
 @pytest.fixture
 def gpu_run(tmp_path, monkeypatch):
-    monkeypatch.setattr(cli, "GPU_PROFILE_DIR", tmp_path / "profiles")
-    monkeypatch.setattr(cli, "LOG_DIR", tmp_path / "logs")
+    monkeypatch.setenv("KVLAB_DATA_DIR", str(tmp_path))  # sim/paths.py: the user's data folder
 
     def run(argv, device_name="NVIDIA H200"):
         monkeypatch.setattr(cli, "load_backend", lambda name, index: StandInGPU(device_name))
@@ -53,10 +52,41 @@ def test_gpu_run_writes_a_measured_profile_named_after_the_gpu(gpu_run):
     # One GPU: the interconnect comes from the published H200 profile, and the notes say why.
     assert profile["interconnect_efficiency"] == 1.0
     assert any("h200-published" in n and "one GPU visible" in n for n in prov["fit_notes"])
-    # No CUDA graphs on the stand-in: the eager skeleton is used, and says so.
-    assert any("eager skeleton" in n for n in prov["fit_notes"])
-    log = (tmp / "logs" / "h200.log").read_text()
+    # No CUDA graphs on the stand-in: no eager fallback; the published value is kept and the notes say so.
+    assert any("step_overhead_s: NOT measured" in n and "no eager fallback" in n for n in profile["notes"])
+    assert "kernel_overhead_s" not in profile
+    # schema 2 provenance, even without NVML (the stand-in has none)
+    assert profile["schema_version"] == 2
+    for key in ("gpu_uuid", "mig", "driver", "cuda", "cupy", "clocks", "throttle", "kvlab_version", "git_commit", "date"):
+        assert prov[key], key
+    assert prov["driver"] == "560.35.03" and prov["cupy"] == "13.3.0"
+    log = (tmp / "profiles" / "h200.log").read_text()
     assert "NVIDIA driver 560.35.03" in log and "CuPy 13.3.0" in log
+
+
+def test_the_user_profile_folder_is_where_sim_looks(gpu_run):
+    from kvlab.sim import profiles
+
+    run, tmp = gpu_run
+    assert run(["--quick", "--output", str(tmp / "profiles" / "h200-mine.json")]) == 0
+    profiles.load_profile.cache_clear()
+    assert "h200-mine" in profiles.profile_names()  # listed without a restart
+    assert profiles.load_profile("h200-mine").provenance_kind == "measured"
+
+
+def test_a_mig_slice_is_not_called_a_whole_gpu(gpu_run, monkeypatch, capsys):
+    from kvlab.calibration import telemetry
+
+    class MigTelemetry(telemetry.Telemetry):
+        def __init__(self, index):
+            super().__init__(index)
+            self.available, self.static = True, {"mig": telemetry.mig_description(1, "NVIDIA H200 MIG 3g.71gb")}
+
+    monkeypatch.setattr(cli, "Telemetry", MigTelemetry)
+    run, _ = gpu_run
+    assert run(["--quick"], device_name="NVIDIA H200 MIG 3g.71gb") == 2
+    err = capsys.readouterr().err
+    assert "MIG slice (NVIDIA H200 MIG 3g.71gb)" in err and "not a whole GPU" in err
 
 
 def test_unrecognised_gpu_asks_for_gpu_flag(gpu_run, capsys):

@@ -63,7 +63,8 @@ def _errors(mutate) -> list[str]:
     (lambda p: p.update(compute_efficiency=[[1, 0.5, 3]]), "compute_efficiency[0]", "[tokens, efficiency]"),
     (lambda p: p.update(fp8_compute_efficiency=[[1, 2.0]]), "fp8_compute_efficiency[0]", "(0, 1]"),
     (lambda p: p.pop("step_overhead_s"), "step_overhead_s", "missing"),
-    (lambda p: p.update(schema_version=2), "schema_version", "must be 1"),
+    (lambda p: p.update(schema_version=3), "schema_version", "must be 1 or 2"),
+    (lambda p: p.update(kernel_overhead_s=1e-6), "kernel_overhead_s", "unknown field"),  # a v2 field in v1
     (lambda p: p.update(name="h100"), "name", "file stem"),
     (lambda p: p.update(gpu="h300"), "gpu", "one of"),
     (lambda p: p.update(colour="green"), "colour", "unknown field"),
@@ -76,6 +77,48 @@ def _errors(mutate) -> list[str]:
 def test_bad_profiles_name_the_field(mutate, field, hint):
     errors = _errors(mutate)
     assert errors, "expected a problem"
+    assert any(e.startswith(field + ":") and hint in e for e in errors), errors
+
+
+def good_v2() -> dict:
+    p = good()
+    p["schema_version"] = 2
+    p.update(
+        gemm_efficiency={"qwen3-8b": {"bf16": [[1, 0.004], [16, 0.06], [4096, 0.8]], "fp8": [[1, 0.003], [4096, 0.7]]}},
+        lm_head_efficiency=[[1, 0.005], [1024, 0.7]],
+        attention_kv_efficiency=[[1024, 0.6], [4096, 0.75], [32768, 0.8]],
+        prefill_attention_efficiency=0.55,
+        kernel_overhead_s=1.2e-6,
+        notes=["gemm qwen3-8b qkv bf16 M=3: time pooled (monotone in M)"],
+    )
+    p["provenance"].update(
+        gpu_uuid="GPU-1234", mig={"mode": "disabled", "whole_gpu": True}, driver="580.159.04",
+        cuda={"runtime": "13.0"}, cupy="14.2.0", clocks={"max_mhz": {"sm": 1980}}, throttle={"throttled": False},
+        kvlab_version="0.1.0", git_commit="abc123", date="2026-11-30T19:00:00+00:00")
+    return p
+
+
+def test_good_v2_profile_is_valid():
+    assert validate_profile(good_v2(), file_stem="h200") == []
+
+
+@pytest.mark.parametrize("mutate, field, hint", [
+    (lambda p: p.update(gemm_efficiency={"qwen3-8b": {"bf16": [[1, 1.4]]}}), "gemm_efficiency.qwen3-8b.bf16[0]", "(0, 1]"),
+    (lambda p: p.update(gemm_efficiency={"qwen3-8b": {"int4": [[1, 0.4]]}}), "gemm_efficiency.qwen3-8b.int4", "dtype"),
+    (lambda p: p.update(gemm_efficiency={"qwen3-8b": []}), "gemm_efficiency.qwen3-8b", "object"),
+    (lambda p: p.update(gemm_efficiency={}), "gemm_efficiency", "non-empty"),
+    (lambda p: p.update(attention_kv_efficiency=[[4096, 0.7], [1024, 0.6]]), "attention_kv_efficiency[1]", "increasing"),
+    (lambda p: p.update(lm_head_efficiency=[[0, 0.5]]), "lm_head_efficiency[0]", ">= 1"),
+    (lambda p: p.update(prefill_attention_efficiency=1.5), "prefill_attention_efficiency", "(0, 1]"),
+    (lambda p: p.update(kernel_overhead_s=-1e-6), "kernel_overhead_s", ">= 0"),
+    (lambda p: p.update(notes="one note"), "notes", "list of strings"),
+    (lambda p: p["provenance"].pop("git_commit"), "provenance.git_commit", "required"),
+    (lambda p: p["provenance"].pop("mig"), "provenance.mig", "required"),
+])
+def test_bad_v2_profiles_name_the_field(mutate, field, hint):
+    p = good_v2()
+    mutate(p)
+    errors = validate_profile(p, file_stem="h200")
     assert any(e.startswith(field + ":") and hint in e for e in errors), errors
 
 

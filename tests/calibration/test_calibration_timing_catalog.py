@@ -41,23 +41,25 @@ class FakeBackend:
         self.per_call_s = per_call_s
         self.calls = []
 
-    def time_calls(self, call, n):
-        out = []
+    def time_batch(self, call, n):
+        self.calls.append(n)
         for i in range(n):
             call(i)
-            out.append(self.per_call_s)
-        return out
+        return self.per_call_s
 
 
-def test_measure_sizes_repeats_from_the_warmup_and_rotates():
-    be = FakeBackend(1e-3)
+def test_measure_batches_calls_between_one_timer_pair_and_rotates():
+    be = FakeBackend(1e-4)
     seen = []
     t = measure(be, seen.append, n_sets=3, policy=RepeatPolicy(warmup=2, min_repeats=5, max_repeats=100),
                 target_s=0.02)
-    assert t.repeats == 20 and t.median_s == 1e-3
+    # two warm-up batches of 2, then 5 batches of 0.02 / 5 / 1e-4 = 40 calls each
+    assert be.calls == [2, 2, 40, 40, 40, 40, 40]
+    assert t.repeats == 5 and t.calls_per_sample == 40 and t.median_s == 1e-4
     assert set(seen) == {0, 1, 2}
-    t = measure(FakeBackend(1.0), lambda i: None, 1, RepeatPolicy(1, 5, 100), 0.02)
-    assert t.repeats == 5  # min_repeats wins over a slow call
+    slow = FakeBackend(1.0)
+    t = measure(slow, lambda i: None, 1, RepeatPolicy(1, 5, 100), 0.02)
+    assert t.repeats == 5 and t.calls_per_sample == 1  # a slow call: one call per batch
 
 
 @pytest.mark.parametrize("name, expected", [
@@ -65,6 +67,8 @@ def test_measure_sizes_repeats_from_the_warmup_and_rotates():
     ("NVIDIA H100 80GB HBM3", "h100-sxm"),
     ("NVIDIA H100 PCIe", "h100-pcie"),
     ("NVIDIA H100 NVL", None),
+    ("NVIDIA H200 MIG 3g.71gb", None),
+    ("NVIDIA H100 80GB HBM3 MIG 1g.10gb", None),
     ("NVIDIA A100-SXM4-80GB", "a100-80"),
     ("NVIDIA A100-SXM4-40GB", "a100-40"),
     ("NVIDIA L40S", "l40s"),
@@ -95,12 +99,26 @@ def test_catalog_reads_models_and_datasheets():
 
 def test_plans():
     all_models = tuple(load_models())
-    assert make_plan("cupy", False, None, all_models).models == all_models
+    catalog = load_models()
+    full_models = make_plan("cupy", False, None, all_models).models
+    assert full_models[0] == "qwen3-8b"  # the model the profile is mostly used for, not the first by name
+    assert not any(catalog[m].moe or catalog[m].mla for m in full_models)
+    assert set(full_models) == {m for m in all_models if not (catalog[m].moe or catalog[m].mla)}
     assert make_plan("cupy", True, None, all_models).models == ("qwen3-8b",)
     assert make_plan("numpy", False, None, all_models).width_divisor == 32
     full = full_plan(all_models)
-    assert full.gemm_tokens[0] == 1 and full.gemm_tokens[-1] == 16384
+    assert full.gemm_tokens[:16] == tuple(range(1, 17)) and full.gemm_tokens[-1] == 16384  # dense small end
+    assert full.attention_models[0] == "qwen3-8b" and not full.eager_overhead
     assert full.budget_s < 300 and quick_plan(("qwen3-8b",)).budget_s < 60
+
+
+def test_projection_shapes_are_the_engine_fused_gemms():
+    shapes = {s.name: (s.k, s.n) for s in model("qwen3-8b").projection_shapes()}
+    assert shapes == {"qkv": (4096, 6144), "o": (4096, 4096), "gate_up": (4096, 24576), "down": (12288, 4096),
+                      "lm_head": (4096, 151936)}
+    q32 = {s.name: (s.k, s.n) for s in model("qwen3-32b").projection_shapes()}
+    assert q32["o"] == (64 * 128, 5120)  # q_heads x head_dim differs from hidden in Qwen3-32B
+    assert load_models()["deepseek-v3"].mla and load_models()["mixtral-8x7b"].moe
 
 
 def test_progress_bar_without_a_terminal():
