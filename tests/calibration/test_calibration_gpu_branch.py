@@ -69,7 +69,7 @@ def test_the_user_profile_folder_is_where_sim_looks(gpu_run):
 
     run, tmp = gpu_run
     assert run(["--quick", "--output", str(tmp / "profiles" / "h200-mine.json")]) == 0
-    profiles.load_profile.cache_clear()
+    profiles._load_profile.cache_clear()
     assert "h200-mine" in profiles.profile_names()  # listed without a restart
     assert profiles.load_profile("h200-mine").provenance_kind == "measured"
 
