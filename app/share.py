@@ -16,6 +16,10 @@ import param
 from panel.reactive import ReactiveHTML
 
 from .html import esc
+from .query_limits import guard_panel_location
+
+# Every page imports this module for its nav bar: Panel's query parser gets the URL limits here.
+guard_panel_location()
 
 # Copy text to the clipboard; fall back to a hidden textarea where the async clipboard is not
 # available (an iframe without clipboard permission, a plain-http host), then flash the result

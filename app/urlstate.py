@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import urlencode
 
 import param
 from kvlab.sim import Scenario
@@ -23,10 +23,9 @@ from kvlab.sim import Scenario
 from kvlab import sim
 
 from .config_paste import decode_from_link, encode_for_link, parse_config_text
+from .query_limits import MAX_KEYS, MAX_QUERY_CHARS, MAX_VALUE_CHARS, query_pairs  # noqa: F401 (re-exported)
 from .state import CUSTOM_MODEL, SCENARIO_FIELDS, Settings
 
-MAX_QUERY_CHARS = 32_000
-MAX_KEYS = 64
 MAX_SHOWN_CHARS = 40  # how much of a rejected value a notice repeats
 RESERVED_KEYS = {"theme"}  # read by Panel's template, not by the app
 _INT = re.compile(r"[+-]?\d{1,12}")
@@ -90,18 +89,8 @@ def _config_from_link(raw: str) -> tuple[str | None, str | None]:
 
 def parse_query(search: str) -> tuple[dict, list[str]]:
     """('?a=1&b=2') -> ({param name: value}, [notice, ...]). Never raises."""
-    search = search[1:] if search.startswith("?") else search
-    if not search:
-        return {}, []
-    if len(search) > MAX_QUERY_CHARS:
-        return {}, [f"The link's settings are {len(search):,} characters long (at most {MAX_QUERY_CHARS:,}); "
-                    "all were ignored and the defaults are shown."]
+    pairs, notices = query_pairs(search)
     values: dict = {}
-    notices: list[str] = []
-    pairs = parse_qsl(search, keep_blank_values=True)
-    if len(pairs) > MAX_KEYS:
-        notices.append(f"The link has {len(pairs)} settings; only the first {MAX_KEYS} were read.")
-        pairs = pairs[:MAX_KEYS]
     known = set(SCENARIO_FIELDS)
     for key, raw in pairs:  # a repeated key: the last one wins, as in most web frameworks
         if key in RESERVED_KEYS:

@@ -76,16 +76,27 @@ def _query() -> str:
     return (loc.search or "") if loc is not None else ""
 
 
-def build_lab_page() -> pn.template.BootstrapTemplate:
+def lab_with_address_bar(query: str = "", synchronous: bool = False):
+    """(ServingLab, AddressBar): the lab opened from `query`, and the nav bar whose query follows
+    every setting (so the address bar and "Copy link" always hold the current state)."""
     settings = LabSettings()
-    notices = apply_query(settings, _query())
-    store = LabStore(settings)
+    notices = apply_query(settings, query)
+    store = LabStore(settings, synchronous=synchronous)
     if notices:
         store.trace_note = ""
         store.issues = [{"field": "link", "message": n} for n in notices] + list(store.issues)
     lab = ServingLab(store=store)
     bar = nav_links(SLUG, query=encode_query(settings))
-    settings.param.watch(lambda *_: bar.set_query(encode_query(settings)), list(settings.param))
+
+    def follow(*_):
+        bar.query = encode_query(settings)
+
+    settings.param.watch(follow, list(settings.param))
+    return lab, bar
+
+
+def build_lab_page() -> pn.template.BootstrapTemplate:
+    lab, bar = lab_with_address_bar(_query())
     lead = pn.pane.HTML(f'<p class="kv-caption">{LEAD}</p>', stylesheets=[BASE_CSS], sizing_mode="stretch_width", margin=(8, 10, 0, 10))
     toolbar = pn.FlexBox(lead, *share_buttons(TITLE), flex_wrap="wrap", align_items="center", sizing_mode="stretch_width", margin=0)
     toolbar[0].styles = {"flex": "1 1 320px"}

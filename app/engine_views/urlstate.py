@@ -4,10 +4,11 @@ the other values on top of it. Values the settings refuse become notices, never 
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import urlencode
 
 import param
 
+from ..query_limits import query_pairs
 from .settings import RUN_FIELDS, LabSettings
 
 URL_FIELDS = ("preset", *RUN_FIELDS, "sweep_low_per_s", "sweep_high_per_s", "sweep_points")
@@ -35,8 +36,8 @@ def _convert(p: param.Parameter, text: str):
 def apply_query(settings: LabSettings, query: str) -> list[str]:
     """Set what the query string holds (before a store watches the settings, so nothing runs
     yet); return a notice per value that was ignored."""
-    pairs = dict(parse_qsl(query.lstrip("?"), keep_blank_values=True))
-    notices = []
+    read, notices = query_pairs(query)
+    pairs = dict(read)
     order = (["preset"] if "preset" in pairs else []) + [k for k in pairs if k != "preset"]
     for key in order:
         if key not in URL_FIELDS:
