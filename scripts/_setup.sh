@@ -1,8 +1,12 @@
-# Shared by scripts/test and scripts/serve: make .venv with kvlab installed (editable).
-# Sourced, not run. Idempotent: a second run only checks that everything is in place.
+# Shared by scripts/serve and scripts/test: make .venv with kvlab installed (editable).
+# Sourced, not run. Set KVLAB_EXTRAS before sourcing: "" (serve: the app and its runtime only)
+# or "dev" (test: adds pytest, hypothesis, Playwright, ruff, build, llm-analysis).
+# Idempotent: a second run only checks that everything is in place; a later `scripts/test` after
+# `scripts/serve` adds the dev tools to the same .venv.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+KVLAB_EXTRAS="${KVLAB_EXTRAS:-}"
 
 apt_install() {
   local sudo=""
@@ -17,11 +21,16 @@ if [ ! -x .venv/bin/python ]; then
   echo "kvlab setup: creating .venv"
   python3 -m venv .venv
 fi
-stamp=.venv/.kvlab-installed
+# One stamp per set of extras: .venv/.kvlab-installed (serve) and .venv/.kvlab-installed-dev (test).
+stamp=".venv/.kvlab-installed${KVLAB_EXTRAS:+-$KVLAB_EXTRAS}"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  echo "kvlab setup: installing Python packages into .venv"
+  target="."
+  [ -z "$KVLAB_EXTRAS" ] || target=".[$KVLAB_EXTRAS]"
+  echo "kvlab setup: installing Python packages into .venv ($target)"
   .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
-  .venv/bin/python -m pip install -q -e ".[dev]" 2>&1 | grep -v "is ignored" || true
-  .venv/bin/python -c "import kvlab.sim, panel, playwright, hypothesis" # fail loudly if the install did not work
+  .venv/bin/python -m pip install -q -e "$target" 2>&1 | grep -v "is ignored" || true
+  # Fail loudly if the install did not work.
+  .venv/bin/python -c "import kvlab.sim, kvlab.app, panel"
+  [ -z "$KVLAB_EXTRAS" ] || .venv/bin/python -c "import playwright, hypothesis, pytest, setuptools"
   touch "$stamp"
 fi

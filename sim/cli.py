@@ -1,7 +1,8 @@
 """`python -m kvlab.sim` / `kvlab`: evaluate one scenario from the command line.
 
 Prints the engine log and a summary, or with --json one JSON object of the Result. Bad input
-exits with status 2 and one line naming the option and its allowed range.
+exits with status 2 and one line per problem, each naming the option and its allowed range
+(sim/cliargs.py: option names, aliases, reading and reporting).
 """
 
 from __future__ import annotations
@@ -11,95 +12,77 @@ import json
 import sys
 
 from . import catalog
+from .cliargs import Parser, flag, parse, report
 from .evaluate import evaluate
+from .fields import shown
 from .profiles import profile_names
-from .scenario import ALLOCATIONS, ENGINES, FIELDS, TP_SIZES, Scenario, _fmt
+from .scenario import ALLOCATIONS, ENGINES, FIELDS, TP_SIZES, Scenario
 from .units import GIB, KV_DTYPES, WEIGHT_DTYPES
 
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit 2, no usage dump
-        self.exit(2, f"kvlab: error: {message}\n")
-
-
-def _number(name: str, integer: bool):
-    bound = FIELDS[name]
-
-    def parse(text: str):
-        try:
-            value = int(text) if integer else float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"must be {'an integer' if integer else 'a number'} between {_fmt(bound.low)} and {_fmt(bound.high)}, got {text[:40]!r}"
-            ) from None
-        return value
-
-    return parse
+PROG = "kvlab"
+# Old option names, accepted for one release with a notice (sim.cliargs). Every other option is
+# its Scenario field's name with dashes, as in `kvlab engine`.
+RENAMED = {"prompt_tokens": ("--prompt",), "output_tokens": ("--output",), "gpu_memory_utilization": ("--gpu-util",),
+           "block_size_tokens": ("--block-size",), "allocation": ("--alloc",), "force_mha": ("--mha",)}
+NUMBERS = ("gpu_memory_gib", "prompt_tokens", "output_tokens", "concurrency", "gpu_memory_utilization", "block_size_tokens",
+           "max_model_len", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static", "dollars_per_gpu_hour")
+UNSET = {"gpu_memory_gib": "the GPU's own", "max_model_len": "the model's context (textbook: prompt + output)",
+         "dollars_per_gpu_hour": "no cost shown"}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="kvlab", description="Evaluate one LLM serving configuration: KV cache, HBM budget, roofline.")
+def build_parser(prog: str = PROG, epilog: str | None = None) -> Parser:
+    # `kvlab` passes its list of commands, shown above the options.
+    description = "Evaluate one LLM serving configuration: KV cache, HBM budget, roofline."
+    p = Parser(prog=prog, description=f"{epilog}\n\n{description}" if epilog else description,
+               formatter_class=argparse.RawDescriptionHelpFormatter)
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--model", default="qwen3-8b", help=f"catalog model id ({', '.join(catalog.model_ids())})")
-    src.add_argument("--config", metavar="PATH", help="a Hugging Face config.json file instead of --model")
-    p.add_argument("--gpu", default="h100-sxm", help=f"catalog GPU id ({', '.join(catalog.gpu_ids())})")
-    num_opts = [
-        ("--gpu-memory-gib", "gpu_memory_gib", False),
-        ("--prompt", "prompt_tokens", True),
-        ("--output", "output_tokens", True),
-        ("--concurrency", "concurrency", True),
-        ("--gpu-util", "gpu_memory_utilization", False),
-        ("--block-size", "block_size_tokens", True),
-        ("--max-model-len", "max_model_len", True),
-        ("--max-num-batched-tokens", "max_num_batched_tokens", True),
-        ("--max-num-seqs", "max_num_seqs", True),
-        ("--mem-fraction-static", "mem_fraction_static", False),
-        ("--dollars-per-gpu-hour", "dollars_per_gpu_hour", False),
-    ]
+    src.add_argument("--model", default="qwen3-8b", help=f"catalog model id ({', '.join(catalog.model_ids())}; default %(default)s)")
+    src.add_argument("--config", metavar="PATH", help="a Hugging Face config.json file instead of --model "
+                     "(example: examples/config.json in the repository)")
+    p.add_argument("--gpu", default="h100-sxm", help=f"catalog GPU id ({', '.join(catalog.gpu_ids())}; default %(default)s)")
     defaults = Scenario()
-    unset = {"gpu_memory_gib": "the GPU's own", "max_model_len": "the model's context (textbook: prompt + output)",
-             "dollars_per_gpu_hour": "no cost shown"}
-    for flag, name, integer in num_opts:
+    for name in NUMBERS:
         b = FIELDS[name]
         default = getattr(defaults, name)
-        shown = "" if "unset:" in b.help else f"; default {unset.get(name, 'unset') if default is None else _fmt(default)}"
-        p.add_argument(flag, dest=name, type=_number(name, integer), default=default,
-                       help=f"{b.help} ({_fmt(b.low)} to {_fmt(b.high)}{shown})")
-    p.add_argument("--tp", type=int, default=1, choices=TP_SIZES, help="tensor-parallel size")
-    p.add_argument("--kv-dtype", default="bf16", choices=KV_DTYPES)
-    p.add_argument("--weight-dtype", default="bf16", choices=WEIGHT_DTYPES)
-    p.add_argument("--mha", action="store_true", help="force multi-head attention (kv_heads := q_heads)")
-    p.add_argument("--alloc", dest="allocation", default="contiguous", choices=ALLOCATIONS)
-    p.add_argument("--engine", default="textbook", choices=ENGINES, help="memory accounting")
-    p.add_argument("--profile", default="textbook", help=f"efficiency profile ({', '.join(profile_names())})")
+        unset = None if default is not None or "unset:" in b.help else UNSET.get(name)
+        p.add_option(name, aliases=RENAMED.get(name, ()), bound=b, default=default, unset=unset)
+    p.add_option("tp", choices=TP_SIZES, integer_choices=True, default=1, help="tensor-parallel size")
+    p.add_option("kv_dtype", choices=KV_DTYPES, default="bf16", help="KV cache element type")
+    p.add_option("weight_dtype", choices=WEIGHT_DTYPES, default="bf16", help="weight element type")
+    p.add_option("allocation", aliases=RENAMED["allocation"], choices=ALLOCATIONS, default="contiguous",
+                 help="KV allocation")
+    p.add_option("engine", choices=ENGINES, default="textbook", help="memory accounting")
+    p.add_argument("--force-mha", dest="force_mha", action="store_true", help="force multi-head attention (kv_heads := q_heads)")
+    p.add_argument("--mha", dest="force_mha", action="store_true", help=argparse.SUPPRESS)
+    p.renamed["--mha"] = "--force-mha"
+    p.add_argument("--profile", default="textbook", help=f"efficiency profile ({', '.join(profile_names())}; default %(default)s)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
 
-def scenario_from_args(args: argparse.Namespace) -> Scenario:
-    config = None
-    if args.config:
-        try:
-            with open(args.config, encoding="utf-8") as f:
-                config = json.load(f)
-        except (OSError, ValueError) as e:
-            # Exit status 2 like every other bad option, on one line.
-            reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-            print(f"kvlab: error: --config: cannot read {args.config!r} as JSON ({reason})", file=sys.stderr)
-            raise SystemExit(2) from None
-    names = set(Scenario.__dataclass_fields__) - {"config", "force_mha"}
+def read_config(path: str) -> tuple[dict | None, str | None]:
+    """(config, None) or (None, problem) for a --config file."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            config = json.load(f)
+    except (OSError, ValueError) as e:
+        reason = (str(e).splitlines() or [type(e).__name__])[0]
+        return None, f"--config: cannot read {shown(path)} as JSON ({reason})"
+    except RecursionError:  # a deeply nested file
+        return None, f"--config: cannot read {shown(path)} as JSON (nested too deeply)"
+    return config, None
+
+
+def scenario_from_args(args: argparse.Namespace, config: dict | None = None) -> Scenario:
+    names = set(Scenario.__dataclass_fields__) - {"config"}
     kwargs = {k: getattr(args, k) for k in names if hasattr(args, k)}
-    return Scenario(config=config, force_mha=args.mha, **kwargs)
+    return Scenario(config=config, **kwargs)
 
 
 def _option(field: str) -> str:
     """The command-line option behind an error's field; config.json fields are named inside --config."""
-    flags = {"prompt_tokens": "--prompt", "output_tokens": "--output", "gpu_memory_utilization": "--gpu-util",
-             "allocation": "--alloc", "force_mha": "--mha", "block_size_tokens": "--block-size"}
-    if field in flags:
-        return flags[field]
     if field in Scenario.__dataclass_fields__:
-        return "--" + field.replace("_", "-")
+        return flag(field)
     return f"--config ({field})"
 
 
@@ -119,12 +102,26 @@ def _summary(r) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    result = evaluate(scenario_from_args(args))
-    if result.errors:
-        e = result.errors[0]
-        print(f"kvlab: error: {_option(e['field'])}: {e['message']}", file=sys.stderr)
+def main(argv: list[str] | None = None, prog: str = PROG, epilog: str | None = None) -> int:
+    parser = build_parser(prog, epilog)
+    parsed = parse(parser, list(sys.argv[1:] if argv is None else argv))
+    report(prog, parsed.notices, "note")
+    problems = parsed.problems
+    if parsed.args is None:
+        report(prog, problems)
+        return 2
+    args = parsed.args
+    config = None
+    if args.config:
+        config, problem = read_config(args.config)
+        if problem:
+            problems.append(problem)
+    bad = {p.split(":", 1)[0] for p in problems}
+    result = evaluate(scenario_from_args(args, config))
+    # The simulator's own checks of the settings that parsed, after the ones that did not.
+    problems += [f"{_option(e['field'])}: {e['message']}" for e in result.errors if _option(e["field"]) not in bad]
+    if problems:
+        report(prog, problems)
         return 2
     if args.json:
         print(json.dumps(result.to_dict(), sort_keys=True))
@@ -133,8 +130,6 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(_summary(result))
     return 0
-
-
 
 
 if __name__ == "__main__":

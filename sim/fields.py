@@ -126,7 +126,8 @@ def shown(value) -> str:
     """`value` quoted for a message, short, whatever it is (huge ints, long strings, objects)."""
     if isinstance(value, int) and not isinstance(value, bool):
         if value.bit_length() > 64:
-            digits = int(value.bit_length() * 0.30103) + 1
+            digits = int(value.bit_length() * 0.30103) + 1  # an upper bound: one too many near a power of 10
+            digits -= abs(value) < 10 ** (digits - 1)
             return f"a {digits:,}-digit integer" if value > 0 else f"a negative {digits:,}-digit integer"
         return fmt(value)
     if isinstance(value, float):

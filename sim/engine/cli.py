@@ -6,8 +6,9 @@
     kvlab engine --preset seed000-chunked --compare fcfs,chunked,lanes
     kvlab engine --trace requests.csv --prometheus
 
-Every numeric option takes its bounds from ENGINE_FIELDS (or sim.FIELDS for the hardware side);
-bad input exits with status 2 and one line naming the option and its allowed range.
+Every option is its field's name with dashes, as in `kvlab` (sim/cliargs.py); every numeric option
+takes its bounds from sim/fields.py. Bad input exits with status 2 and one line per problem, each
+naming the option and its allowed range.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ import json
 import sys
 from dataclasses import asdict, fields
 
+from ..cliargs import Check, Parser, flag, parse, report
 from ..errors import InputError
+from ..fields import describe, shown
+from ..scenario import ENGINES, TP_SIZES
 from ..scenario import FIELDS as SCENARIO_FIELDS
 from ..units import KV_DTYPES, WEIGHT_DTYPES
 from .config import (
@@ -35,9 +39,12 @@ from .config import (
     KVManagement,
     Scheduling,
     Workload,
+    coerce_config,
+    validate_config,
 )
 from .presets import PRESETS, preset
 from .run import simulate
+from .setup import build
 from .sweep import compare_job, rate_sweep
 from .trace import parse_trace
 
@@ -46,61 +53,62 @@ SCENARIO_OPTIONS = ("gpu_memory_gib", "gpu_memory_utilization", "block_size_toke
 CHOICES = {
     "arrival": ARRIVALS, "prompt_dist": LENGTH_DISTS, "output_dist": LENGTH_DISTS, "policy": POLICIES,
     "admission": ADMISSIONS, "tokenizer": TOKENIZERS, "block_table": BLOCK_TABLES, "preemption": PREEMPTIONS,
-    "router": ROUTERS, "kv_dtype": KV_DTYPES, "weight_dtype": WEIGHT_DTYPES, "engine": ("textbook", "vllm", "sglang"),
+    "router": ROUTERS, "kv_dtype": KV_DTYPES, "weight_dtype": WEIGHT_DTYPES,
 }
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit 2, no usage dump
-        self.exit(2, f"kvlab engine: error: {message}\n")
+PROG = "kvlab engine"
+# Old option names, accepted for one release with a notice (sim.cliargs). Every other option is
+# its field's name with dashes, as in `kvlab`.
+RENAMED = {"engine": ("--accounting",)}
 
 
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
-
-
-def _number(name: str, bound):
-    def parse(text: str):
-        try:
-            return int(text) if bound.integer else float(text)
-        except ValueError:
-            kind = "an integer" if bound.integer else "a number"
-            raise argparse.ArgumentTypeError(f"must be {kind} between {bound.low:g} and {bound.high:g}, got {text[:40]!r}") from None
-    return parse
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="kvlab engine", description="Simulate one LLM serving engine over time: queues, tails, cliffs.")
-    p.add_argument("--preset", choices=list(PRESETS), help="start from a named configuration (default: 'default')")
+def build_parser() -> Parser:
+    p = Parser(prog=PROG, description="Simulate one LLM serving engine over time: queues, tails, cliffs. Options left out "
+               "keep the preset's values.")
+    p.add_option("preset", choices=list(PRESETS), help="start from a named configuration (default: 'default')")
     p.add_argument("--model", help="catalog model id")
     p.add_argument("--gpu", help="catalog GPU id")
-    p.add_argument("--tp", type=int, choices=(1, 2, 4, 8), help="tensor-parallel size of each instance")
-    p.add_argument("--accounting", dest="engine", choices=CHOICES["engine"], help="HBM accounting (textbook, vllm, sglang)")
+    p.add_option("tp", choices=TP_SIZES, integer_choices=True, help="tensor-parallel size of each instance")
+    p.add_option("engine", aliases=RENAMED["engine"], choices=ENGINES, help="HBM accounting")
     p.add_argument("--profile", help="efficiency profile")
     for name in ("kv_dtype", "weight_dtype"):
-        p.add_argument(_flag(name), dest=name, choices=CHOICES[name])
+        p.add_option(name, choices=CHOICES[name])
     for name in SCENARIO_OPTIONS:
-        b = SCENARIO_FIELDS[name]
-        p.add_argument(_flag(name), dest=name, type=_number(name, b), help=f"{b.help} ({b.low:g} to {b.high:g})")
+        p.add_option(name, bound=SCENARIO_FIELDS[name])
     for name, b in ENGINE_FIELDS.items():
-        p.add_argument(_flag(name), dest=name, type=_number(name, b), help=f"{b.help} ({b.low:g} to {b.high:g})")
+        p.add_option(name, bound=b)
     for name, choices in CHOICES.items():
-        if name in ("kv_dtype", "weight_dtype", "engine"):
-            continue
-        p.add_argument(_flag(name), dest=name, choices=choices)
+        if name not in ("kv_dtype", "weight_dtype"):
+            p.add_option(name, choices=choices)
     p.add_argument("--no-prefix-caching", dest="prefix_caching", action="store_false", default=None)
     p.add_argument("--disaggregated", action="store_true", default=None, help="separate prefill and decode instances")
     p.add_argument("--trace", metavar="PATH",
                    help="CSV or JSONL trace (arrival_s, prompt_tokens, output_tokens, optional prefix_id, prefix_tokens)")
     p.add_argument("--sweep", metavar="RATES", help="comma-separated request rates: print p50/p99 latency per rate and the knee")
-    p.add_argument("--compare", metavar="POLICIES", help="comma-separated policies to run on the same seeded workload")
-    p.add_argument("--log", choices=("vllm", "sglang", "none"), default="none", help="print the engine log lines")
+    p.add_argument("--compare", metavar="POLICIES", help=f"comma-separated policies ({', '.join(POLICIES)}) to run on the "
+                   "same seeded workload")
+    p.add_option("log", choices=("vllm", "sglang", "none"), default="none", help="print the engine log lines")
     p.add_argument("--prometheus", action="store_true", help="print the Prometheus exposition at the end of the run")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object (without per-request arrays)")
     return p
 
 
-def config_from_args(args: argparse.Namespace) -> EngineConfig:
+def read_trace(path: str) -> tuple[tuple | None, list[str]]:
+    """(rows, []) or (None, problems) for a --trace file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, ValueError) as e:  # ValueError: not UTF-8 text, or a NUL in the path
+        reason = getattr(e, "strerror", None) or type(e).__name__
+        return None, [f"--trace: cannot read {shown(path)} ({reason})"]
+    try:
+        return parse_trace(text), []
+    except InputError as e:
+        return None, [f"--trace: {i.message}" for i in e.issues]
+
+
+def config_from_args(args: argparse.Namespace, trace=None) -> EngineConfig:
     cfg = preset(args.preset or "default")
     scenario_changes = {k: getattr(args, k) for k in ("model", "gpu", "tp", "engine", "profile", "kv_dtype", "weight_dtype",
                                                       *SCENARIO_OPTIONS) if getattr(args, k) is not None}
@@ -114,46 +122,76 @@ def config_from_args(args: argparse.Namespace) -> EngineConfig:
             value = getattr(args, f.name, None)
             if value is not None:
                 changes[f.name] = value
-    if args.trace:
-        try:
-            with open(args.trace, encoding="utf-8") as fh:
-                text = fh.read()
-        except OSError as e:
-            raise SystemExit(f"kvlab engine: error: --trace: cannot read {args.trace!r} ({e.strerror})") from None
-        try:
-            changes["trace"] = parse_trace(text)
-        except InputError as e:
-            raise SystemExit("kvlab engine: error: --trace: " + "; ".join(i.message for i in e.issues)) from None
+    if trace is not None:
+        changes["trace"] = trace
         changes["arrival"] = "trace"
     return cfg.with_(**changes) if changes else cfg
 
 
 def _option(field: str) -> str:
-    renamed = {"engine": "--accounting"}
-    return renamed.get(field, _flag(field))
+    return flag(field)
+
+
+def _lines(errors: list[dict]) -> list[str]:
+    return [f"{_option(e['field'])}: {e['message']}" for e in errors]
 
 
 def _fail(errors: list[dict]) -> int:
-    e = errors[0]
-    print(f"kvlab engine: error: {_option(e['field'])}: {e['message']}", file=sys.stderr)
+    report(PROG, _lines(errors))
     return 2
 
 
-def _rates(text: str) -> list[float]:
-    try:
-        rates = [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise SystemExit(f"kvlab engine: error: --sweep: expected comma-separated numbers, got {text[:60]!r}") from None
-    if not rates:
-        raise SystemExit("kvlab engine: error: --sweep: expected at least one rate")
-    return sorted(rates)
+def _rates(text: str) -> tuple[list[float], list[str]]:
+    """Request rates for --sweep, each checked like --rate-per-s."""
+    check = Check("rate_per_s", ENGINE_FIELDS["rate_per_s"], None)
+    rates, bad = [], []
+    for x in (x.strip() for x in text.split(",")):
+        value, problem = check.read(x)
+        (bad if problem else rates).append(shown(x) if problem else value)
+    if bad or not rates:
+        return [], [f"--sweep: expected comma-separated request rates, each {describe(check.bound)}; "
+                    f"not {', '.join(bad) if bad else 'an empty list'}"]
+    return sorted(rates), []
+
+
+def _policies(text: str) -> tuple[list[str], list[str]]:
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [n for n in names if n not in POLICIES]
+    if bad or not names:
+        return [], [f"--compare: expected comma-separated policies from {', '.join(POLICIES)}, "
+                    f"got {', '.join(shown(b) for b in bad) or 'none'}"]
+    return names, []
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    cfg = config_from_args(args)
-    if args.sweep:
-        sw = rate_sweep(cfg, _rates(args.sweep))
+    parsed = parse(build_parser(), list(sys.argv[1:] if argv is None else argv))
+    report(PROG, parsed.notices, "note")
+    problems = parsed.problems
+    if parsed.args is None:
+        report(PROG, problems)
+        return 2
+    args = parsed.args
+    trace = rates = names = None
+    if args.trace:
+        trace, more = read_trace(args.trace)
+        problems += more
+    if args.sweep is not None:
+        rates, more = _rates(args.sweep)
+        problems += more
+    if args.compare is not None:
+        names, more = _policies(args.compare)
+        problems += more
+    cfg = config_from_args(args, trace)
+    if problems:
+        # Also every problem of the settings that did parse (bad ones are back at the preset's values).
+        issues = validate_config(cfg)
+        if not issues:
+            issues = build(coerce_config(cfg))[1]
+        bad = {p.split(":", 1)[0] for p in problems}
+        report(PROG, problems + [line for line in _lines([i.to_dict() for i in issues]) if line.split(":", 1)[0] not in bad])
+        return 2
+    if rates is not None:
+        sw = rate_sweep(cfg, rates)
         if sw.errors:
             return _fail(sw.errors)
         if args.json:
@@ -166,8 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         knee = f"{sw.knee_rate_per_s:g} req/s" if sw.knee_rate_per_s is not None else "not reached in this sweep"
         print(f"knee (p99 TTFT above 3x its light-load value): {knee}")
         return 0
-    if args.compare:
-        names = [x.strip() for x in args.compare.split(",") if x.strip()]
+    if names is not None:
         job = compare_job(cfg, {n: {"policy": n} for n in names})
         results = job.run()
         for r in results:
