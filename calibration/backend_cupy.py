@@ -122,6 +122,8 @@ class CupyBackend(Backend):
         self._graphs: dict[int, tuple] = {}  # kernel count -> (graph, stream), for graph_replay_s
         self._attention: dict[tuple[int, int], tuple] = {}  # (group, head_dim) -> (split, combine)
         self._workspace: dict[str, object] = {}
+        self._spin_per_call_s = 40e-6
+        self.host_bound_batches = 0  # timed batches whose enqueueing outlasted the spin (see time_batch)
 
     # -- description -------------------------------------------------------------------------
     def device_info(self) -> dict:
@@ -241,14 +243,21 @@ class CupyBackend(Backend):
     def time_batch(self, call, n_calls):
         cp = self.cp
         start, end = cp.cuda.Event(), cp.cuda.Event()
-        # The spin keeps the GPU busy while the host enqueues the calls (a few us of Python each),
-        # so they then run back to back and the pair of events brackets GPU time only.
-        self._occupy(min(max(n_calls * 25e-6, 2e-3), 0.2))
+        # The spin keeps the GPU busy while the host enqueues the calls (tens of us of Python each),
+        # so they then run back to back and the pair of events brackets GPU time only. The spin per
+        # call adapts upwards whenever enqueueing outlasted it; such batches are counted.
+        spin_s = min(max(n_calls * self._spin_per_call_s, 2e-3), 0.25)
+        self._occupy(spin_s)
+        t0 = time.perf_counter()
         start.record()
         for i in range(n_calls):
             call(i)
         end.record()
+        host_s = time.perf_counter() - t0
         end.synchronize()
+        if host_s > 0.9 * spin_s:
+            self.host_bound_batches += 1
+            self._spin_per_call_s = min(2.0 * host_s / max(n_calls, 1), 1e-3)
         return cp.cuda.get_elapsed_time(start, end) * 1e-3 / max(n_calls, 1)
 
     def event_floor_s(self):

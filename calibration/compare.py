@@ -69,7 +69,8 @@ def describe(profile: dict) -> list[str]:
     if "attention_kv_efficiency" in profile:
         lines.append("  attention_kv_efficiency " + ", ".join(f"L={int(a)} {b}" for a, b in profile["attention_kv_efficiency"]))
     ov = m.get("overhead", {})
-    lines.append(f"  event floor {((ov.get('event_floor_s') or 0) * 1e6):.2f} us; graph: {ov.get('graph')}")
+    lines.append(f"  event floor {((ov.get('event_floor_s') or 0) * 1e6):.2f} us; host-bound batches "
+                 f"{m.get('timing', {}).get('host_bound_batches')}; graph: {ov.get('graph')}")
     for p in ov.get("points", []):
         lines.append(f"    graph of {p['kernels']:5d} kernels: wall {p['time_s'] * 1e6:9.1f} us, device "
                      f"{p.get('device_time_s', float('nan')) * 1e6:9.1f} us per replay")

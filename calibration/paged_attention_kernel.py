@@ -15,7 +15,8 @@ written. This one follows the same plan, written plainly so it compiles anywhere
 - per-slot online softmax (exp2 with the log2(e) scale folded into q), slots merged in shared
   memory, splits merged by a second small kernel (the split-KV reduction).
 
-No header is included (bf16 is converted by bit shifts), so NVRTC needs no CUDA include path.
+No header is included (bf16 is converted by bit shifts, -inf spelt by its bits), so NVRTC needs no
+CUDA include path.
 The benchmark checks its output against a float64 reference before timing it.
 """
 
@@ -36,6 +37,8 @@ SOURCE = r"""
 #define THREADS 128
 #define SLOTS (THREADS / LANES)
 #define BLOCK_TOKENS 16
+// -infinity by its bits: NVRTC without headers may not define INFINITY
+#define NEG_INF __int_as_float(0xff800000)
 
 __device__ __forceinline__ void bf16x8_to_float(const uint4 w, float* f) {
     const unsigned int u[4] = {w.x, w.y, w.z, w.w};
@@ -67,7 +70,7 @@ paged_decode_split(const unsigned short* __restrict__ q,        // [B, Hkv*GROUP
     const int Hq = num_kv_heads * GROUP;
     const int len = seq_lens[b];
     const int t_begin = s * tokens_per_split;
-    const int t_end = min(len, t_begin + tokens_per_split);
+    const int t_end = len < t_begin + tokens_per_split ? len : t_begin + tokens_per_split;
     const int* bt = block_table + (long long)b * max_blocks;
 
     float qf[GROUP][VEC], acc[GROUP][VEC], m[GROUP], l[GROUP];
@@ -77,7 +80,7 @@ paged_decode_split(const unsigned short* __restrict__ q,        // [B, Hkv*GROUP
         bf16x8_to_float(w, qf[g]);
         #pragma unroll
         for (int i = 0; i < VEC; ++i) { qf[g][i] *= scale_log2; acc[g][i] = 0.f; }
-        m[g] = -INFINITY; l[g] = 0.f;
+        m[g] = NEG_INF; l[g] = 0.f;
     }
 
     // The loop bounds are the same for every slot, so the lanes of a warp (two slots when
@@ -129,11 +132,11 @@ paged_decode_split(const unsigned short* __restrict__ q,        // [B, Hkv*GROUP
     __syncthreads();
     for (int idx = threadIdx.x; idx < GROUP * HEAD_DIM; idx += THREADS) {
         const int g = idx / HEAD_DIM, d = idx % HEAD_DIM;
-        float mm = -INFINITY;
+        float mm = NEG_INF;
         #pragma unroll
         for (int j = 0; j < SLOTS; ++j) mm = fmaxf(mm, sm_ml[j][g][0]);
         float ll = 0.f, o = 0.f;
-        if (mm != -INFINITY) {
+        if (mm != NEG_INF) {
             #pragma unroll
             for (int j = 0; j < SLOTS; ++j) {
                 const float w = exp2f(sm_ml[j][g][0] - mm);  // exp2(-inf) = 0 for empty slots
@@ -153,12 +156,12 @@ extern "C" __global__ void paged_decode_combine(const float* __restrict__ part_o
     // grid (B * Hq), block HEAD_DIM threads: merge the splits of one head.
     const long long head = blockIdx.x;
     const int d = threadIdx.x;
-    float mm = -INFINITY;
+    float mm = NEG_INF;
     for (int s = 0; s < splits; ++s) mm = fmaxf(mm, part_ml[(head * splits + s) * 2]);
     float ll = 0.f, o = 0.f;
     for (int s = 0; s < splits; ++s) {
         const float ms = part_ml[(head * splits + s) * 2];
-        if (ms == -INFINITY) continue;
+        if (ms == NEG_INF) continue;
         const float w = exp2f(ms - mm);
         ll += part_ml[(head * splits + s) * 2 + 1] * w;
         o += part_o[(head * splits + s) * HEAD_DIM + d] * w;

@@ -83,6 +83,10 @@ def fit_profile(measurements: dict, plan: Plan, models: list[ModelShapes], denom
     _fit_gemm(measurements.get("gemm", {}), models, denominators, fields, notes)
     _fit_overhead(measurements.get("overhead", {}), gpu_id, fields, notes)
     _note_telemetry(measurements.get("telemetry"), notes)
+    host_bound = measurements.get("timing", {}).get("host_bound_batches", 0)
+    if host_bound:
+        notes.append(f"timing: {host_bound} timed batches were enqueued slower than the GPU ran them (the spin "
+                     "adapted after each); their per-call times may include host time and read low")
 
     ar_points = measurements.get("allreduce", {}).get("points", [])
     if ar_points and denominators.interconnect_bytes_per_s > 1.0:

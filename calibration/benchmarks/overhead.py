@@ -45,6 +45,8 @@ def run(ctx: Context, models) -> dict:
     except Exception as exc:
         out["event_floor_s"] = None
         out["event_floor_error"] = f"{type(exc).__name__}: {exc}"
+    out["timing_note"] = ("every other benchmark times many back-to-back calls between one event pair; "
+                          "event_floor_s is what an empty pair reads")
     for n in plan.overhead_kernel_counts:
         label = f"overhead graph n={n}"
         if ctx.out_of_time(label):
