@@ -49,6 +49,27 @@ class MLA:
 
 
 @dataclass(frozen=True)
+class LayerKind:
+    """One kind of decoder layer, and how many of the model's layers are of it.
+
+    Every per-layer formula (KV bytes held and read, attention pairs, vLLM's blocks per request,
+    the kernels of a step) sums over `Architecture.layer_kinds` instead of weighting full and
+    sliding-window layers by hand: a Gemma-3 has two kinds (global and windowed), a DeepSeek-V3
+    two (dense-MLP and MoE layers, both MLA), a Llama one.
+    """
+
+    count: int
+    attention: str  # "full", "sliding" or "mla"
+    window_tokens: int  # keys one query may attend to; 0 means the whole context
+    mlp: str  # "dense" or "moe"
+
+    def attended(self, context_tokens: float) -> float:
+        """Cached tokens a layer of this kind keeps (and a decode query reads) at this context."""
+        w = self.window_tokens
+        return context_tokens if not w or context_tokens <= w else float(w)
+
+
+@dataclass(frozen=True)
 class Architecture:
     """The shapes of a decoder-only transformer, one instance per model configuration.
 
@@ -202,18 +223,53 @@ class Architecture:
     def num_sliding_layers(self) -> int:
         return sum(self.sliding_layers) if self.sliding_window_tokens else 0
 
-    def kv_cached_tokens(self, context_tokens: float) -> tuple[float, float]:
-        """(tokens cached in each full-attention layer, in each sliding-window layer)."""
-        if self.num_sliding_layers:
-            return context_tokens, min(context_tokens, self.sliding_window_tokens)
-        return context_tokens, 0.0
+    @cached_property
+    def layer_kinds(self) -> tuple[LayerKind, ...]:
+        """The model's layers grouped by kind (attention window x MLP type), in first-seen order."""
+        counts: dict[tuple[bool, bool], int] = {}
+        for i in range(self.num_layers):
+            windowed = bool(self.sliding_window_tokens) and bool(self.sliding_layers) and self.sliding_layers[i]
+            moe = bool(self.moe_layers) and self.moe_layers[i]
+            counts[(windowed, moe)] = counts.get((windowed, moe), 0) + 1
+        attention = "mla" if self.mla is not None else "full"
+        return tuple(LayerKind(n, "sliding" if w else attention, self.sliding_window_tokens if w else 0, "moe" if m else "dense")
+                     for (w, m), n in counts.items())
+
+    @cached_property
+    def attention_kinds(self) -> tuple[tuple[int, int], ...]:
+        """(layers, window tokens or 0) per distinct attention window: what KV formulas sum over."""
+        by_window: dict[int, int] = {}
+        for k in self.layer_kinds:
+            by_window[k.window_tokens] = by_window.get(k.window_tokens, 0) + k.count
+        return tuple((n, w) for w, n in by_window.items())
+
+    @cached_property
+    def window_tokens(self) -> int:
+        """The sliding window (0 if every layer attends to the whole context)."""
+        return max((w for _, w in self.attention_kinds), default=0)
+
+    @cached_property
+    def windowed_layer_fraction(self) -> float:
+        return sum(n for n, w in self.attention_kinds if w) / self.num_layers
+
+    def layer_mean(self, per_window) -> float:
+        """Mean over layers of per_window(window_tokens or 0): the one place layers are weighted."""
+        kinds = self.attention_kinds
+        if len(kinds) == 1:
+            return per_window(kinds[0][1])
+        return sum(n * per_window(w) for n, w in self.attention_kinds) / self.num_layers
+
+    def kv_read_tokens(self, context_tokens: float) -> float:
+        """Cached tokens a sequence of `context_tokens` holds, averaged over layers (the unit the
+        step model takes: multiply by kv_bytes_per_token for bytes). Windowed layers hold at
+        most the window."""
+        if not self.window_tokens:
+            return float(context_tokens)
+        return self.layer_mean(lambda w: context_tokens if not w or context_tokens <= w else float(w))
 
     def kv_bytes_for_context(self, context_tokens: float, dtype_bytes: float, tp: int = 1) -> float:
         """Bytes of cache one sequence of `context_tokens` holds on one rank."""
-        per_layer = self.kv_elements_per_token_per_layer(tp) * dtype_bytes
-        full_tokens, window_tokens = self.kv_cached_tokens(context_tokens)
-        n_slide = self.num_sliding_layers
-        return per_layer * ((self.num_layers - n_slide) * full_tokens + n_slide * window_tokens)
+        return self.kv_bytes_per_token(dtype_bytes, tp) * self.kv_read_tokens(context_tokens)
 
     # ----- attention arithmetic ---------------------------------------------------------
     @cached_property
@@ -236,20 +292,18 @@ class Architecture:
         """
         n, c = new_tokens, cached_tokens
         full = n * c + n * n / 2.0
-        n_slide = self.num_sliding_layers
-        if not n_slide:
-            return full
-        w = self.sliding_window_tokens
-        # Query i (0-based among the new ones) sees min(c + i + 1, w) keys; integrate over i.
-        start, end = c, c + n
-        if end <= w:
-            windowed = full
-        elif start >= w:
-            windowed = n * w
-        else:
+
+        def pairs(w: int) -> float:
+            # Query i (0-based among the new ones) sees min(c + i + 1, w) keys; integrate over i.
+            start, end = c, c + n
+            if not w or end <= w:
+                return full
+            if start >= w:
+                return n * w
             below = w - start
-            windowed = below * start + below * below / 2.0 + (n - below) * w
-        return ((self.num_layers - n_slide) * full + n_slide * windowed) / self.num_layers
+            return below * start + below * below / 2.0 + (n - below) * w
+
+        return full if not self.window_tokens else self.layer_mean(pairs)
 
     # ----- transforms -------------------------------------------------------------------
     def with_forced_mha(self) -> Architecture:

@@ -52,6 +52,8 @@ def build_parser(prog: str = PROG, epilog: str | None = None) -> Parser:
     p.add_option("allocation", aliases=RENAMED["allocation"], choices=ALLOCATIONS, default="contiguous",
                  help="KV allocation")
     p.add_option("engine", choices=ENGINES, default="textbook", help="memory accounting")
+    p.add_option("engine_version", help="engine release whose rules apply, major.minor (vllm 0.5 to 0.19, sglang 0.3 "
+                 "to 0.5; unset: the current release)")
     p.add_argument("--force-mha", dest="force_mha", action="store_true", help="force multi-head attention (kv_heads := q_heads)")
     p.add_argument("--mha", dest="force_mha", action="store_true", help=argparse.SUPPRESS)
     p.renamed["--mha"] = "--force-mha"

@@ -10,7 +10,7 @@ import json
 from dataclasses import MISSING, dataclass, field, fields, replace
 from functools import cache, lru_cache
 
-from . import boot_log, catalog, engine_defaults, memory, roofline
+from . import boot_log, catalog, engine_defaults, engine_rules, memory, roofline
 from .architecture import Architecture, bytes_per_token_formula, from_config
 from .boot_log import gib  # noqa: F401  (kept importable from here)
 from .errors import InputError, Issue
@@ -54,8 +54,8 @@ class Result:
     effective_max_num_seqs: int = 0
     effective_mem_fraction_static: float | None = None  # sglang only
     vllm_longest_max_model_len: int | None = None  # set when vLLM would refuse to start: the longest that fits
-    decode_step_s: float | None = None
-    itl_s: float | None = None
+    decode_step_s: float | None = None  # GPU time of one decode step
+    itl_s: float | None = None  # decode_step_s + the engine's CPU time per step (cpu_step_s)
     decode_weight_read_s: float | None = None
     decode_kv_read_s: float | None = None
     decode_compute_s: float | None = None
@@ -83,6 +83,25 @@ class Result:
     hbm_bandwidth_bytes_per_s: float = 0.0
     dollars_per_million_tokens: float | None = None
     profile: str = ""
+    # Step model and engine rules (issue 11). Kernel lists: one dict per kernel kind with kind,
+    # bytes, flops, memory_s, compute_s, time_s, bound (roofline.KernelCost), so views read the
+    # parts instead of recomputing them.
+    step_model: str = ""  # "whole_step" (textbook) or "per_kernel"
+    engine_version: str = ""
+    decode_kernels: list = field(default_factory=list)
+    prefill_kernels: list = field(default_factory=list)
+    cpu_step_s: float = 0.0  # host time per decode step (sampling, scheduling, sync): engine rule
+    # Served latency: what a benchmark client measures. served_ttft_s = ttft_frontend_s +
+    # ttft_queue_s + ttft_prefill_s; served_itl_s adds the other requests' prefills that run
+    # between this request's tokens; served_tokens_per_s is the steady closed-loop output rate.
+    ttft_frontend_s: float = 0.0
+    ttft_queue_s: float | None = None
+    ttft_prefill_s: float | None = None
+    served_ttft_s: float | None = None
+    served_itl_s: float | None = None
+    served_tokens_per_s: float = 0.0
+    prefill_in_batch_s: float | None = None  # marginal cost of one prompt's prefill inside the running batch
+    batch_prefill_s: float | None = None  # prefill of `batch` prompts together (a static batch)
     log: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     errors: list[dict] = field(default_factory=list)
@@ -98,21 +117,24 @@ class Result:
         d["scenario"] = dict(self.scenario)
         d["log"], d["warnings"] = list(self.log), list(self.warnings)
         d["errors"] = [dict(e) for e in self.errors]
+        d["decode_kernels"] = [dict(k) for k in self.decode_kernels]
+        d["prefill_kernels"] = [dict(k) for k in self.prefill_kernels]
         return d
 
 
 _RESULT_DEFAULTS = {f.name: f.default for f in fields(Result) if f.default is not MISSING}
+_RESULT_LISTS = {f.name for f in fields(Result) if f.default_factory is not MISSING}
 
 
 def _make_result(values: dict) -> Result:
     """Result(**values) for the hot path. A frozen dataclass's __init__ sets each of its ~65
     fields through object.__setattr__, a quarter of a whole evaluation; filling the instance dict
     at once gives the same object (every field present, defaults for the rest) and stays frozen."""
-    unknown = values.keys() - _RESULT_DEFAULTS.keys() - {"scenario", "log", "warnings", "errors"}
+    unknown = values.keys() - _RESULT_DEFAULTS.keys() - _RESULT_LISTS - {"scenario"}
     if unknown:  # a typo would otherwise become a stray attribute instead of a TypeError
         raise TypeError(f"Result has no fields {sorted(unknown)}")
     obj = object.__new__(Result)
-    obj.__dict__.update(_RESULT_DEFAULTS, errors=[])
+    obj.__dict__.update(_RESULT_DEFAULTS, errors=[], decode_kernels=[], prefill_kernels=[])
     obj.__dict__.update(values)
     return obj
 
@@ -150,6 +172,42 @@ def _pasted_architecture(config, force_mha: bool) -> Architecture:
     return _maybe_forced_mha(from_config(config, name=str(name or "pasted config.json")), force_mha)
 
 
+_MACHINES: dict = {}
+
+
+def machine_for(s: Scenario, arch: Architecture | None = None, gpu=None, profile=None) -> roofline.Machine:
+    """The hardware model of one scenario, built once and shared by evaluate() and the
+    time-domain engine (which asks for it with the same scenario)."""
+    arch = arch or resolve_architecture(s)
+    key = (id(arch), s.gpu, s.gpu_memory_gib, s.profile, s.tp, s.weight_dtype, s.kv_dtype, s.engine == "textbook",
+           s.model if s.config is None else "")
+    hit = _MACHINES.get(key)
+    if hit is not None and hit.arch is arch:
+        return hit
+    if gpu is None:
+        gpu = catalog.gpu(s.gpu)
+        if s.gpu_memory_gib is not None:
+            gpu = gpu.with_memory_bytes(s.gpu_memory_gib * GIB)
+    profile = profile or load_profile(s.profile)
+    w_el = DTYPE_BYTES[s.weight_dtype]
+    fp8_compute = s.weight_dtype == "fp8" and bool(gpu.fp8_dense_flops)
+    machine = roofline.Machine(arch, gpu, profile, s.tp, w_el, DTYPE_BYTES[s.kv_dtype], fp8_compute,
+                               weight_dtype=s.weight_dtype, model_id=s.model if s.config is None else "",
+                               embedding_bytes_per_param=embedding_bytes_per_param(s))
+    if len(_MACHINES) > 256:
+        _MACHINES.clear()
+    _MACHINES[key] = machine
+    return machine
+
+
+def embedding_bytes_per_param(s: Scenario) -> float | None:
+    """Real engines load a quantized checkpoint's embedding and lm_head in BF16; the textbook
+    panel stores every weight at the chosen dtype."""
+    if s.engine == "textbook" or DTYPE_BYTES[s.weight_dtype] >= DTYPE_BYTES["bf16"]:
+        return None
+    return DTYPE_BYTES["bf16"]
+
+
 def _check_parallelism(arch: Architecture, tp: int) -> None:
     if arch.num_q_heads % tp:
         raise InputError(Issue("tp", f"must divide num_attention_heads ({arch.num_q_heads}); got {tp}"))
@@ -179,15 +237,14 @@ def held_bytes_per_sequence(arch: Architecture, s: Scenario, kv_bytes_per_elemen
     """
     p, o, b = s.prompt_tokens, s.output_tokens, s.block_size_tokens
     per_token_layer = arch.kv_elements_per_token_per_layer(s.tp) * kv_bytes_per_element
-    n_slide = arch.num_sliding_layers
-    window = arch.sliding_window_tokens if n_slide else None
-    if s.allocation == "contiguous":
-        full = -(-(p + o) // b) * b
-        slide = -(-min(p + o, window) // b) * b if window else 0
-    else:
-        full = (_block_tokens_sum(p + o, b) - _block_tokens_sum(p, b)) / o
-        slide = (_block_tokens_sum(p + o, b, window) - _block_tokens_sum(p, b, window)) / o if window else 0
-    return per_token_layer * ((arch.num_layers - n_slide) * full + n_slide * slide)
+
+    def held_tokens(window: int) -> float:
+        cap = window or None
+        if s.allocation == "contiguous":
+            return -(-min(p + o, cap or p + o) // b) * b
+        return (_block_tokens_sum(p + o, b, cap) - _block_tokens_sum(p, b, cap)) / o
+
+    return per_token_layer * arch.num_layers * arch.layer_mean(held_tokens)
 
 
 def evaluate(s: Scenario) -> Result:
@@ -214,6 +271,7 @@ def _evaluate(s: Scenario) -> Result:
     if s.gpu_memory_gib is not None:
         gpu = gpu.with_memory_bytes(s.gpu_memory_gib * GIB)
     profile = load_profile(s.profile)
+    rules = engine_rules.rules(s.engine, s.engine_version)
     kv_el = DTYPE_BYTES[s.kv_dtype]
     w_el = DTYPE_BYTES[s.weight_dtype]
     log: list[str] = []
@@ -234,6 +292,7 @@ def _evaluate(s: Scenario) -> Result:
         kv_bytes_per_token=kv_per_token, gpu_memory_utilization=s.gpu_memory_utilization,
         mem_fraction_static=limits.mem_fraction_static or 0.0, max_num_batched_tokens=limits.max_num_batched_tokens,
         max_num_seqs=limits.max_num_seqs or 0, block_size_tokens=s.block_size_tokens,
+        rules=rules, embedding_bytes_per_param=embedding_bytes_per_param(s),
     )
     # The request length the engine plans for: the textbook panel plans for this request; vLLM and
     # SGLang for the model's whole context unless max_model_len says otherwise.
@@ -253,9 +312,12 @@ def _evaluate(s: Scenario) -> Result:
     batch = min(caps.values())
     limited_by = min(caps, key=lambda k: (caps[k], k != "concurrency"))
 
-    fp8_compute = s.weight_dtype == "fp8" and bool(gpu.fp8_dense_flops)
-    machine = roofline.Machine(arch, gpu, profile, s.tp, w_el, kv_el, fp8_compute)
-    pre = roofline.prefill(machine, s.prompt_tokens)
+    machine = machine_for(s, arch, gpu, profile)
+    fp8_compute = machine.fp8_compute
+    # Real engines split a long prompt into passes of max_num_batched_tokens (chunked prefill);
+    # the textbook panel runs it in one pass.
+    chunk = None if s.engine == "textbook" else limits.max_num_batched_tokens
+    pre = roofline.prefill(machine, s.prompt_tokens, chunk)
 
     boot_log.budget_lines(log, warnings, boot_log.BootFacts(
         scenario=s, arch=arch, mem=mem, limits=limits, kv_bytes_per_token=kv_per_token, per_seq_bytes=per_seq,
@@ -302,6 +364,11 @@ def _evaluate(s: Scenario) -> Result:
         ridge_intensity=machine.peak_flops * profile.compute_efficiency(1e9, fp8_compute)
         / (gpu.hbm_bandwidth_bytes_per_s * profile.bandwidth_efficiency),
         profile=profile.name,
+        step_model=pre.model,
+        engine_version=rules.version,
+        prefill_kernels=[k.to_dict() for k in pre.kernels],
+        cpu_step_s=rules.cpu_step_s,
+        ttft_frontend_s=rules.frontend_s,
     )
     log.append(_profile_line(profile, gpu, machine, s.prompt_tokens, batch))
     if profile.gpu is not None and profile.gpu != gpu.id:
@@ -315,13 +382,14 @@ def _evaluate(s: Scenario) -> Result:
     if batch > 0:
         read_context = context if s.allocation == "contiguous" else s.prompt_tokens + (s.output_tokens + 1) / 2
         dec = roofline.decode_step(machine, batch, read_context)
-        bw = gpu.hbm_bandwidth_bytes_per_s
-        tokens_per_s = batch / dec.time_s
+        itl = dec.time_s + rules.cpu_step_s
+        tokens_per_s = batch / itl
+        served = _served(machine, s, pre, dec, batch, read_context, chunk, rules)
         result.update(
             decode_step_s=dec.time_s,
-            itl_s=dec.time_s,
-            decode_weight_read_s=dec.weight_bytes / (bw * profile.bandwidth_efficiency),
-            decode_kv_read_s=dec.kv_bytes / (bw * profile.kv_bandwidth_efficiency),
+            itl_s=itl,
+            decode_weight_read_s=dec.weight_bytes / (gpu.hbm_bandwidth_bytes_per_s * profile.bandwidth_efficiency),
+            decode_kv_read_s=dec.kv_bytes / (gpu.hbm_bandwidth_bytes_per_s * profile.kv_bandwidth_efficiency),
             decode_compute_s=dec.compute_time_s,
             decode_allreduce_s=dec.allreduce_time_s,
             decode_overhead_s=dec.overhead_s,
@@ -329,19 +397,73 @@ def _evaluate(s: Scenario) -> Result:
             decode_flops=dec.flops,
             decode_arithmetic_intensity=dec.arithmetic_intensity,
             decode_tokens_per_s=tokens_per_s,
-            per_stream_tokens_per_s=1.0 / dec.time_s,
+            per_stream_tokens_per_s=1.0 / itl,
             weight_share=dec.weight_share,
             decode_bound=dec.bound,
             tensor_duty=dec.tensor_duty,
             experts_touched_per_layer=arch.expected_experts_touched(batch) if arch.moe else None,
+            decode_kernels=[k.to_dict() for k in dec.kernels],
+            **served,
         )
         if s.dollars_per_gpu_hour is not None:
             dollars_per_s = s.dollars_per_gpu_hour * s.tp / SECONDS_PER_HOUR
             result["dollars_per_million_tokens"] = dollars_per_s / tokens_per_s * 1e6
         log.append(f"Decode step of {batch} sequences: {dec.time_s * 1e3:.2f} ms, {dec.bound}-bound; "
                    f"weights are {dec.weight_share:.0%} of the {dec.bytes / GIB:.2f} GiB read per step; "
-                   f"{tokens_per_s:,.0f} tok/s in aggregate, {1 / dec.time_s:,.1f} tok/s per stream.")
+                   f"{tokens_per_s:,.0f} tok/s in aggregate, {1 / itl:,.1f} tok/s per stream.")
     return _make_result({**result, "log": log, "warnings": warnings})
+
+
+def _served(m: roofline.Machine, s: Scenario, pre: roofline.StepCost, dec: roofline.StepCost, batch: int,
+            context: float, chunk: int | None, rules: engine_rules.EngineRules) -> dict:
+    """What a benchmark client sees in steady state with `s.concurrency` requests in flight.
+
+    Every request's prefill runs inside the running batch: its marginal cost is the step of
+    batch - 1 decodes plus the prompt (in chunks of the step budget) minus the same step without
+    it. Over one request's life (prefill and output_tokens steps) each of the other batch - 1
+    slots turns over once, so a request's mean inter-token time carries (batch - 1) such
+    prefills; the batch's cycle is output x ITL + batch prefills. Requests beyond the batch wait
+    (Little's law: (concurrency / batch - 1) cycles).
+    """
+    cpu = rules.cpu_step_s
+    out = s.output_tokens
+    itl = dec.time_s + cpu
+    if batch == 1:
+        marginal = pre.time_s
+        in_batch = pre.time_s + cpu
+    else:
+        others = batch - 1
+        per_seq = m.arch.kv_read_tokens(context)
+        step = chunk or s.prompt_tokens
+        passes = -(-s.prompt_tokens // step)
+        piece = s.prompt_tokens / passes
+        base = roofline.step_cost(m, new_tokens=others, kv_read_tokens=others * per_seq, attention_pairs=others * per_seq,
+                                  sampled_tokens=others, context_tokens=context)
+        cached = (s.prompt_tokens - piece) / 2  # the mean prefix an average pass of the prompt attends to
+        mixed = roofline.step_cost(m, new_tokens=others + piece, kv_read_tokens=others * per_seq + m.arch.kv_read_tokens(cached),
+                                   attention_pairs=others * per_seq + m.arch.causal_pairs(piece, cached),
+                                   sampled_tokens=others + 1, context_tokens=context)
+        marginal = passes * max(mixed.time_s - base.time_s, 0.0)
+        in_batch = itl + marginal
+    cycle_s = out * itl + batch * marginal
+    queue = max(s.concurrency / batch - 1.0, 0.0) * cycle_s
+    if batch > 1:
+        # A request arrives mid-step, and other prompts may be ahead of it (M/D/1 wait, load rho).
+        rho = min(batch * marginal / cycle_s, 0.95)
+        queue += 0.5 * itl + rho / (2 * (1 - rho)) * marginal
+    if chunk is not None and s.prompt_tokens >= chunk:
+        batch_prefill = batch * pre.time_s  # each prompt fills its own passes
+    else:
+        batch_prefill = roofline.prefill(m, s.prompt_tokens, chunk, sequences=batch).time_s
+    return dict(
+        ttft_queue_s=queue,
+        ttft_prefill_s=in_batch,
+        served_ttft_s=rules.frontend_s + queue + in_batch,
+        served_itl_s=itl + (batch - 1) * marginal / max(out - 1, 1),
+        served_tokens_per_s=batch * out / cycle_s,
+        prefill_in_batch_s=marginal,
+        batch_prefill_s=batch_prefill,
+    )
 
 
 def _profile_line(profile, gpu, machine: roofline.Machine, prompt_tokens: int, batch: int) -> str:

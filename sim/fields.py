@@ -182,6 +182,17 @@ def check_name(name: str, value, what: str) -> Issue | None:
     return None
 
 
+def check_engine_version(engine: str, value) -> Issue | None:
+    """An engine release, "major.minor" or "major.minor.patch" of one the engine rules know
+    (sim/data/engine_rules.json); None means the engine's current release."""
+    if value is None:
+        return None
+    from .engine_rules import ENGINES_WITH_RULES, version_issue  # the rule table lives with the rules
+    if engine not in ENGINES_WITH_RULES:
+        return None  # the engine field reports its own problem
+    return version_issue(engine, value)
+
+
 def check_numbers(obj, table: dict[str, Bound]) -> list[Issue]:
     """Every numeric field of dataclass `obj` that `table` bounds."""
     out = []

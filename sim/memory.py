@@ -95,7 +95,8 @@ def activation_reserve_bytes(arch: Architecture, max_num_batched_tokens: int, ma
     return forward_activation_peak_bytes(arch, max_num_batched_tokens, tp) + sampled * arch.vocab_size * LOGIT_BYTES_PER_ENTRY
 
 
-def vllm_activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, tp: int = 1) -> float:
+def vllm_activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, tp: int = 1,
+                               sampler_bytes_per_logit: float = VLLM_SAMPLER_BYTES_PER_LOGIT, peak: str = "sum") -> float:
     """The torch peak vLLM's profile run records, one rank.
 
     vLLM V1 runs a dummy forward pass of max_num_batched_tokens tokens, then samples
@@ -105,9 +106,14 @@ def vllm_activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, 
 
     Worked example: Qwen3-8B on an H100 with vLLM's defaults (T = 8192, S = 1024):
     8192 x 45,056 x 2 = 0.69 GiB, plus 1024 x 151,936 x 20 = 2.90 GiB: 3.59 GiB.
+
+    Versions differ (sim/data/engine_rules.json): V0 profiles no sampler term; from 0.17 the peak
+    is the larger of the forward pass and the sampler run instead of their sum.
     """
     sampled = min(max_num_seqs, max_num_batched_tokens)
-    return forward_activation_peak_bytes(arch, max_num_batched_tokens, tp) + sampled * arch.vocab_size * VLLM_SAMPLER_BYTES_PER_LOGIT
+    forward = forward_activation_peak_bytes(arch, max_num_batched_tokens, tp)
+    sampler = sampled * arch.vocab_size * sampler_bytes_per_logit
+    return max(forward, sampler) if peak == "max" else forward + sampler
 
 
 def vllm_layer_blocks_per_request(arch: Architecture, max_model_len: int, block_size_tokens: int, max_num_batched_tokens: int) -> int:
@@ -119,13 +125,23 @@ def vllm_layer_blocks_per_request(arch: Architecture, max_model_len: int, block_
     and a full-attention one share one formula.
     """
     b = block_size_tokens
-    n_slide = arch.num_sliding_layers
-    full = -(-max_model_len // b)
-    total = (arch.num_layers - n_slide) * full
-    if n_slide:
-        window_tokens = min(arch.sliding_window_tokens - 1 + max_num_batched_tokens, max_model_len)
-        total += n_slide * (-(-window_tokens // b) + 1)
-    return total
+
+    def blocks(window: int) -> int:
+        if not window:
+            return -(-max_model_len // b)
+        window_tokens = min(window - 1 + max_num_batched_tokens, max_model_len)
+        return -(-window_tokens // b) + 1
+
+    return round(arch.layer_mean(blocks) * arch.num_layers)
+
+
+def weight_bytes_total(arch: Architecture, weight_bytes_per_param: float, embedding_bytes_per_param: float | None = None) -> float:
+    """Bytes of all weights (every rank together). Quantized checkpoints keep the embedding and
+    lm_head in BF16 (embedding_bytes_per_param = 2); the textbook stores everything alike."""
+    if embedding_bytes_per_param is None or embedding_bytes_per_param == weight_bytes_per_param:
+        return arch.params_total * weight_bytes_per_param
+    emb = arch.params_embedding
+    return (arch.params_total - emb) * weight_bytes_per_param + emb * embedding_bytes_per_param
 
 
 @dataclass(frozen=True)
@@ -167,10 +183,14 @@ def budget(
     max_num_batched_tokens: int,
     max_num_seqs: int,
     block_size_tokens: int,
+    rules=None,
+    embedding_bytes_per_param: float | None = None,
 ) -> MemoryBudget:
     """The budget of one rank under one accounting mode (limits already resolved, see
-    engine_defaults.resolve). kv_bytes_per_token is this rank's, over all layers."""
-    weight_bytes = arch.params_total * weight_bytes_per_param / tp
+    engine_defaults.resolve). kv_bytes_per_token is this rank's, over all layers. `rules` (an
+    engine_rules.EngineRules) selects the engine version's profiling rules; embedding_bytes_per_param
+    is set when a quantized checkpoint keeps its embedding and lm_head in BF16."""
+    weight_bytes = weight_bytes_total(arch, weight_bytes_per_param, embedding_bytes_per_param) / tp
     startup = 0.0
     num_blocks = 0
     if engine == "textbook":
@@ -181,8 +201,15 @@ def budget(
     elif engine == "vllm":
         capacity = gpu.memory_reported_bytes
         usable = capacity * gpu_memory_utilization
-        non_torch = VLLM_NON_TORCH_BYTES + (NCCL_BYTES if tp > 1 else 0.0)
-        reserve = vllm_activation_peak_bytes(arch, max_num_batched_tokens, max_num_seqs, tp)
+        if rules is None:
+            non_torch = VLLM_NON_TORCH_BYTES + (NCCL_BYTES if tp > 1 else 0.0)
+            reserve = vllm_activation_peak_bytes(arch, max_num_batched_tokens, max_num_seqs, tp)
+        else:
+            # With tp > 1 every rank holds the same shapes here, so the pool (the minimum over
+            # ranks in vLLM) is any rank's.
+            non_torch = rules.non_torch_tp_bytes if tp > 1 else rules.non_torch_bytes
+            reserve = vllm_activation_peak_bytes(arch, max_num_batched_tokens, max_num_seqs, tp,
+                                                 rules.sampler_bytes_per_logit, rules.peak)
     elif engine == "sglang":
         capacity = gpu.memory_reported_bytes
         startup = CUDA_CONTEXT_BYTES + (NCCL_BYTES if tp > 1 else 0.0)

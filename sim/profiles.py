@@ -37,12 +37,46 @@ class EfficiencyProfile:
     interconnect_efficiency: float
     allreduce_latency_s: float
     provenance_kind: str
+    # schema v2 (all optional; see TEAM.md's profile contract and docs/sim.md)
+    step_model: str = "whole_step"  # "whole_step": seed 002's max over the whole step; "per_kernel": sum of kernels
+    gemm_efficiency: tuple[tuple[str, str, tuple[tuple[float, float], ...]], ...] = ()  # (model id, dtype, [(M, eff)])
+    lm_head_efficiency_points: tuple[tuple[float, float], ...] = ()
+    attention_kv_efficiency_points: tuple[tuple[float, float], ...] = ()  # (context tokens per sequence, eff)
+    prefill_attention_efficiency: float | None = None
+    kernel_overhead_s: float = 0.0
+    # Fraction of HBM bandwidth a weight GEMM reaches when its weights are stored in this dtype
+    # (weight-only INT4/INT8 dequantize in the kernel; block-scaled FP8 reads scales too).
+    quantized_bandwidth_efficiency: tuple[tuple[str, float], ...] = ()
+    notes: tuple[str, ...] = ()
 
     def compute_efficiency(self, tokens: float, fp8: bool = False) -> float:
         """Achieved fraction of the dense peak for a step of `tokens` tokens: piecewise linear in
         log2(tokens) between measured points, clamped at both ends."""
         points = self.fp8_compute_efficiency_points if fp8 and self.fp8_compute_efficiency_points else self.compute_efficiency_points
         return interpolate_log2(points, tokens)
+
+    @property
+    def per_kernel(self) -> bool:
+        return self.step_model == "per_kernel"
+
+    def gemm_points(self, model_id: str, fp8: bool) -> tuple[tuple[float, float], ...]:
+        """The model's own projection-GEMM curve (v2), else the profile's generic curve."""
+        want = "fp8" if fp8 else "bf16"
+        for model, dtype, points in self.gemm_efficiency:
+            if model == model_id and dtype == want:
+                return points
+        return self.fp8_compute_efficiency_points if fp8 and self.fp8_compute_efficiency_points else self.compute_efficiency_points
+
+    def weight_bandwidth_efficiency(self, weight_dtype: str) -> float:
+        for dtype, eff in self.quantized_bandwidth_efficiency:
+            if dtype == weight_dtype:
+                return eff
+        return self.bandwidth_efficiency
+
+    def attention_kv_efficiency(self, context_tokens: float | None) -> float:
+        if context_tokens is None or not self.attention_kv_efficiency_points:
+            return self.kv_bandwidth_efficiency
+        return interpolate_log2(self.attention_kv_efficiency_points, max(context_tokens, 1.0))
 
 
 def interpolate_log2(points: tuple[tuple[float, float], ...], x: float) -> float:
@@ -89,11 +123,45 @@ def _points(raw, field: str) -> tuple[tuple[float, float], ...]:
     return pts
 
 
+def _fraction(raw: dict, field: str) -> float | None:
+    value = raw.get(field)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise InputError(Issue(field, "must be a number in (0, 1]"))
+    return float(value)
+
+
+def _gemm_curves(raw) -> tuple:
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        raise InputError(Issue("gemm_efficiency", 'must map model ids to {"bf16": [[M, eff], ...], "fp8": [...]}'))
+    curves = []
+    for model, by_dtype in raw.items():
+        if not isinstance(by_dtype, dict):
+            raise InputError(Issue("gemm_efficiency", f"entry {str(model)[:40]!r} must map dtypes to [[M, eff], ...] lists"))
+        for dtype, points in by_dtype.items():
+            curves.append((str(model), str(dtype), _points(points, "gemm_efficiency")))
+    return tuple(curves)
+
+
+STEP_MODELS = ("whole_step", "per_kernel")
+
+
 def from_dict(raw: dict) -> EfficiencyProfile:
     bw = float(raw["bandwidth_efficiency"])
     compute = _points(raw.get("compute_efficiency") or [], "compute_efficiency")
     if not compute:
         raise InputError(Issue("compute_efficiency", "needs at least one [tokens, efficiency] point"))
+    # v1 profiles are seed 002's whole-step roofline; v2 profiles carry per-kernel efficiencies.
+    default_model = "per_kernel" if int(raw.get("schema_version", 1)) >= 2 else "whole_step"
+    step_model = raw.get("step_model", default_model)
+    if step_model not in STEP_MODELS:
+        raise InputError(Issue("step_model", f"must be one of {', '.join(STEP_MODELS)}"))
+    quantized = raw.get("quantized_bandwidth_efficiency") or {}
+    if not isinstance(quantized, dict) or not all(isinstance(v, int | float) and 0 < v <= 1 for v in quantized.values()):
+        raise InputError(Issue("quantized_bandwidth_efficiency", "must map weight dtypes to fractions in (0, 1]"))
     return EfficiencyProfile(
         name=raw["name"],
         gpu=raw.get("gpu"),
@@ -106,6 +174,14 @@ def from_dict(raw: dict) -> EfficiencyProfile:
         interconnect_efficiency=float(raw.get("interconnect_efficiency", 0.8)),
         allreduce_latency_s=float(raw.get("allreduce_latency_s", 0.0)),
         provenance_kind=str(raw.get("provenance", {}).get("kind", "unknown")),
+        step_model=step_model,
+        gemm_efficiency=_gemm_curves(raw.get("gemm_efficiency")),
+        lm_head_efficiency_points=_points(raw.get("lm_head_efficiency") or [], "lm_head_efficiency"),
+        attention_kv_efficiency_points=_points(raw.get("attention_kv_efficiency") or [], "attention_kv_efficiency"),
+        prefill_attention_efficiency=_fraction(raw, "prefill_attention_efficiency"),
+        kernel_overhead_s=float(raw.get("kernel_overhead_s", 0.0)),
+        quantized_bandwidth_efficiency=tuple((str(k), float(v)) for k, v in quantized.items()),
+        notes=tuple(str(n) for n in raw.get("notes") or ()),
     )
 
 

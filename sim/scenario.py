@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from .engine_defaults import TEXTBOOK_MAX_NUM_BATCHED_TOKENS, TEXTBOOK_MAX_NUM_SEQS
 from .errors import InputError, Issue
 from .fields import SCENARIO_FIELDS as FIELDS
-from .fields import Bound, check_choice, check_flag, check_name, check_numbers, coerce, fmt, shown
+from .fields import Bound, check_choice, check_engine_version, check_flag, check_name, check_numbers, coerce, fmt, shown
 from .units import KV_DTYPES, WEIGHT_DTYPES
 
 ENGINES = ("textbook", "vllm", "sglang")
@@ -50,6 +50,7 @@ class Scenario:
     allocation: str = "contiguous"
     block_size_tokens: int = 16
     engine: str = "textbook"
+    engine_version: str | None = None  # None: the engine's current release (sim/data/engine_rules.json)
     profile: str = "textbook"
     max_model_len: int | None = None
     max_num_batched_tokens: int | None = None
@@ -91,6 +92,7 @@ def validate(s: Scenario) -> Scenario:
         problems.append(check_name("model", s.model, "a catalog model id"))
     elif not isinstance(s.config, dict):
         problems.append(Issue("config", f"must be a config.json object (a dict), got {shown(s.config)}"))
+    problems.append(check_engine_version(s.engine, s.engine_version))
     issues = [p for p in problems if p is not None]
     if issues:
         raise InputError(issues)

@@ -38,9 +38,8 @@ class StepClock:
         self.machine = machine
         self._coef: dict[int, tuple[float, float, float, float, float]] = {}
         arch = machine.arch
-        n_slide = arch.num_sliding_layers
-        self._window_tokens = arch.sliding_window_tokens if n_slide else 0
-        self._window_fraction = n_slide / arch.num_layers
+        self._window_tokens = arch.window_tokens
+        self._window_fraction = arch.windowed_layer_fraction
         self._full_fraction = 1.0 - self._window_fraction
         # Bytes of cache one token costs on one rank: what a swap or a KV transfer moves per token.
         self.kv_bytes_per_token = arch.kv_bytes_per_token(machine.kv_bytes_per_element, machine.tp)
@@ -52,9 +51,9 @@ class StepClock:
         if c is None:
             base = step_cost(self.machine, new_tokens=new_tokens, kv_read_tokens=0.0, attention_pairs=0.0)
             probe = step_cost(self.machine, new_tokens=new_tokens, kv_read_tokens=_PROBE, attention_pairs=_PROBE)
-            c = (base.memory_time_s, (probe.memory_time_s - base.memory_time_s) / _PROBE,
-                 base.compute_time_s, (probe.compute_time_s - base.compute_time_s) / _PROBE,
-                 base.allreduce_time_s + base.overhead_s)
+            c = (base.memory_side_s, (probe.memory_side_s - base.memory_side_s) / _PROBE,
+                 base.compute_side_s, (probe.compute_side_s - base.compute_side_s) / _PROBE,
+                 base.serial_s)
             self._coef[new_tokens] = c
         return c
 

@@ -1,6 +1,6 @@
 """From an EngineConfig to the fixed quantities a run needs: the roofline clock, the KV pool in
 blocks, swap and host-cache sizes, link bandwidths -- all read off `sim` (evaluate for the HBM
-budget, the catalog for links, roofline.Machine for step times), never re-derived here.
+budget and the hardware model, evaluate.machine_for, for step times and links), never re-derived here.
 
 Problems come back as `Issue`s naming the field and the allowed range, including the one a
 time-domain run adds: the longest request must fit in the pool on its own, or it would wait forever.
@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import catalog
 from ..errors import InputError, Issue
-from ..evaluate import Result, evaluate, resolve_architecture
-from ..profiles import load_profile
-from ..roofline import Machine
-from ..units import DTYPE_BYTES, GB, GIB
+from ..evaluate import Result, evaluate, machine_for
+from ..units import GB, GIB
 from .blocks import blocks_for
 from .clock import StepClock
 from .config import EngineConfig
@@ -71,16 +68,11 @@ def build(config: EngineConfig) -> tuple[Setup | None, list[Issue], list[str]]:
     if issues:
         return None, issues, list(r.warnings)
     try:
-        arch = resolve_architecture(s)
-        gpu = catalog.gpu(s.gpu)
-        if s.gpu_memory_gib is not None:
-            gpu = gpu.with_memory_bytes(s.gpu_memory_gib * GIB)
-        profile = load_profile(s.profile)
+        # The hardware model evaluate() built for this scenario, not a second copy.
+        machine = machine_for(s)
     except InputError as e:  # evaluate() already accepted these; kept for callers that bypass it
         return None, list(e.issues), []
-    w_el, kv_el = DTYPE_BYTES[s.weight_dtype], DTYPE_BYTES[s.kv_dtype]
-    fp8_compute = s.weight_dtype == "fp8" and bool(gpu.fp8_dense_flops)
-    machine = Machine(arch, gpu, profile, s.tp, w_el, kv_el, fp8_compute)
+    gpu = machine.gpu
     clock = StepClock(machine)
     block_bytes = bs * clock.kv_bytes_per_token
     kv = config.kv

@@ -8,7 +8,7 @@ import math
 import re
 
 import pytest
-from kvlab.sim import Scenario, evaluate, memory
+from kvlab.sim import Scenario, engine_rules, evaluate, memory
 from kvlab.sim import engine_defaults as ed
 from kvlab.sim.catalog import gpu
 from kvlab.sim.evaluate import resolve_architecture
@@ -135,7 +135,20 @@ def test_vllm_refuses_when_one_max_model_len_request_does_not_fit():
 def test_vllm_nccl_counts_inside_the_budget_once_ranks_communicate():
     one = run(engine="vllm", model="qwen3-8b")
     two = run(engine="vllm", model="qwen3-8b", tp=2)
-    assert two.non_torch_bytes - one.non_torch_bytes == memory.NCCL_BYTES
+    rules = engine_rules.rules("vllm")
+    assert (one.non_torch_bytes, two.non_torch_bytes) == (rules.non_torch_bytes, rules.non_torch_tp_bytes)
+    assert two.non_torch_bytes > one.non_torch_bytes
+
+
+def test_vllm_versions_apply_their_profiling_rules():
+    """V0 profiles no sampler term; 0.10-0.16 add the sampler peak to the forward peak; 0.17+
+    take the larger of the two. Qwen3-8B's 152k vocabulary makes the sampler term dominate."""
+    v0, v10, v19 = (run(engine="vllm", engine_version=v) for v in ("0.6.3", "0.10", "0.19.0"))
+    assert v0.activation_reserve_bytes < v19.activation_reserve_bytes < v10.activation_reserve_bytes
+    assert v0.kv_pool_tokens > v19.kv_pool_tokens > v10.kv_pool_tokens
+    assert v19.engine_version == "0.19" and run(engine="vllm").engine_version == engine_rules.rules("vllm").version
+    bad = evaluate(Scenario(engine="vllm", engine_version="9.9"))
+    assert not bad.ok and bad.errors[0]["field"] == "engine_version" and "0.19" in bad.errors[0]["message"]
 
 
 def test_vllm_weights_match_a_logged_figure():
