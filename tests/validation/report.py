@@ -1,0 +1,263 @@
+"""How close is kvlab to public measurements? Evaluates every record in tests/validation with sim.
+
+    python -m tests.validation.report [--profile textbook|published|NAME] [--quiet] [--json]
+
+For each record the report builds the Scenario the record describes (model, GPU, tp, engine and
+version, dtypes, lengths, batch or concurrency, memory settings), evaluates it, and compares:
+
+- memory records: the KV pool (tokens when the log gives tokens, else GiB) with the engine's own
+  accounting (vllm / sglang, at the record's version);
+- perf records, by how the benchmark ran:
+  * static batch (TensorRT-LLM's gptSessionBenchmark, vLLM's benchmark_latency): B prompts
+    prefilled together, then output - 1 decode steps: latency = batch_prefill_s + (output - 1) x
+    itl_s, throughput = B x output / latency; batch-1 first-token tables: ttft_s;
+  * served at a fixed concurrency (AIPerf against an HTTP endpoint): served_itl_s, served_ttft_s,
+    served_tokens_per_s;
+  * offline max throughput (every request issued at once): served_tokens_per_s at a concurrency
+    of the request count.
+
+`--profile published` uses `<gpu>-published` where one exists (textbook elsewhere). Records kvlab
+cannot represent are listed with the reason (model not in the catalog and no config, GPU not in
+the catalog, pipeline parallelism, a dtype kvlab has no path for). Engines kvlab does not model
+(TensorRT-LLM, NIM) are evaluated with vLLM's accounting and CPU costs as the nearest proxy, and
+say so in the row. Errors are (predicted - measured) / measured; the summary gives the median and
+p90 of their absolute values per metric, and the median signed error (negative: kvlab too low).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from kvlab.sim import Scenario, evaluate, gpu_ids, model_ids, profile_names
+
+HERE = Path(__file__).parent
+MODELED_ENGINES = ("vllm", "sglang")
+DTYPES = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "int8-w8a8": "int8", "int8": "int8", "int4": "int4"}
+METRICS = ("itl", "tok_per_s", "ttft", "kv_pool")
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    metric: str
+    measured: float
+    predicted: float
+    note: str = ""
+
+    @property
+    def error(self) -> float:
+        return (self.predicted - self.measured) / self.measured
+
+
+def load(name: str) -> list[dict]:
+    return json.loads((HERE / name).read_text())["records"]
+
+
+def _profile(choice: str, gpu: str) -> str:
+    if choice == "published":
+        name = f"{gpu.split('-')[0]}-published"
+        return name if name in profile_names() else "textbook"
+    return choice
+
+
+def _model(rec: dict) -> tuple[dict | None, str]:
+    """Scenario model fields for a record, or (None, reason)."""
+    if rec.get("model") in model_ids():
+        return {"model": rec["model"]}, ""
+    cfg = rec.get("hf_config")
+    if cfg:
+        keys = ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
+                "intermediate_size", "vocab_size", "max_position_embeddings", "tie_word_embeddings")
+        config = {k: cfg[k] for k in keys if k in cfg}
+        config["model_type"] = "llama"
+        config["_name_or_path"] = rec.get("hf_id") or rec["model"]
+        return {"config": config}, ""
+    return None, f"model {rec.get('model')!r} is not in kvlab's catalog and the record has no config"
+
+
+def _engine(rec: dict) -> tuple[str, str | None, str]:
+    engine = str(rec.get("engine") or "")
+    if engine in MODELED_ENGINES:
+        version = rec.get("engine_version")
+        text = str(version or "")
+        if version is None or not text[:1].isdigit():
+            version = "0.6" if rec.get("engine_mode") == "V0" else None
+        else:
+            version = ".".join(text.split(".")[:2])
+        return engine, version, ""
+    return "vllm", None, f"{engine.split(' ')[0]} evaluated with vLLM's rules (proxy)"
+
+
+def _common(rec: dict, profile_choice: str) -> tuple[dict | None, str]:
+    model, why = _model(rec)
+    if model is None:
+        return None, why
+    gpu = rec.get("gpu")
+    if gpu not in gpu_ids():
+        return None, f"GPU {gpu!r} is not in kvlab's catalog"
+    if (rec.get("pp") or 1) > 1:
+        return None, "pipeline parallelism is not modelled"
+    if rec.get("tp") not in (1, 2, 4, 8):
+        return None, f"tp {rec.get('tp')} is not modelled"
+    weight = DTYPES.get(str(rec.get("weight_dtype") or "bf16"))
+    kv = DTYPES.get(str(rec.get("kv_dtype") or "bf16"))
+    if weight is None or kv is None or kv == "int4":
+        return None, f"dtypes {rec.get('weight_dtype')}/{rec.get('kv_dtype')} have no path in kvlab"
+    engine, version, note = _engine(rec)
+    fields = dict(model, gpu=gpu, tp=rec["tp"], weight_dtype=weight, kv_dtype=kv, engine=engine,
+                  profile=_profile(profile_choice, gpu), allocation="paged")
+    if "engine_version" in Scenario.__dataclass_fields__:  # absent before issue 11: the report also measures older kvlabs
+        fields["engine_version"] = version
+    return fields, note
+
+
+def memory_rows(profile_choice: str) -> tuple[list[Row], list[tuple[str, str]]]:
+    rows, skipped = [], []
+    for rec in load("memory_records.json"):
+        fields, note = _common(rec, profile_choice)
+        if fields is None:
+            skipped.append((rec["id"], note))
+            continue
+        if rec.get("engine") not in MODELED_ENGINES:
+            skipped.append((rec["id"], f"memory accounting of {rec.get('engine')} is not modelled"))
+            continue
+        max_len = rec.get("max_model_len")
+        fields.update(max_model_len=max_len, prompt_tokens=min(1024, max(max_len - 128, 1)) if max_len else 1024,
+                      output_tokens=min(128, max_len - 1) if max_len else 128, concurrency=1)
+        if rec.get("gpu_memory_utilization") is not None:
+            fields["gpu_memory_utilization"] = rec["gpu_memory_utilization"]
+        if rec.get("mem_fraction_static") is not None:
+            fields["mem_fraction_static"] = rec["mem_fraction_static"]
+        r = evaluate(Scenario(**fields))
+        if not r.ok:
+            skipped.append((rec["id"], "sim refused: " + r.errors[0]["message"][:80]))
+            continue
+        if rec.get("kv_pool_tokens"):
+            rows.append(Row(rec["id"], "kv_pool", rec["kv_pool_tokens"], r.kv_pool_tokens, note or "tokens"))
+        elif rec.get("kv_pool_gib"):
+            rows.append(Row(rec["id"], "kv_pool", rec["kv_pool_gib"], r.kv_pool_bytes / 2**30, note or "GiB"))
+        else:
+            skipped.append((rec["id"], "no KV pool figure"))
+    return rows, skipped
+
+
+def _served(r, name: str, fallback: str):
+    value = getattr(r, name, None)
+    return value if value is not None else getattr(r, fallback)
+
+
+def perf_rows(profile_choice: str) -> tuple[list[Row], list[tuple[str, str]]]:
+    rows, skipped = [], []
+    for rec in load("perf_records.json"):
+        fields, note = _common(rec, profile_choice)
+        if fields is None:
+            skipped.append((rec["id"], note))
+            continue
+        prompt, out = rec["input_tokens"], rec["output_tokens"]
+        bs, conc = rec.get("batch_size"), rec.get("concurrency")
+        gpus = rec.get("gpu_count") or rec["tp"]
+        measured_tps = rec.get("output_tok_per_s") or (rec["output_tok_per_s_per_gpu"] * gpus
+                                                       if rec.get("output_tok_per_s_per_gpu") else None)
+        if gpus > 1 and "per GPU or total is not stated" in str(rec.get("notes")):
+            skipped.append((rec["id"], "the record says its throughput may be per GPU or total (not stated); tp > 1"))
+            continue
+        fields.update(prompt_tokens=prompt, output_tokens=out)
+        if bs:
+            # A static batch: every sequence admitted together; the scheduler cap must not cut it.
+            fields.update(concurrency=bs, max_num_seqs=max(bs, 256), max_num_batched_tokens=max(bs * prompt, 8192))
+        elif conc:
+            fields.update(concurrency=conc)
+        elif rec.get("num_requests"):
+            fields.update(concurrency=min(rec["num_requests"], 1_000_000), max_num_seqs=2048, max_num_batched_tokens=8192)
+        else:
+            skipped.append((rec["id"], "no batch size, concurrency or request count"))
+            continue
+        r = evaluate(Scenario(**fields))
+        if not r.ok or not r.batch:
+            why = r.errors[0]["message"][:80] if r.errors else "nothing fits"
+            skipped.append((rec["id"], "sim refused: " + why))
+            continue
+        if bs:
+            if bs > r.batch:
+                note = (note + "; " if note else "") + f"pool holds {r.batch} of {bs}"
+            batch_prefill = getattr(r, "batch_prefill_s", None) or r.ttft_s * r.batch
+            latency = batch_prefill + (out - 1) * r.itl_s
+            if rec.get("ttft_ms") is not None and out == 1:
+                rows.append(Row(rec["id"], "ttft", rec["ttft_ms"] / 1e3, r.ttft_s, note))
+            if measured_tps:
+                rows.append(Row(rec["id"], "tok_per_s", measured_tps, r.batch * out / latency, note))
+            if rec.get("e2e_latency_ms"):
+                # The mean step of a static batch: latency / output is what the record measures.
+                rows.append(Row(rec["id"], "itl", rec["e2e_latency_ms"] / 1e3 / out, latency / out, (note + "; " if note else "")
+                                + "latency / output"))
+        else:
+            if rec.get("itl_ms") or rec.get("tpot_ms"):
+                rows.append(Row(rec["id"], "itl", (rec.get("itl_ms") or rec["tpot_ms"]) / 1e3, _served(r, "served_itl_s", "itl_s"), note))
+            if rec.get("ttft_ms"):
+                rows.append(Row(rec["id"], "ttft", rec["ttft_ms"] / 1e3, _served(r, "served_ttft_s", "ttft_s"), note))
+            if measured_tps:
+                served = getattr(r, "served_tokens_per_s", 0.0) or r.decode_tokens_per_s
+                rows.append(Row(rec["id"], "tok_per_s", measured_tps, served, note))
+    return rows, skipped
+
+
+def _percentile(values: list[float], q: float) -> float:
+    s = sorted(values)
+    if not s:
+        return math.nan
+    k = (len(s) - 1) * q
+    lo, hi = int(math.floor(k)), int(math.ceil(k))
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def summarize(rows: list[Row]) -> dict[str, dict]:
+    out = {}
+    for metric in METRICS:
+        errs = [row.error for row in rows if row.metric == metric]
+        if errs:
+            out[metric] = {"n": len(errs), "median_abs": statistics.median(abs(e) for e in errs),
+                           "p90_abs": _percentile([abs(e) for e in errs], 0.9), "median_signed": statistics.median(errs)}
+    return out
+
+
+def run(profile_choice: str) -> tuple[list[Row], list[tuple[str, str]], dict]:
+    mem, mem_skipped = memory_rows(profile_choice)
+    perf, perf_skipped = perf_rows(profile_choice)
+    rows = perf + mem
+    return rows, mem_skipped + perf_skipped, summarize(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--profile", default="textbook", help="textbook, published (<gpu>-published), or a profile name")
+    p.add_argument("--quiet", action="store_true", help="summary only")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    args = p.parse_args(argv)
+    rows, skipped, summary = run(args.profile)
+    if args.json:
+        print(json.dumps(summary, sort_keys=True))
+        return 0
+    if not args.quiet:
+        print(f"{'record':52} {'metric':9} {'measured':>12} {'kvlab':>12} {'error':>8}  note")
+        for row in rows:
+            print(f"{row.id[:52]:52} {row.metric:9} {row.measured:12.4g} {row.predicted:12.4g} {row.error:+8.1%}  {row.note}")
+        print()
+        print(f"skipped {len(skipped)} records:")
+        for rid, why in skipped:
+            print(f"  {rid}: {why}")
+        print()
+    print(f"profile {args.profile}: {'metric':9} {'n':>3} {'median |err|':>13} {'p90 |err|':>10} {'median err':>11}")
+    pad = " " * (len(args.profile) + 9)
+    for metric, s in summary.items():
+        print(f"{pad}{metric:9} {s['n']:3d} {s['median_abs']:13.1%} {s['p90_abs']:10.1%} {s['median_signed']:+11.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
