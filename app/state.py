@@ -99,7 +99,7 @@ class Settings(param.Parameterized):
     allocation = param.Selector(default=DEFAULTS.allocation, objects=list(ALLOCATIONS), label=LABELS["allocation"],
                                 doc="contiguous: a sequence reserves its final length at admission; paged: blocks as it grows")
     engine = param.Selector(default=DEFAULTS.engine, objects=list(ENGINES), label=LABELS["engine"],
-                            doc="how the HBM budget is accounted: seed 002's textbook, vLLM's or SGLang's")
+                            doc="how the HBM budget is accounted: the textbook rule, vLLM's or SGLang's")
     profile = param.Selector(default=DEFAULTS.profile, objects=sim.profile_names(), label=LABELS["profile"],
                              doc="achieved fractions of the datasheet peaks")
     block_size_tokens = _numeric("block_size_tokens")

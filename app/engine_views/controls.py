@@ -58,7 +58,7 @@ class LabControls(pn.viewable.Viewer):
             w[name] = pn.widgets.IntInput.from_param(p[name], **WIDE)
         for name in ("prompt_sigma", "output_sigma", "prefix_fraction", "watermark_fraction", "new_token_ratio",
                      "tokenize_s_per_token", "block_table_s_per_block", "swap_space_gib", "host_cache_gib", "mem_fraction_static",
-                     "ttft_target_s", "itl_target_s"):
+                     "ttft_target_s", "itl_target_s", "gpu_memory_gib"):
             w[name] = pn.widgets.FloatInput.from_param(p[name], **WIDE)
         for name, widget in w.items():
             widget.css_classes = [*widget.css_classes, f"kv-w-lab-{name.replace('_', '-')}"]
@@ -108,10 +108,11 @@ class LabControls(pn.viewable.Viewer):
             card("Shared prefixes", "prefix_tokens", "prefix_fraction", "prefix_groups"),
             card("Import a trace", extra=(self.trace, trace_help)),
             _heading("Scheduler"), w["policy"], w["compare_policy"],
-            card("Admission and CPU costs (seed 000)", "admission", "watermark_fraction", "new_token_ratio", "tokenizer",
+            card("Admission and CPU costs", "admission", "watermark_fraction", "new_token_ratio", "tokenizer",
                  "tokenize_s_per_token", "block_table", "block_table_s_per_block"),
             card("KV memory", "preemption", "swap_space_gib", "prefix_caching", "host_cache_gib"),
             card("Hardware and model", "model", "gpu", "tp", "kv_dtype", "weight_dtype", "engine", "gpu_memory_utilization",
+                 "gpu_memory_gib",
                  "mem_fraction_static", "max_num_seqs", "max_num_batched_tokens"),
             card("Cluster", "disaggregated", "replicas", "prefill_instances", "decode_instances"),
             card("Goodput targets", "ttft_target_s", "itl_target_s"),

@@ -33,16 +33,22 @@ from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 from ..state import gpu_choices, model_choices
 
 NO_COMPARISON = "none"
-LAB_PRESETS = ("default", "seed000-shared-queue", "seed000-chunked", "seed000-lanes", "seed001-saturation",
-               "seed004-cliff", "seed004-cliff-fp8")
+LAB_PRESETS = ("default", "seed000-shared-queue", "seed000-chunked", "seed000-lanes", "long-prompts-light", "seed001-saturation",
+               "preemption-demo", "seed004-cliff", "seed004-cliff-fp8", "cliff-2x-hbm", "prefix-rag", "disagg-1p1d")
+# Labels say what the scenario is; the ids keep the source documents' numbers for old links.
 PRESET_LABELS = {
     "default": "Default: Qwen3-8B, one H100, moderate load",
-    "seed000-shared-queue": "Seed 000: long prompts, one shared queue (+ CPU costs)",
-    "seed000-chunked": "Seed 000: chunked prefill, decode first",
-    "seed000-lanes": "Seed 000: separate lanes, decode priority",
-    "seed001-saturation": "Seed 001: SGLang at KV saturation",
-    "seed004-cliff": "Seed 004: the batching cliff (BF16 cache)",
-    "seed004-cliff-fp8": "Seed 004: the batching cliff (FP8 cache)",
+    "seed000-shared-queue": "Long prompts on 8 GPUs: one shared queue (+ CPU costs)",
+    "seed000-chunked": "Long prompts on 8 GPUs: chunked prefill, decode first",
+    "seed000-lanes": "Long prompts on 8 GPUs: separate lanes, decode priority",
+    "long-prompts-light": "Long prompts on 8 GPUs at light load (0.5 req/s)",
+    "seed001-saturation": "SGLang at KV saturation (150 slots, long answers)",
+    "preemption-demo": "Saturation with watermark admission: preemptions",
+    "seed004-cliff": "The batching cliff (BF16 cache)",
+    "seed004-cliff-fp8": "The batching cliff (FP8 cache)",
+    "cliff-2x-hbm": "The batching cliff with 2x HBM, same bandwidth",
+    "prefix-rag": "RAG: a shared 2,000-token prefix on 90% of requests",
+    "disagg-1p1d": "Disaggregated: 1 prefill + 1 decode instance",
 }
 DEFAULT = preset("default")
 
@@ -107,7 +113,7 @@ SCHEDULING_FIELDS = ("policy", "admission", "watermark_fraction", "new_token_rat
 KV_FIELDS = ("preemption", "swap_space_gib", "prefix_caching", "host_cache_gib")
 CLUSTER_FIELDS = ("disaggregated", "replicas", "prefill_instances", "decode_instances")
 SCENARIO_KEYS = ("model", "gpu", "tp", "kv_dtype", "weight_dtype", "engine", "gpu_memory_utilization", "mem_fraction_static",
-                 "max_num_seqs", "max_num_batched_tokens")
+                 "max_num_seqs", "max_num_batched_tokens", "gpu_memory_gib")
 TARGET_FIELDS = ("ttft_target_s", "itl_target_s")
 # Everything that changes a run (the sweep range and the display choices do not).
 RUN_FIELDS = SCENARIO_KEYS + WORKLOAD_FIELDS + SCHEDULING_FIELDS + KV_FIELDS + CLUSTER_FIELDS + TARGET_FIELDS + ("compare_policy",)
@@ -126,6 +132,7 @@ class LabSettings(param.Parameterized):
     weight_dtype = param.Selector(default="bf16", objects=list(WEIGHT_DTYPES), label="Weight precision")
     engine = param.Selector(default=DEFAULT.scenario.engine, objects=["vllm", "sglang", "textbook"], label="Memory accounting")
     gpu_memory_utilization = _scenario_number("gpu_memory_utilization", 0.9, "gpu_memory_utilization")
+    gpu_memory_gib = _scenario_number("gpu_memory_gib", None, "GPU memory override (GiB)")
     mem_fraction_static = _scenario_number("mem_fraction_static", None, "mem_fraction_static (SGLang)")
     max_num_seqs = _scenario_number("max_num_seqs", DEFAULT.scenario.max_num_seqs, "max_num_seqs")
     max_num_batched_tokens = _scenario_number("max_num_batched_tokens", DEFAULT.scenario.max_num_batched_tokens,

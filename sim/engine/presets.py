@@ -79,6 +79,41 @@ def disaggregated(prefill: int = 1, decode: int = 1, base: EngineConfig | None =
     return base.with_(cluster=Cluster(disaggregated=True, prefill_instances=prefill, decode_instances=decode))
 
 
+def long_prompts_light() -> EngineConfig:
+    """The long-prompt 70B deployment at light load (0.5 requests/s, about a quarter of the
+    shared queue's capacity), CPU costs off: where the tail comes from the longest prompts'
+    own prefill, and where chunked prefill is a trade rather than a win."""
+    return seed000("fcfs", cpu_costs=False).with_(rate_per_s=0.5)
+
+
+def prefix_rag() -> EngineConfig:
+    """A retrieval-augmented chat shape: 90% of requests open with the same 2,000-token system
+    prompt and retrieved-context template, prompts of about 2,400 tokens, short answers, 6
+    requests/s on one H100. Toggle prefix caching to see what computing only the suffix buys."""
+    return default().with_(prompt_dist="lognormal", prompt_tokens=2400, prompt_min_tokens=2100, prompt_max_tokens=8192,
+                           prompt_sigma=0.3, output_dist="lognormal", output_tokens=150, output_min_tokens=16,
+                           output_max_tokens=1024, output_sigma=0.5, prefix_tokens=2000, prefix_fraction=0.9,
+                           prefix_groups=1, rate_per_s=6.0, num_requests=600)
+
+
+def disagg_1p1d() -> EngineConfig:
+    """One prefill and one decode instance (two H100s) at 8 requests/s with a 15 ms ITL target:
+    compare with two colocated replicas on the same two GPUs."""
+    return disaggregated(1, 1, default().with_(rate_per_s=8.0)).with_(itl_target_s=0.015)
+
+
+def preemption_demo() -> EngineConfig:
+    """The saturated SGLang-shaped pool with vLLM-style watermark admission: requests are admitted
+    while blocks are free, their answers then grow past the pool, and the engine preempts."""
+    return seed001().with_(admission="watermark", num_requests=400)
+
+
+def cliff_2x_hbm() -> EngineConfig:
+    """The batching cliff's workload on an H100 with twice the memory (160 GiB) and the same
+    bandwidth: a counterfactual that moves only the pool."""
+    return seed004().with_(gpu_memory_gib=160.0)
+
+
 PRESETS = {
     "default": default,
     "seed000-shared-queue": lambda: seed000("fcfs", cpu_costs=True),
@@ -87,6 +122,11 @@ PRESETS = {
     "seed001-saturation": seed001,
     "seed004-cliff": seed004,
     "seed004-cliff-fp8": lambda: seed004("fp8"),
+    "long-prompts-light": long_prompts_light,
+    "prefix-rag": prefix_rag,
+    "disagg-1p1d": disagg_1p1d,
+    "preemption-demo": preemption_demo,
+    "cliff-2x-hbm": cliff_2x_hbm,
 }
 
 

@@ -107,15 +107,18 @@ def test_try_this_and_views_open_valid_states(lesson):
     for step in lesson.steps:
         for t in step.try_this:
             if t.panel == "serving_lab":
-                cfg = runs.lab_config(**t.start) if "preset" in t.start else None
-                assert cfg is not None and simulate(cfg.with_(num_requests=20)).ok, t.change
+                start = dict(t.start)
+                cfg = runs.lab_config(start.pop("preset"), **start)
+                assert simulate(cfg.with_(num_requests=20)).ok, t.change
             else:
                 assert t.panel in ("admission", "phases"), t.panel
                 assert evaluate(runs.BASE.with_(**t.start)).ok, t.change
         if step.view is not None and step.view.kind == "steady":
             assert evaluate(runs.BASE.with_(**step.view.state)).errors == [], step.view.caption
         elif step.view is not None:
-            preset(step.view.state["preset"])
+            state = dict(step.view.state)
+            state.pop("compare_policy", None)
+            assert simulate(preset(state.pop("preset")).with_(**{**state, "num_requests": 20})).ok, step.view.caption
 
 
 def test_course_lists_23_lessons_and_known_ideas():

@@ -1,0 +1,108 @@
+"""C3. Head-of-line blocking, and chunked prefill as a trade."""
+
+from __future__ import annotations
+
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
+from .runs import lab, secs
+
+LIGHT = "long-prompts-light"
+BUSY = "seed000-chunked"
+
+
+def build() -> Lesson:
+    whole, chunk = lab(LIGHT), lab(LIGHT, policy="chunked")
+    small, big = lab(LIGHT, policy="chunked", max_num_batched_tokens=512), lab(LIGHT, policy="chunked", max_num_batched_tokens=8192)
+    busy_whole = lab(BUSY, policy="fcfs")
+    busy_chunk = lab(BUSY)
+    p99_ratio = chunk.itl_s.p99 / whole.itl_s.p99
+
+    q1 = Prediction(
+        key="c3-light",
+        question=(f"The long-prompt deployment at light load ({whole.config['workload']['rate_per_s']:g} req/s). One "
+                  "shared queue runs each prompt whole, and every running answer waits while it does. Switch to chunked "
+                  "prefill: prompts split into 2,048-token pieces that share steps with the running decodes. What happens "
+                  "to the 99th-percentile gap between tokens (p99 ITL)?"),
+        choices=(
+            Choice("much better", "Chunking is sold as the cure for stalls, and it does cure the worst ones. But at light "
+                                  "load, stalls are rare enough to sit above the 99th percentile."),
+            Choice("about the same", "Something does change: decodes now share many steps with prefill chunks."),
+            Choice("much worse", "Most steps used to be pure decode, a few milliseconds each. Now a decode often rides "
+                                 "in a step that also computes a 2,048-token chunk, and that step is longer."),
+        ),
+        answer=bucket(p99_ratio, [(0.5, "much better"), (2, "about the same")], "much worse"),
+        reveal=(f"**p99 ITL goes from {secs(whole.itl_s.p99)} to {secs(chunk.itl_s.p99)}** ({p99_ratio:.0f}x worse), while the "
+                f"worst gap falls from {secs(whole.itl_s.max)} to {secs(chunk.itl_s.max)}. p99 TTFT: {secs(whole.ttft_s.p99)} "
+                f"whole, {secs(chunk.ttft_s.p99)} chunked."),
+        gives_away=(f"{secs(chunk.itl_s.p99)}",),
+    )
+    s1 = f"""
+A long prompt processed whole is **head-of-line blocking**: every running answer waits behind it. Chunked
+prefill bounds that wait to one chunk, so the worst stall shrinks from {secs(whole.itl_s.max)} to
+{secs(chunk.itl_s.max)}. The price is paid by the typical token: many decode steps now carry a chunk, so the
+99th-percentile gap grows, and TTFT does not improve at this load (the first token still needs every chunk).
+
+It is a trade, and the chunk size (`max_num_batched_tokens`) is the dial: 512-token chunks give p99 ITL
+{secs(small.itl_s.p99)} and a worst gap of {secs(small.itl_s.max)}; 8,192-token chunks give
+{secs(big.itl_s.p99)} and {secs(big.itl_s.max)}.
+"""
+    step1 = Step(q1, s1, (
+        holds("at light load chunking makes p99 ITL at least 5x worse", p99_ratio >= 5, f"x{p99_ratio:.1f}"),
+        holds("at light load chunking cuts the worst ITL at least 20x", chunk.itl_s.max * 20 <= whole.itl_s.max,
+              f"{whole.itl_s.max:.3f} -> {chunk.itl_s.max:.3f} s"),
+        holds("at light load chunking does not improve p99 TTFT", chunk.ttft_s.p99 >= 0.98 * whole.ttft_s.p99,
+              f"{whole.ttft_s.p99:.3f} -> {chunk.ttft_s.p99:.3f} s"),
+        holds("smaller chunks: lower p99 ITL and lower worst ITL", small.itl_s.p99 < chunk.itl_s.p99 and small.itl_s.max < chunk.itl_s.max,
+              f"p99 {small.itl_s.p99:.4f} vs {chunk.itl_s.p99:.4f}; max {small.itl_s.max:.3f} vs {chunk.itl_s.max:.3f}"),
+        holds("bigger chunks: a larger worst ITL", big.itl_s.max > chunk.itl_s.max, f"{big.itl_s.max:.3f} vs {chunk.itl_s.max:.3f}"),
+    ), LiveView("lab", ("summary", "distribution"), {"preset": LIGHT, "policy": "chunked", "compare_policy": "fcfs"},
+                ("max_num_batched_tokens", "policy"),
+                "Chunked prefill at light load against the shared queue (orange), on the same requests."),
+        (TryThis("In the serving lab, set the comparison policy to fcfs, then move max_num_batched_tokens between 512 and 8192.",
+                 {"preset": LIGHT, "policy": "chunked"}, panel="serving_lab"),))
+
+    q2 = Prediction(
+        key="c3-busy",
+        question=(f"Now the same deployment near saturation ({busy_whole.config['workload']['rate_per_s']:g} req/s). "
+                  "Chunking's effect on p99 ITL is..."),
+        choices=(
+            Choice("worse, as at light load", "At this load stalls are frequent enough to set the 99th percentile "
+                                              "themselves."),
+            Choice("about 10x better", "Many decodes now wait behind whole prompts; bounding each wait to a chunk "
+                                       "removes the tail."),
+            Choice("unchanged", "The engine is busy with both policies, but in very different ways."),
+        ),
+        answer=bucket(busy_whole.itl_s.p99 / busy_chunk.itl_s.p99, [(0.8, "worse, as at light load"), (3, "unchanged")],
+                      "about 10x better"),
+        reveal=(f"**p99 ITL {secs(busy_whole.itl_s.p99)} whole, {secs(busy_chunk.itl_s.p99)} chunked**; p99 TTFT "
+                f"{secs(busy_whole.ttft_s.p99)} and {secs(busy_chunk.ttft_s.p99)}."),
+        gives_away=(f"{secs(busy_chunk.itl_s.p99)} chunked",),
+    )
+    s2 = """
+Near saturation, chunking also helps time to first token. That is a capacity effect: decode tokens ride
+inside compute-bound prefill steps almost for free, instead of each decode step paying its own weight read,
+so the same GPUs finish more work per second and queues are shorter. Whether chunking helps depends on load:
+measure at the load you run.
+"""
+    step2 = Step(q2, s2, (
+        holds("near saturation chunking cuts p99 ITL at least 5x", busy_whole.itl_s.p99 >= 5 * busy_chunk.itl_s.p99,
+              f"{busy_whole.itl_s.p99:.3f} -> {busy_chunk.itl_s.p99:.3f} s"),
+        holds("near saturation chunking cuts p99 TTFT", busy_chunk.ttft_s.p99 < 0.85 * busy_whole.ttft_s.p99,
+              f"{busy_whole.ttft_s.p99:.2f} -> {busy_chunk.ttft_s.p99:.2f} s"),
+    ), LiveView("lab", ("summary", "distribution"), {"preset": BUSY, "compare_policy": "fcfs"}, ("rate_per_s",),
+                "Near saturation: chunked prefill against the shared queue (orange)."),
+        (TryThis("In the serving lab, compare policies at 2.0 req/s, then lower the rate to 0.5 and compare again.",
+                 {"preset": BUSY}, panel="serving_lab"),))
+    return Lesson(
+        code="C3", slug="lesson_c3", title="Chunked prefill is a trade",
+        objective="Explain head-of-line blocking, what chunked prefill bounds and what it costs, and why the answer "
+                  "depends on load and chunk size.",
+        prerequisites=("C1",), minutes=10,
+        setup="A 30,000-token prompt arrives while forty answers are streaming. Who waits, and for how long?",
+        steps=(step1, step2),
+        recap=("Whole-prompt prefill blocks every running decode: rare but long stalls.",
+               "Chunking bounds the stall and lengthens typical decode steps: at light load p99 ITL gets worse.",
+               "Near saturation chunking wins on both ITL and TTFT, by capacity; chunk size is the dial."),
+        not_captured=("The separate-lanes policy in the lab is a model of the fix the long-prompt case study describes; "
+                      "its CPU-side parts (tokenizer pool, incremental block tables) are lesson C4's topic.",),
+        ideas=("head-of-line", "chunked-prefill-trade", "lanes"),
+    )

@@ -1,0 +1,91 @@
+"""E1. Prefix caching: compute only the suffix."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from kvlab.sim.engine.sweep import rate_sweep
+
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
+from .runs import lab, lab_config, pct, secs
+
+PRESET = "prefix-rag"
+RATES = (4.0, 8.0, 12.0, 16.0, 20.0)
+
+
+@cache
+def capacity(caching: bool) -> float:
+    """Highest completed requests/s over a sweep: what the GPU finishes when offered more than it can."""
+    sweep = rate_sweep(lab_config(PRESET, prefix_caching=caching, num_requests=400), list(RATES))
+    return max(p.throughput_per_s for p in sweep.points)
+
+
+def build() -> Lesson:
+    on, off = lab(PRESET), lab(PRESET, prefix_caching=False)
+    ratio = on.ttft_s.p50 / off.ttft_s.p50
+    cap_on, cap_off = capacity(True), capacity(False)
+
+    q1 = Prediction(
+        key="e1-ttft",
+        question=("A retrieval app: 90% of requests open with the same 2,000-token instructions; prompts are about 2,400 "
+                  "tokens; 6 requests/s on one H100. Turn prefix caching on. Median time to first token becomes..."),
+        choices=(
+            Choice("x0.9", "This assumes the prefix is a small part of the work; it is most of each prompt."),
+            Choice("x0.5", "Closer, but a hit skips the whole shared part, not half of it."),
+            Choice("about x0.2", "A hit computes only the suffix, a few hundred tokens instead of 2,400."),
+        ),
+        answer=bucket(ratio, [(0.35, "about x0.2"), (0.7, "x0.5")], "x0.9"),
+        reveal=(f"**{secs(off.ttft_s.p50)} to {secs(on.ttft_s.p50)}** (x{ratio:.2f}); {pct(on.prefix_hit_rate)} of prompt "
+                "tokens were found in the cache."),
+        gives_away=(f"{secs(on.ttft_s.p50)}** (x{ratio:.2f})",),
+    )
+    s1 = """
+Keys and values of a token depend only on the tokens before it. Two prompts that start with the same
+tokens therefore have the same cache for that start, and an engine can keep those blocks and reuse them: the
+new request computes only its own suffix. Put what is shared (instructions, tools, examples) first and what
+varies last, and keep the shared part byte-for-byte identical: one changed token early on ends the match.
+"""
+    step1 = Step(q1, s1, (
+        holds("prefix caching cuts median TTFT at least 3x", ratio < 1 / 3, f"x{ratio:.3f}"),
+        holds("more than half the prompt tokens hit the cache", on.prefix_hit_rate > 0.5, f"{on.prefix_hit_rate:.3f}"),
+    ), LiveView("lab", ("summary", "distribution"), {"preset": PRESET, "prefix_caching": False}, ("prefix_caching", "prefix_fraction"),
+                "The RAG workload with prefix caching off: tick it on."),
+        (TryThis("In the serving lab, tick prefix caching off and on and compare TTFT.", {"preset": PRESET},
+                 panel="serving_lab"),))
+
+    q2 = Prediction(
+        key="e1-capacity",
+        question=(f"Offer more and more traffic. Without prefix caching the GPU completes at most {cap_off:.1f} requests/s. "
+                  "With it?"),
+        choices=(
+            Choice("the same", "Caching saves prefill compute, and prefill is what this GPU spends most on."),
+            Choice("a little more", "It saves most of every prefill; that is not a small saving here."),
+            Choice("much more", "Prefill of the shared part was most of the GPU's work; without it the same GPU serves "
+                                "more requests."),
+        ),
+        answer=bucket(cap_on / cap_off, [(1.05, "the same"), (1.25, "a little more")], "much more"),
+        reveal=f"**{cap_on:.1f} requests/s** at the highest rate swept, {cap_on / cap_off:.2f} times.",
+        gives_away=(f"**{cap_on:.1f} requests/s**",),
+    )
+    s2 = """
+Prefix caching is economics as much as latency: the work skipped is GPU time not bought. It also costs pool
+space: cached blocks stay until the pool needs them and are evicted least-recently-used first, so a hot prefix
+survives and a cold one goes.
+"""
+    step2 = Step(q2, s2, (
+        holds("prefix caching raises the completed rate at least 25%", cap_on > 1.25 * cap_off, f"{cap_off:.2f} -> {cap_on:.2f}"),
+    ), LiveView("lab", ("sweep",), {"preset": PRESET}, ("prefix_caching",), "The rate sweep with prefix caching; run it."),
+        (TryThis("In the serving lab, run the rate sweep with prefix caching on, then off.", {"preset": PRESET},
+                 panel="serving_lab"),))
+    return Lesson(
+        code="E1", slug="lesson_e1", title="Prefix caching: compute only the suffix",
+        objective="Quantify what prefix caching does to TTFT and to capacity, and design prompts that share prefixes.",
+        prerequisites=("C1", "B1"), minutes=8,
+        setup="Many applications send the same long instructions with every request. Must the GPU read them anew each time?",
+        steps=(step1, step2),
+        recap=("A prefix hit computes only the suffix: TTFT falls and capacity rises.",
+               "Shared text first, varying text last, byte-for-byte identical."),
+        not_captured=("The workload's shared prefix is one group; real applications have many, and hit rates depend on "
+                      "their popularity and the pool's size.",),
+        ideas=("prefix-caching", "prompt-design-prefix", "prefix-economics"),
+    )
