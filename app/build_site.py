@@ -1,4 +1,4 @@
-"""`kvlab build-site`: write the static Pyodide site into static/.
+"""`kvlab build-site`: write the static Pyodide site into ./site (or --out).
 
     kvlab build-site                              # CDN for Pyodide, Panel and Bokeh (the default)
     kvlab build-site --pyodide-dir DIR --inline   # Pyodide and the JavaScript served from the site itself
@@ -40,7 +40,8 @@ from pathlib import Path
 from kvlab.app.site_shell import TemplateChanged, patch_page, patch_worker, rewrite, worker_pyodide_url
 from kvlab.app.site_wheel import APP_WHEEL, ROOT, SIM_WHEEL, build_wheel, kvlab_version, package_files
 
-DEFAULT_OUT = ROOT / "static"
+# The current folder, never the package: an installed kvlab must not write into site-packages.
+DEFAULT_OUT = Path("site")
 DEFAULT_PAGE_GLOBS = ("app/pages/*.py", "lessons/*.py")
 ASSETS_DIR = Path(__file__).resolve().parent / "site_assets"
 OWN_PACKAGES = frozenset({"kvlab"})
@@ -285,7 +286,7 @@ The same pages run locally with <code>kvlab serve</code>.</p>
 
 def build(opts: SiteOptions) -> SiteReport:
     """Build the site; raise BuildError with a message that names the option or page at fault."""
-    if str(ROOT) not in sys.path:  # page scripts import app.* and sim.*
+    if (ROOT / "kvlab").is_dir() and str(ROOT) not in sys.path:  # a checkout: pages import its kvlab.*
         sys.path.insert(0, str(ROOT))
     pages = discover_pages(opts.page_globs)
     if not pages:
@@ -373,7 +374,7 @@ def packed_wheels(resources_zip: Path) -> dict[str, bytes]:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kvlab build-site", description="Write kvlab's static Pyodide site (every panel and lesson "
                                 "page, kvlab's wheels, an index) into a folder. Offline; CDNs are used only by the reader's browser.")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder to write (default: static/ in the repository); "
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder to write (default: site/ in the current folder); "
                    "replaced on each build")
     p.add_argument("--pages", nargs="+", metavar="GLOB", default=list(DEFAULT_PAGE_GLOBS),
                    help="page scripts to convert, as globs relative to the repository or absolute (default: %(default)s)")

@@ -60,7 +60,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def command(port: int, show: bool, pages: list[Path]) -> list[str]:
     origin = f"{ADDRESS}:{port}"
-    cmd = [sys.executable, "-m", "panel", "serve", *map(str, pages),
+    # -P: the working folder is not put on sys.path, so neither a user's folder (its own app.py)
+    # nor an installed package's folder is importable under a second, top-level name.
+    cmd = [sys.executable, "-P", "-m", "panel", "serve", *map(str, pages),
            "--address", ADDRESS, "--port", str(port),
            "--allow-websocket-origin", origin, "--allow-websocket-origin", f"localhost:{port}",
            "--setup", str(SETUP), "--index", "index"]

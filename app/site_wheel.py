@@ -61,7 +61,10 @@ def kvlab_version(root: Path = ROOT) -> str:
 
 def package_files(spec: WheelSpec, root: Path = ROOT) -> list[tuple[Path, str]]:
     """(file on disk, name in the wheel) for every file of the spec's packages, sorted."""
-    out = [(root / "kvlab" / "__init__.py", "kvlab/__init__.py")] if spec.namespace_init else []
+    init = root / "kvlab" / "__init__.py"
+    if not init.is_file():  # an installed wheel: root is the kvlab package itself (kvlab/sim, kvlab/app)
+        init = root / "__init__.py"
+    out = [(init, "kvlab/__init__.py")] if spec.namespace_init else []
     for package in spec.packages:
         base = root / package
         if not base.is_dir():

@@ -12,7 +12,7 @@ def test_serves_every_page_script_on_loopback_with_the_setup_script():
     names = [p.name for p in pages]
     assert {"admission.py", "phases.py", "index.py"} <= set(names)
     cmd = serve.command(5123, show=False, pages=pages)
-    assert cmd[1:4] == ["-m", "panel", "serve"]
+    assert cmd[1:5] == ["-P", "-m", "panel", "serve"]
     assert cmd[cmd.index("--address") + 1] == "127.0.0.1"
     assert cmd[cmd.index("--port") + 1] == "5123"
     assert "127.0.0.1:5123" in cmd and str(serve.SETUP) in cmd
