@@ -8,18 +8,14 @@ number box bound to the same param.
 
 from __future__ import annotations
 
-import math
-
 import panel as pn
 from bokeh.models import CustomJSTickFormatter
 
 from .config_paste import MAX_CONFIG_CHARS
 from .state import CUSTOM_MODEL, Settings
 from .store import Store
+from .viewlayer.controls import CONCURRENCY_END, STEPS_PER_OCTAVE, log2, slider_value, view_controls
 
-# 8 steps per doubling: fine enough to feel continuous, and every power of two is a stop, so the
-# seed's 128, 4k and 32k are reachable exactly by dragging or with the arrow keys.
-STEPS_PER_OCTAVE = 8
 TOKEN_FORMAT_JS = "return Math.round(2 ** tick).toLocaleString('en-US')"
 ENGINE_DEFAULT = "the engine's default"
 CONFIG_PLACEHOLDER = '{\n  "num_hidden_layers": 36,\n  "hidden_size": 4096,\n  "num_attention_heads": 32,\n  ...\n}'
@@ -48,7 +44,7 @@ class LogTokenSlider(pn.viewable.Viewer):
 
     @staticmethod
     def _log(tokens: int) -> float:
-        return math.log2(max(tokens, 1))
+        return log2(tokens)
 
     def set_end(self, end_tokens: int) -> None:
         self.slider.end = self._log(end_tokens)
@@ -61,8 +57,9 @@ class LogTokenSlider(pn.viewable.Viewer):
     def _from_settings(self, event) -> None:
         # Only move the handle when it does not already show this value, so a drag is never
         # fought by its own echo.
-        if round(2 ** self.slider.value) != event.new:
-            self.slider.value = min(self._log(event.new), self.slider.end)
+        value = slider_value(event.new, self.slider.end, self.slider.value)
+        if value != self.slider.value:
+            self.slider.value = value
 
     def __panel__(self):
         return pn.Column(self.slider, self.box, sizing_mode="stretch_width", margin=0)
@@ -94,7 +91,7 @@ class Controls(pn.viewable.Viewer):
             visible=s.model == CUSTOM_MODEL, **wide)
         self.prompt = LogTokenSlider(s, "prompt_tokens", store.context_tokens, "Prompt tokens (log scale)")
         self.output = LogTokenSlider(s, "output_tokens", store.context_tokens, "Output tokens (log scale)")
-        self.concurrency = LogTokenSlider(s, "concurrency", 4096, "Concurrent requests (log scale)")
+        self.concurrency = LogTokenSlider(s, "concurrency", CONCURRENCY_END, "Concurrent requests (log scale)")
         self.widgets = {
             "gpu": pn.widgets.Select.from_param(p.gpu, **wide),
             "kv_dtype": pn.widgets.RadioButtonGroup.from_param(p.kv_dtype, color="primary", variant="outline", **wide),
@@ -117,19 +114,16 @@ class Controls(pn.viewable.Viewer):
         # A stable class per widget: the browser tests and the latency benchmark find widgets by it.
         for key, widget in (*self.widgets.items(), ("model", self.model), ("config_text", self.config)):
             widget.css_classes = [*widget.css_classes, f"kv-w-{key}"]
-        s.param.watch(self._on_model, "model")
-        s.param.watch(self._on_engine, "engine")
+        s.param.watch(self._sync, ["model", "engine"])
         store.param.watch(self._on_context, "context_tokens")
-        self._on_engine()
+        self._sync()
 
-    def _on_model(self, event) -> None:
-        self.config.visible = event.new == CUSTOM_MODEL
-
-    def _on_engine(self, *_) -> None:
-        # SGLang sizes its pool from mem_fraction_static and ignores gpu_memory_utilization; say so by disabling.
-        sglang = self.store.settings.engine == "sglang"
-        self.widgets["gpu_memory_utilization"].disabled = sglang
-        self.widgets["mem_fraction_static"].disabled = not sglang
+    def _sync(self, *_) -> None:
+        """What is hidden or disabled is the view layer's decision (viewlayer.controls), shared with the site."""
+        props = view_controls(self.store.settings.values(), self.store.context_tokens)
+        self.config.visible = props["w.config_text"]["visible"]
+        for name in ("gpu_memory_utilization", "mem_fraction_static"):
+            self.widgets[name].disabled = props[f"w.{name}"]["disabled"]
 
     def _on_context(self, event) -> None:
         self.prompt.set_end(event.new)
@@ -152,3 +146,22 @@ class Controls(pn.viewable.Viewer):
             advanced,
             sizing_mode="stretch_width",
         )
+
+
+WIDGET_CLASS_PREFIX = "kv-w-"
+
+
+def name_widget_models(root) -> dict[str, object]:
+    """Name each widget's Bokeh model `w.<setting>` from its `kv-w-<setting>` CSS class (the names
+    `viewlayer.controls` uses); returns {name: model}. Two models with one class are an error:
+    BokehJS cannot find a model by a name two models share."""
+    named: dict[str, object] = {}
+    for model in root.references():
+        for cls in getattr(model, "css_classes", None) or ():
+            if cls.startswith(WIDGET_CLASS_PREFIX):
+                name = "w." + cls[len(WIDGET_CLASS_PREFIX):]
+                if name in named and named[name] is not model:
+                    raise ValueError(f"two widgets carry the class {cls!r}")
+                model.name = name
+                named[name] = model
+    return named

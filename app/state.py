@@ -10,50 +10,26 @@ message together.
 from __future__ import annotations
 
 import param
-from kvlab.sim import catalog
 from kvlab.sim.scenario import ALLOCATIONS, ENGINES, FIELDS, TP_SIZES, Scenario
 from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 
 from kvlab import sim
 
-DEFAULTS = Scenario()
-CUSTOM_MODEL = "custom"  # the model choice that means "use the pasted config.json"
-
-# Scenario fields the app exposes, in the order a student meets them. The rest of Scenario
-# (the raw `config` dict) is carried by `config_text`.
-MAIN_FIELDS = (
-    "model", "gpu", "prompt_tokens", "output_tokens", "concurrency", "kv_dtype", "weight_dtype",
-    "gpu_memory_utilization", "force_mha", "tp", "allocation", "engine", "profile",
+# Names, labels, defaults and choices live in the view layer (standard library), shared with the browser.
+from .viewlayer.settings import (
+    ADVANCED_FIELDS,
+    CUSTOM_MODEL,
+    DEFAULTS,
+    LABELS,
+    MAIN_FIELDS,
+    SCENARIO_FIELDS,
+    gpu_choices,
+    model_choices,
 )
-ADVANCED_FIELDS = (
-    "block_size_tokens", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static",
-    "max_model_len", "gpu_memory_gib", "dollars_per_gpu_hour",
-)
-SCENARIO_FIELDS = MAIN_FIELDS + ADVANCED_FIELDS
+from .viewlayer.settings import scenario as _scenario
 
-LABELS = {
-    "model": "Model",
-    "gpu": "GPU",
-    "prompt_tokens": "Prompt tokens",
-    "output_tokens": "Output tokens",
-    "concurrency": "Concurrent requests",
-    "kv_dtype": "KV cache precision",
-    "weight_dtype": "Weight precision",
-    # Engine knobs keep the engine's own spelling: it is what students will type later.
-    "gpu_memory_utilization": "gpu_memory_utilization",
-    "force_mha": "Force multi-head attention",
-    "tp": "Tensor parallel size",
-    "allocation": "Allocation",
-    "engine": "Accounting",
-    "profile": "Efficiency profile",
-    "block_size_tokens": "block_size (tokens)",
-    "max_num_batched_tokens": "max_num_batched_tokens",
-    "max_num_seqs": "max_num_seqs",
-    "mem_fraction_static": "mem_fraction_static (SGLang)",
-    "max_model_len": "max_model_len (tokens)",
-    "gpu_memory_gib": "GPU memory override (GiB)",
-    "dollars_per_gpu_hour": "Price per GPU-hour ($)",
-}
+__all__ = ["ADVANCED_FIELDS", "CUSTOM_MODEL", "DEFAULTS", "LABELS", "MAIN_FIELDS", "SCENARIO_FIELDS", "Settings",
+           "gpu_choices", "model_choices"]
 
 
 def _numeric(name: str) -> param.Parameter:
@@ -63,17 +39,6 @@ def _numeric(name: str) -> param.Parameter:
     low, high = (int(bound.low), int(bound.high)) if bound.integer else (bound.low, bound.high)
     return kind(default=getattr(DEFAULTS, name), bounds=(low, high), allow_None=bound.optional,
                 doc=bound.help, label=LABELS[name])
-
-
-def model_choices() -> dict[str, str]:
-    """Label -> catalog id, plus the pasted-config entry last."""
-    choices = {catalog.model_name(m): m for m in sim.model_ids()}
-    choices["Paste a config.json\u2026"] = CUSTOM_MODEL
-    return choices
-
-
-def gpu_choices() -> dict[str, str]:
-    return {catalog.gpu(g).name: g for g in sim.gpu_ids()}
 
 
 class Settings(param.Parameterized):
@@ -110,13 +75,13 @@ class Settings(param.Parameterized):
     gpu_memory_gib = _numeric("gpu_memory_gib")
     dollars_per_gpu_hour = _numeric("dollars_per_gpu_hour")
 
+    def values(self) -> dict:
+        """Every setting as a plain dict (what the view layer reads)."""
+        return {name: getattr(self, name) for name in ("config_text", *SCENARIO_FIELDS)}
+
     def scenario(self, config: dict | None = None) -> Scenario:
         """The sim.Scenario for this state; `config` is the parsed config.json when model is custom."""
-        values = {name: getattr(self, name) for name in SCENARIO_FIELDS}
-        if values["model"] == CUSTOM_MODEL:
-            values["model"] = DEFAULTS.model  # ignored by sim once `config` is given
-            values["config"] = config
-        return Scenario(**values)
+        return _scenario(self.values(), config)
 
     def non_default(self) -> dict:
         """Settings that differ from their defaults, in declaration order (what a link must carry)."""

@@ -9,18 +9,12 @@ the whole update to the browser as one message.
 from __future__ import annotations
 
 import param
-from kvlab.sim import InputError, Result
-from kvlab.sim.evaluate import resolve_architecture
+from kvlab.sim import Result
 
-from kvlab import sim
-
-from . import series
-from .config_paste import parse_config_text
-from .state import CUSTOM_MODEL, SCENARIO_FIELDS, Settings
+from .state import SCENARIO_FIELDS, Settings
 from .urlstate import encode_query
-
-CURVES = ("fit", "batch")
-FALLBACK_CONTEXT_TOKENS = 131_072  # slider range while a pasted config is unreadable
+from .viewlayer import series
+from .viewlayer.state import CURVES, FALLBACK_CONTEXT_TOKENS, ConfigCache, compute
 
 
 class Store(param.Parameterized):
@@ -39,46 +33,16 @@ class Store(param.Parameterized):
     def __init__(self, settings: Settings | None = None, curves: tuple[str, ...] = CURVES, **params):
         super().__init__(settings=settings or Settings(), **params)
         self._curves = curves
-        self._config: dict | None = None
-        self._config_issues: list[dict] = []
-        self._parsed_text: str | None = None
+        self._configs = ConfigCache()
         self.settings.param.watch(self._on_change, ["config_text", *SCENARIO_FIELDS])
         self.recompute()
 
     def _on_change(self, *_events) -> None:
         self.recompute()
 
-    def _parse_config(self) -> None:
-        text = self.settings.config_text
-        if text != self._parsed_text:  # parse once per paste, not once per slider move
-            self._config, self._config_issues = parse_config_text(text)
-            self._parsed_text = text
-
-    def scenario(self) -> sim.Scenario | None:
-        """The scenario being shown, or None when the pasted config cannot be read."""
-        if self.settings.model != CUSTOM_MODEL:
-            return self.settings.scenario()
-        self._parse_config()
-        return None if self._config is None else self.settings.scenario(self._config)
-
     def recompute(self) -> None:
-        s = self.scenario()
-        custom = self.settings.model == CUSTOM_MODEL
-        query, note = encode_query(self.settings, self._config if custom else None)
-        if s is None:
-            self.param.update(result=None, issues=list(self._config_issues), fit=None, batch=None,
-                              query=query, link_note=note or "")
-            return
-        result = sim.evaluate(s)
-        context = self.context_tokens
-        try:
-            context = resolve_architecture(s).max_position_embeddings
-        except InputError:
-            pass  # the result already carries the error that names the field
-        fit = batch = None
-        if result.ok and "fit" in self._curves:
-            fit = series.fit_curve(s, context)
-        if result.ok and "batch" in self._curves and result.max_sequences > 0:
-            batch = series.batch_curve(s, min(result.max_sequences, result.effective_max_num_seqs or result.max_sequences))
-        self.param.update(result=result, issues=list(result.errors), context_tokens=context, fit=fit, batch=batch,
+        """One `viewlayer.state.compute` (what the browser bridge calls too) and one update."""
+        c = compute(self.settings.values(), self._curves, self.context_tokens, self._configs)
+        query, note = encode_query(self.settings, c.config)
+        self.param.update(result=c.result, issues=c.issues, context_tokens=c.context_tokens, fit=c.fit, batch=c.batch,
                           query=query, link_note=note or "")

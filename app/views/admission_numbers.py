@@ -2,39 +2,12 @@
 
 from __future__ import annotations
 
-from .. import format as fmt
-from .. import html
-from ..palette import COLORS
+from ..viewlayer.admission_numbers import view_admission_numbers
 from .base import StoreView
-
-LIMIT_CAPTIONS = {
-    "concurrency": "all {c:,} requests run",
-    "kv_pool": "the KV pool is full: {w:,} wait",
-    "max_num_seqs": "capped by max_num_seqs",
-}
 
 
 class AdmissionNumbers(StoreView):
+    view_name = "admission_numbers"
 
-    def refresh(self) -> None:
-        r = self.store.result
-        ok = r is not None and r.ok
-        s = self.store.settings
-        seqs = r.max_sequences if ok else None
-        batch = r.batch if ok else None
-        if ok and r.batch > 0:
-            limit = LIMIT_CAPTIONS[r.batch_limited_by].format(c=s.concurrency, w=max(s.concurrency - r.batch, 0))
-        elif ok:
-            limit = "nothing fits"
-        else:
-            limit = ""
-        context = s.prompt_tokens + s.output_tokens
-        self.pane.object = html.tiles(
-            html.tile("max_sequences", "Sequences that fit", fmt.count(seqs),
-                      f"of {fmt.tokens(context)} tokens each" if ok else "", COLORS["kv_used"], hero=True),
-            html.tile("batch", "Batch actually run", fmt.count(batch), limit, COLORS["decode"], hero=True),
-            html.tile("kv_pool", "KV pool", fmt.gib(r.kv_pool_bytes) if ok else fmt.DASH,
-                      f"{r.kv_pool_tokens:,} tokens" if ok else "", COLORS["kv_free"]),
-            html.tile("kv_per_token", "KV cache per token", fmt.per_token_bytes(r.kv_bytes_per_token) if ok else fmt.DASH,
-                      f"{r.kv_bytes_per_token:,.0f} bytes" if ok else "", COLORS["kv"]),
-        )
+    def data(self) -> dict:
+        return view_admission_numbers(self.store.result, self.store.settings.values())

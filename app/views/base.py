@@ -3,9 +3,15 @@
 Views build their Bokeh figures and panes once and afterwards only replace data (a
 ColumnDataSource's columns, a pane's text). Rebuilding a figure per slider move would resend the
 whole plot model to the browser; replacing columns sends a few hundred bytes.
+
+What a view shows is computed by its function in `kvlab.app.viewlayer` (standard library, the
+same function the static site's browser bridge calls): `data()` calls it, and `apply()` sets each
+part's properties on the model `build()` registered under that part's name in `self.parts`.
 """
 
 from __future__ import annotations
+
+import os
 
 import panel as pn
 import param
@@ -14,6 +20,11 @@ from bokeh.plotting import figure
 from ..html import BASE_CSS
 from ..palette import ink, muted
 from ..store import Store
+from ..viewlayer.pages import _same
+
+# Set while `kvlab build-site` lays pages out: their Bokeh models get the stable names the browser
+# bridge finds them by. Off elsewhere, because two panels in one notebook would repeat names.
+NAME_MODELS_ENV = "KVLAB_BUILD_SITE"
 
 
 def is_dark() -> bool:
@@ -23,21 +34,55 @@ def is_dark() -> bool:
 class StoreView(pn.viewable.Viewer):
     store = param.ClassSelector(class_=Store, doc="the store this view displays")
     watched = ("result",)  # store params whose change calls refresh()
+    view_name = ""  # the view's name in viewlayer.pages.VIEWS; its models are "<view_name>.<part>"
 
     def __init__(self, **params):
         super().__init__(**params)
         self.dark = is_dark()
+        self.parts: dict[str, object] = {}
         self._layout = self.build()
+        if os.environ.get(NAME_MODELS_ENV) == "1":
+            self.name_models()
         self.store.param.watch(lambda *_: self.refresh(), list(self.watched))
         self.refresh()
 
     def build(self) -> pn.viewable.Viewable:
         """Most views are one HTML pane that refresh() rewrites; chart views override this."""
-        self.pane = html_pane(margin=(5, 10))
+        self.pane = self.parts["pane"] = html_pane(margin=(5, 10))
         return self.pane
 
-    def refresh(self) -> None:
+    def data(self) -> dict:
+        """{part: {property: value}} from the view layer for the store's current state."""
         raise NotImplementedError
+
+    def refresh(self) -> None:
+        self.apply(self.data())
+
+    def apply(self, data: dict) -> None:
+        """Set each part's properties; unchanged ones are not resent to the browser."""
+        for part, props in data.items():
+            target = self.parts[part]
+            if isinstance(target, TextPane):
+                if "html" in props:
+                    target.object = props["html"]
+                if "visible" in props:
+                    target.visible = props["visible"]
+                continue
+            for key, value in props.items():
+                if not _same(getattr(target, key), value):
+                    setattr(target, key, value)
+
+    def name_models(self) -> dict[str, object]:
+        """Give every part's model its stable name; returns {name: model or pane}."""
+        named = {}
+        for part, target in self.parts.items():
+            name = f"{self.view_name}.{part}"
+            if isinstance(target, TextPane):
+                target.model_name = name
+            else:
+                target.name = name
+            named[name] = target
+        return named
 
     def __panel__(self):
         return self._layout
@@ -51,8 +96,18 @@ class TextPane(pn.pane.HTML):
     turn into a third of the latency budget. Only `object` ever changes here, so only `text` is sent.
     """
 
+    model_name = param.String(default="", doc="the Bokeh model's name (the static site's bridge finds it by it)")
+
+    _rename = {**pn.pane.HTML._rename, "model_name": None}
+
     def _update(self, ref, model) -> None:
         model.text = self._transform_object(self.object)["object"]
+
+    def _get_model(self, doc, root=None, parent=None, comm=None):
+        model = super()._get_model(doc, root, parent, comm)
+        if self.model_name:
+            model.name = self.model_name
+        return model
 
 
 def html_pane(**kw) -> TextPane:

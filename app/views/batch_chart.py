@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d, Span
 
-from .. import format as fmt
 from ..palette import COLORS, ink, muted
+from ..viewlayer.batch_chart import TITLE, view_batch_chart
 from .base import StoreView, base_figure, bokeh_pane
 
 
 class BatchChart(StoreView):
     watched = ("result", "batch")
+    view_name = "batch_chart"
 
     def build(self):
-        fig = base_figure(self.dark, height=340, title="Throughput against batch: amortisation flattens",
+        fig = base_figure(self.dark, height=340, title=TITLE,
                           y_range=Range1d(0, 1))
         fig.xaxis.axis_label = "sequences in the decode batch"
         fig.yaxis.axis_label = "tokens/s, all streams"
@@ -41,23 +42,9 @@ class BatchChart(StoreView):
         fig.add_tools(HoverTool(renderers=[line], mode="vline", tooltips=[
             ("batch", "@x"), ("aggregate", "@y{0,0} tok/s"), ("per stream", "@per{0,0.0} tok/s"), ("ITL", "@itl{0.00} ms")]))
         self.fig = fig
+        self.parts.update(curve=self.curve, ideal=self.ideal, point=self.point, pool=self.pool, x_range=fig.x_range,
+                          y_range=fig.y_range, title=fig.title)
         return bokeh_pane(fig, margin=(5, 10))
 
-    def refresh(self) -> None:
-        c, r = self.store.batch, self.store.result
-        if c is None or not c.batch or r is None or r.itl_s is None:
-            self.curve.data = dict(x=[], y=[], per=[], itl=[])
-            self.ideal.data = dict(x=[], y=[])
-            self.point.data = dict(x=[], y=[], text=[])
-            return
-        self.curve.data = dict(x=list(c.batch), y=list(c.tokens_per_s), per=list(c.per_stream_tokens_per_s),
-                               itl=[t * 1e3 for t in c.itl_s])
-        one = c.tokens_per_s[0] / c.batch[0]
-        top = c.batch[-1]
-        self.ideal.data = dict(x=[0, top], y=[0, one * top])
-        self.point.data = dict(x=[r.batch], y=[r.decode_tokens_per_s], text=[f"{fmt.rate(r.decode_tokens_per_s)} tok/s"])
-        self.pool.location = r.max_sequences
-        self.fig.x_range.start = 0
-        self.fig.x_range.end = max(top, 1) * 1.04
-        self.fig.y_range.end = max(c.tokens_per_s) * 1.6
-        self.fig.title.text = f"Throughput against batch (the KV pool stops it at {r.max_sequences:,})"
+    def data(self) -> dict:
+        return view_batch_chart(self.store.result, self.store.settings.values(), self.store.batch)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from .. import html
+from ..viewlayer.engine_log import view_engine_log
 from .base import StoreView
 
 
 class EngineLog(StoreView):
+    view_name = "engine_log"
 
-    def refresh(self) -> None:
-        r = self.store.result
-        lines = r.log if r is not None else ["ERROR no configuration to evaluate: see the message above."]
-        self.pane.object = html.console(lines)
+    def data(self) -> dict:
+        return view_engine_log(self.store.result)

@@ -7,18 +7,16 @@ requests offered; where the curve drops below it, requests start to wait.
 
 from __future__ import annotations
 
-import math
-
 from bokeh.models import ColumnDataSource, HoverTool, Label, NumeralTickFormatter, Span
 
-from .. import format as fmt
 from ..palette import COLORS, ink, muted
+from ..viewlayer.fit_curve import POINT_COLUMNS, view_fit_curve
 from .base import StoreView, base_figure, bokeh_pane
 
 
 class FitCurveChart(StoreView):
     watched = ("result", "fit")
-    _shown_fit = None
+    view_name = "fit_curve"
 
     def build(self):
         fig = base_figure(self.dark, height=300, x_axis_type="log", y_axis_type="log",
@@ -28,7 +26,7 @@ class FitCurveChart(StoreView):
         fig.xaxis.formatter = NumeralTickFormatter(format="0,0")
         fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
         self.curve = ColumnDataSource(dict(x=[], y=[]))
-        self.point = ColumnDataSource(dict(x=[], y=[], text=[], dx=[], align=[]))
+        self.point = ColumnDataSource({k: [] for k in POINT_COLUMNS})
         line = fig.step(x="x", y="y", mode="after", source=self.curve, line_width=3, color=COLORS["kv"])
         fig.scatter(x="x", y="y", source=self.point, size=14, color=COLORS["kv"], line_color=ink(self.dark), line_width=2)
         fig.text(x="x", y="y", text="text", source=self.point, x_offset="dx", y_offset=-10, text_align="align",
@@ -43,30 +41,9 @@ class FitCurveChart(StoreView):
         fig.add_layout(self.empty)
         fig.add_tools(HoverTool(renderers=[line], tooltips=[("prompt", "@x{0,0} tokens"), ("fit", "@y{0,0}")], mode="vline"))
         self.fig = fig
+        self.parts.update(curve=self.curve, point=self.point, requests=self.requests, requests_label=self.requests_label,
+                          empty=self.empty)
         return bokeh_pane(fig, margin=(5, 10))
 
-    def refresh(self) -> None:
-        fit, r = self.store.fit, self.store.result
-        s = self.store.settings
-        if fit is None or r is None or not r.ok:
-            self._shown_fit = None
-            self.empty.text = ""
-            self.curve.data = dict(x=[], y=[])
-            self.point.data = {k: [] for k in self.point.data}
-            return
-        self.empty.text = "" if any(fit.max_sequences) else "Not one sequence fits at any prompt length."
-        if fit is not self._shown_fit:  # the curve only changes when something other than the prompt does
-            # A log axis cannot show zero: where nothing fits the line simply ends.
-            ys = [y if y > 0 else math.nan for y in fit.max_sequences]
-            self.curve.data = dict(x=list(fit.prompt_tokens), y=ys)
-            self._shown_fit = fit
-        shown = r.max_sequences if r.max_sequences > 0 else math.nan
-        # The label goes on the side of the point with more room, so it never runs off the plot.
-        right_half = math.log(s.prompt_tokens) > (math.log(fit.prompt_tokens[0]) + math.log(fit.prompt_tokens[-1])) / 2
-        self.point.data = dict(x=[s.prompt_tokens], y=[shown],
-                               text=[f"{fmt.count(r.max_sequences)} fit at {fmt.tokens(s.prompt_tokens)}"],
-                               dx=[-12 if right_half else 12], align=["right" if right_half else "left"])
-        self.requests.location = s.concurrency
-        self.requests_label.y = s.concurrency
-        self.requests_label.y_units = "data"
-        self.requests_label.text = f"{s.concurrency:,} requests offered"
+    def data(self) -> dict:
+        return view_fit_curve(self.store.result, self.store.settings.values(), self.store.fit)

@@ -2,38 +2,12 @@
 
 from __future__ import annotations
 
-from .. import format as fmt
-from .. import html
-from ..palette import COLORS
+from ..viewlayer.phase_numbers import view_phase_numbers
 from .base import StoreView
 
 
-def _bound(kind: str | None) -> str:
-    return f"{kind}-bound" if kind else ""
-
-
 class PhaseNumbers(StoreView):
+    view_name = "phase_numbers"
 
-    def refresh(self) -> None:
-        r = self.store.result
-        ok = r is not None and r.ok
-        running = ok and r.itl_s is not None
-        s = self.store.settings
-        prefill_duty = r.prefill_compute_s / r.ttft_s if ok and r.ttft_s else None
-        self.pane.object = html.tiles(
-            html.tile("ttft", "Time to first token", fmt.ms(r.ttft_s) if ok else fmt.DASH,
-                      f"prefill of {fmt.tokens(s.prompt_tokens)} tokens, {_bound(r.prefill_bound)}" if ok else "",
-                      COLORS["prefill"], hero=True),
-            html.tile("itl", "Inter-token latency", fmt.ms(r.itl_s) if running else fmt.DASH,
-                      f"decode step of {r.batch:,}, {_bound(r.decode_bound)}" if running else "nothing fits",
-                      COLORS["decode"], hero=True),
-            html.tile("tokens_per_s", "Aggregate throughput", fmt.rate(r.decode_tokens_per_s) if running else fmt.DASH,
-                      "all streams together" if running else "", COLORS["decode"], unit=" tok/s" if running else ""),
-            html.tile("per_stream", "Per stream", fmt.rate(r.per_stream_tokens_per_s) if running else fmt.DASH,
-                      "what one user sees" if running else "", COLORS["decode"], unit=" tok/s" if running else ""),
-            html.tile("tensor_duty", "Tensor-core duty, decode", fmt.percent(r.tensor_duty) if running else fmt.DASH,
-                      f"prefill: {fmt.percent(prefill_duty)}" if ok else "", COLORS["compute"]),
-            html.tile("weight_share", "Weight share of decode bytes", fmt.percent(r.weight_share) if running else fmt.DASH,
-                      "what batching still amortises" if running else "", COLORS["weights"]),
-            columns=3,
-        )
+    def data(self) -> dict:
+        return view_phase_numbers(self.store.result, self.store.settings.values())

@@ -10,10 +10,9 @@ its time, so a step that also waits on an all-reduce or launch overhead sits bel
 from __future__ import annotations
 
 from bokeh.models import ColumnDataSource, CustomJSTickFormatter, HoverTool, NumeralTickFormatter, Span
-from kvlab.sim import load_profile
 
-from .. import format as fmt
 from ..palette import COLORS, ink, muted
+from ..viewlayer.roofline import POINT_COLUMNS, TITLE, view_roofline
 from .base import StoreView, base_figure, bokeh_pane
 
 FLOPS_TICKS = """
@@ -24,16 +23,18 @@ return tick.toLocaleString('en-US');
 
 
 class RooflineChart(StoreView):
+    view_name = "roofline"
+
     def build(self):
         fig = base_figure(self.dark, height=340, x_axis_type="log", y_axis_type="log",
-                          title="Roofline: where prefill and decode land")
+                          title=TITLE)
         fig.xaxis.axis_label = "arithmetic intensity (FLOP per byte of HBM traffic)"
         fig.yaxis.axis_label = "FLOP/s (one GPU)"
         fig.xaxis.formatter = NumeralTickFormatter(format="0,0.[0]")
         fig.yaxis.formatter = CustomJSTickFormatter(code=FLOPS_TICKS)
         self.roof = ColumnDataSource(dict(x=[], y=[]))
         self.datasheet = ColumnDataSource(dict(x=[], y=[]))
-        self.points = ColumnDataSource(dict(x=[], y=[], color=[], marker=[], name=[], text=[], flops=[], dx=[], align=[]))
+        self.points = ColumnDataSource({k: [] for k in POINT_COLUMNS})
         fig.line(x="x", y="y", source=self.datasheet, line_dash="dashed", line_width=1.5, color=muted(self.dark),
                  legend_label="datasheet peak")
         fig.line(x="x", y="y", source=self.roof, line_width=3, color=COLORS["roof"] if not self.dark else "#C8C8C8",
@@ -51,41 +52,9 @@ class RooflineChart(StoreView):
         fig.add_tools(HoverTool(renderers=[pts], tooltips=[("", "@name"), ("intensity", "@x{0,0.0} FLOP/B"),
                                                            ("achieved", "@flops")]))
         self.fig = fig
+        self.parts.update(roof=self.roof, datasheet=self.datasheet, points=self.points, ridge=self.ridge, x_range=fig.x_range,
+                          y_range=fig.y_range, title=fig.title)
         return bokeh_pane(fig, margin=(5, 10))
 
-    def refresh(self) -> None:
-        r = self.store.result
-        if r is None or not r.ok:
-            for src in (self.roof, self.datasheet):
-                src.data = dict(x=[], y=[])
-            self.points.data = {k: [] for k in self.points.data}
-            return
-        profile = load_profile(r.profile)
-        bw_achieved = r.hbm_bandwidth_bytes_per_s * profile.bandwidth_efficiency
-        peak_achieved = r.ridge_intensity * bw_achieved  # sim's ridge = achieved peak / achieved bandwidth
-        pts = []
-        if r.ttft_s:
-            pts.append(("prefill", r.prefill_arithmetic_intensity, r.prefill_flops / r.ttft_s, "triangle",
-                        f"prefill ({fmt.tokens(self.store.settings.prompt_tokens)} tokens)"))
-        if r.decode_step_s:
-            pts.append(("decode", r.decode_arithmetic_intensity, r.decode_flops / r.decode_step_s, "circle",
-                        f"decode (batch {r.batch:,})"))
-        xs = [p[1] for p in pts if p[1] > 0] or [1.0]
-        x0 = min(0.3, min(xs) / 4)
-        x1 = max(3e4, max(xs) * 4)
-        self.roof.data = dict(x=[x0, r.ridge_intensity, x1], y=[x0 * bw_achieved, peak_achieved, peak_achieved])
-        datasheet_ridge = r.peak_flops / r.hbm_bandwidth_bytes_per_s
-        self.datasheet.data = dict(x=[x0, datasheet_ridge, x1],
-                                   y=[x0 * r.hbm_bandwidth_bytes_per_s, r.peak_flops, r.peak_flops])
-        self.points.data = dict(
-            x=[p[1] for p in pts], y=[p[2] for p in pts], color=[COLORS[p[0]] for p in pts],
-            marker=[p[3] for p in pts], name=[p[4] for p in pts], text=[p[0] for p in pts],
-            flops=[fmt.flops(p[2]) for p in pts],
-            # prefill sits right of the ridge, decode left of it: label each on its open side
-            dx=[-14 if p[1] > r.ridge_intensity else 14 for p in pts],
-            align=["right" if p[1] > r.ridge_intensity else "left" for p in pts])
-        self.ridge.location = r.ridge_intensity
-        self.fig.x_range.start, self.fig.x_range.end = x0, x1
-        self.fig.y_range.start = x0 * bw_achieved / 1.5
-        self.fig.y_range.end = r.peak_flops * 2.5
-        self.fig.title.text = f"Roofline: the ridge is at {r.ridge_intensity:,.0f} FLOP per byte"
+    def data(self) -> dict:
+        return view_roofline(self.store.result, self.store.settings.values())

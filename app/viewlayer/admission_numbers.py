@@ -1,0 +1,36 @@
+"""Panel 1's headline: how many sequences fit, and the batch the engine actually runs."""
+
+from __future__ import annotations
+
+from .. import format as fmt
+from .. import html
+from ..palette import COLORS
+
+LIMIT_CAPTIONS = {
+    "concurrency": "all {c:,} requests run",
+    "kv_pool": "the KV pool is full: {w:,} wait",
+    "max_num_seqs": "capped by max_num_seqs",
+}
+
+
+def view_admission_numbers(result, settings) -> dict:
+    r, s = result, settings
+    ok = r is not None and r.ok
+    seqs = r.max_sequences if ok else None
+    batch = r.batch if ok else None
+    if ok and r.batch > 0:
+        limit = LIMIT_CAPTIONS[r.batch_limited_by].format(c=s["concurrency"], w=max(s["concurrency"] - r.batch, 0))
+    elif ok:
+        limit = "nothing fits"
+    else:
+        limit = ""
+    context = s["prompt_tokens"] + s["output_tokens"]
+    return {"pane": {"html": html.tiles(
+        html.tile("max_sequences", "Sequences that fit", fmt.count(seqs),
+                  f"of {fmt.tokens(context)} tokens each" if ok else "", COLORS["kv_used"], hero=True),
+        html.tile("batch", "Batch actually run", fmt.count(batch), limit, COLORS["decode"], hero=True),
+        html.tile("kv_pool", "KV pool", fmt.gib(r.kv_pool_bytes) if ok else fmt.DASH,
+                  f"{r.kv_pool_tokens:,} tokens" if ok else "", COLORS["kv_free"]),
+        html.tile("kv_per_token", "KV cache per token", fmt.per_token_bytes(r.kv_bytes_per_token) if ok else fmt.DASH,
+                  f"{r.kv_bytes_per_token:,.0f} bytes" if ok else "", COLORS["kv"]),
+    )}}

@@ -1,0 +1,37 @@
+"""Sequences that fit against prompt length, with the current prompt marked.
+
+Both axes are logarithmic: the curve is close to pool / (bytes per token x length), a straight
+line of slope -1 in log-log, which is the point of the picture. The dashed line is the number of
+requests offered; where the curve drops below it, requests start to wait.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import format as fmt
+
+POINT_COLUMNS = ("x", "y", "text", "dx", "align")
+NOTHING_FITS = "Not one sequence fits at any prompt length."
+
+
+def view_fit_curve(result, settings, fit=None) -> dict:
+    r, s = result, settings
+    requests = {"requests": {"location": s["concurrency"]},
+                "requests_label": {"y": s["concurrency"], "y_units": "data", "text": f"{s['concurrency']:,} requests offered"}}
+    if fit is None or r is None or not r.ok:
+        return {"curve": {"data": {"x": [], "y": []}}, "point": {"data": {k: [] for k in POINT_COLUMNS}},
+                "empty": {"text": ""}, **requests}
+    # A log axis cannot show zero: where nothing fits the line simply ends.
+    ys = [y if y > 0 else math.nan for y in fit.max_sequences]
+    shown = r.max_sequences if r.max_sequences > 0 else math.nan
+    # The label goes on the side of the point with more room, so it never runs off the plot.
+    right_half = math.log(s["prompt_tokens"]) > (math.log(fit.prompt_tokens[0]) + math.log(fit.prompt_tokens[-1])) / 2
+    return {
+        "curve": {"data": {"x": list(fit.prompt_tokens), "y": ys}},
+        "point": {"data": {"x": [s["prompt_tokens"]], "y": [shown],
+                           "text": [f"{fmt.count(r.max_sequences)} fit at {fmt.tokens(s['prompt_tokens'])}"],
+                           "dx": [-12 if right_half else 12], "align": ["right" if right_half else "left"]}},
+        "empty": {"text": "" if any(fit.max_sequences) else NOTHING_FITS},
+        **requests,
+    }

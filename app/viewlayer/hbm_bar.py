@@ -1,0 +1,75 @@
+"""One GPU's HBM as a single bar, filled left to right in the order an engine fills it:
+reserve it never touches, weights, activation reserve, then the KV pool (used by the batch,
+and free). A vertical line marks the card's capacity, so weights that do not fit visibly cross it.
+"""
+
+from __future__ import annotations
+
+from kvlab.sim import catalog
+
+from .. import format as fmt
+from .. import html
+from ..palette import COLORS
+
+GIB = 2**30
+MIN_LABEL_SHARE = 0.07  # a segment narrower than 7% of the card gets no in-bar label (the legend still names it)
+SEGMENTS = (
+    ("context_reserve", "Driver & context reserve"),
+    ("non_torch", "Non-torch memory"),
+    ("weights", "Weights"),
+    ("activation", "Activation reserve"),
+    ("kv_used", "KV pool: used by the batch"),
+    ("kv_free", "KV pool: free"),
+)
+COLUMNS = ("left", "right", "color", "name", "gib", "share", "label", "label_x", "label_color", "key")
+DARK_TEXT_ON = {"activation", "kv_free", "context_reserve"}  # light fills need dark text
+ALWAYS_LISTED = ("weights", "kv_used", "kv_free")
+
+
+def segment_bytes(result) -> dict[str, float]:
+    r = result
+    if r is None or not r.ok:
+        return {key: 0.0 for key, _ in SEGMENTS}
+    return {
+        "context_reserve": r.context_reserve_bytes,
+        "non_torch": r.non_torch_bytes,
+        "weights": r.weight_bytes,
+        "activation": r.activation_reserve_bytes,
+        "kv_used": r.kv_pool_used_bytes,
+        "kv_free": max(r.kv_pool_bytes - r.kv_pool_used_bytes, 0.0),
+    }
+
+
+def view_hbm_bar(result, settings) -> dict:
+    r = result
+    sizes = segment_bytes(r)
+    capacity = r.capacity_bytes if r is not None and r.ok else 1.0
+    cols = {k: [] for k in COLUMNS}
+    left = 0.0
+    for key, name in SEGMENTS:
+        size = sizes[key]
+        right = left + size
+        share = size / capacity
+        cols["key"].append(key)
+        cols["left"].append(left / GIB)
+        cols["right"].append(right / GIB)
+        cols["color"].append(COLORS[key])
+        cols["name"].append(name)
+        cols["gib"].append(size / GIB)
+        cols["share"].append(share)
+        cols["label"].append(fmt.gib(size) if share >= MIN_LABEL_SHARE else "")
+        cols["label_x"].append((left + right) / 2 / GIB)
+        cols["label_color"].append("#1F2328" if key in DARK_TEXT_ON else "#FFFFFF")
+        left = right
+    gpu = catalog.gpu(settings["gpu"]).name
+    rank = f" (one of {settings['tp']} ranks)" if settings["tp"] > 1 else ""
+    return {
+        "bars": {"data": cols},
+        # The legend is HTML, not a Bokeh Legend: it wraps on a phone, reads the live GiB, and is
+        # text a screen reader and the browser tests can find.
+        "legend": {"html": html.legend([(COLORS[key], name, fmt.gib(sizes[key]), key) for key, name in SEGMENTS
+                                        if sizes[key] > 0 or key in ALWAYS_LISTED])},
+        "capacity": {"location": capacity / GIB},
+        "x_range": {"end": max(capacity, left) / GIB * 1.01},
+        "title": {"text": f"HBM of one {gpu}{rank}, {capacity / GIB:,.1f} GiB"},
+    }

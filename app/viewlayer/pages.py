@@ -1,0 +1,164 @@
+"""A whole panel page for one state: every view's data under the Bokeh model names the page uses.
+
+Model names are `<view>.<part>` (`hbm_bar.bars`, `notices.pane`) and `w.<setting>` for widgets.
+`PanelPage` is what the browser bridge runs in the worker: it holds the settings as a plain dict,
+turns one widget change into one evaluation, and returns only the model properties that changed.
+The Panel server builds its views from the same `VIEWS` table, so both runtimes show the same
+thing (tests/app/test_viewlayer_parity.py checks it property by property).
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from .admission_numbers import view_admission_numbers
+from .batch_chart import view_batch_chart
+from .controls import CHECKBOX_FIELDS, RADIO_FIELDS, view_controls, widget_value
+from .engine_log import view_engine_log
+from .fit_curve import view_fit_curve
+from .hbm_bar import view_hbm_bar
+from .kv_formula import view_kv_formula
+from .notices import view_notices
+from .phase_numbers import view_phase_numbers
+from .query import encode_query, parse_query, sim_check
+from .roofline import view_roofline
+from .settings import defaults
+from .state import FALLBACK_CONTEXT_TOKENS, Computed, ConfigCache, compute
+from .step_breakdown import view_step_breakdown
+
+
+def _notices(c: Computed, s: dict, page: PanelPage | None) -> dict:
+    notices = [*page.url_notices, *page.input_notices] if page else ()
+    return view_notices(c.result, s, c.issues, notices, page.link_note if page else "")
+
+
+# (view name, function of (computed, settings, page) -> {part: props}), in page order.
+VIEWS = {
+    "admission": (
+        ("notices", _notices),
+        ("admission_numbers", lambda c, s, p: view_admission_numbers(c.result, s)),
+        ("hbm_bar", lambda c, s, p: view_hbm_bar(c.result, s)),
+        ("kv_formula", lambda c, s, p: view_kv_formula(c.result, s)),
+        ("fit_curve", lambda c, s, p: view_fit_curve(c.result, s, c.fit)),
+        ("engine_log", lambda c, s, p: view_engine_log(c.result, s)),
+    ),
+    "phases": (
+        ("notices", _notices),
+        ("phase_numbers", lambda c, s, p: view_phase_numbers(c.result, s)),
+        ("step_prefill", lambda c, s, p: view_step_breakdown(c.result, s, "prefill")),
+        ("step_decode", lambda c, s, p: view_step_breakdown(c.result, s, "decode")),
+        ("roofline", lambda c, s, p: view_roofline(c.result, s)),
+        ("batch_chart", lambda c, s, p: view_batch_chart(c.result, s, c.batch)),
+        ("engine_log", lambda c, s, p: view_engine_log(c.result, s)),
+    ),
+}
+ACTIVE_FIELDS = (*RADIO_FIELDS, *CHECKBOX_FIELDS)  # widgets whose Bokeh property is `active`, not `value`
+CURVES = {"admission": ("fit",), "phases": ("batch",)}
+
+
+def bokeh_props(props: dict) -> dict:
+    """A view part's data as the Bokeh properties to set. An HTML part's `html` becomes the `text`
+    of Panel's HTML model, which Panel's JavaScript decodes before setting innerHTML: it is sent
+    escaped, exactly as Panel's own HTML pane sends it."""
+    out = {}
+    for key, value in props.items():
+        if key == "html":
+            out["text"] = escape(value)
+        else:
+            out[key] = value
+    return out
+
+
+def page_models(page: str, computed: Computed, settings: dict, panel_page: PanelPage | None = None,
+                positions: dict | None = None) -> dict[str, dict]:
+    """{Bokeh model name: {property: value}} for every view and widget of `page` in this state."""
+    out = {}
+    for view, fn in VIEWS[page]:
+        for part, props in fn(computed, settings, panel_page).items():
+            out[f"{view}.{part}"] = bokeh_props(props)
+    out.update(view_controls(settings, computed.context_tokens, positions))
+    return out
+
+
+def _same(a, b) -> bool:
+    """Equality that treats NaN as equal to NaN (a log chart's gaps), for skipping unchanged properties."""
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+class PanelPage:
+    """The state of one panel page in the browser: settings in, model patches out."""
+
+    def __init__(self, page: str, search: str = ""):
+        if page not in VIEWS:
+            raise ValueError(f"no panel page {page!r}; known: {', '.join(VIEWS)}")
+        self.page = page
+        self.values = defaults()
+        parsed, self.url_notices = parse_query(search)
+        self.values.update(parsed)
+        self.input_notices: list[str] = []  # a typed value the setting refused
+        self.link_note = ""
+        self.positions: dict[str, float] = {}
+        self._configs = ConfigCache()
+        self._computed: Computed | None = None
+        self._shown: dict[str, dict] = {}
+        self.query = ""
+
+    def _evaluate(self) -> dict[str, dict]:
+        previous = self._computed.context_tokens if self._computed else FALLBACK_CONTEXT_TOKENS
+        self._computed = compute(self.values, CURVES[self.page], previous, self._configs)
+        self.query, note = encode_query(self.values, self._computed.config)
+        self.link_note = note or ""
+        return page_models(self.page, self._computed, self.values, self, self.positions)
+
+    def models(self) -> dict[str, dict]:
+        """Every model's properties for the current settings (no diff): what the parity test compares."""
+        return self._evaluate()
+
+    def _diff(self, models: dict[str, dict]) -> dict[str, dict]:
+        changed = {}
+        for name, props in models.items():
+            shown = self._shown.setdefault(name, {})
+            delta = {k: v for k, v in props.items() if k not in shown or not _same(shown[k], v)}
+            if delta:
+                changed[name] = delta
+                shown.update(delta)
+        return changed
+
+    def start(self) -> dict:
+        """The first patch: everything, for the page's opening state (the link's settings)."""
+        self._shown = {}
+        return {"patch": self._diff(self._evaluate()), "query": self.query}
+
+    def change(self, widget: str, value) -> dict:
+        """One widget moved: evaluate once and return the properties that changed.
+
+        A value the setting refuses (a typed number out of sim's range) is not applied; the widget
+        is set back to the setting's value and the notice area says why."""
+        try:
+            name, new, position = widget_value(widget, value)
+        except (ValueError, TypeError, IndexError) as e:
+            return {"patch": {}, "query": self.query, "error": str(e)}
+        why = None
+        if name not in ("model", "config_text"):
+            try:
+                why = sim_check(name, new)
+            except (TypeError, ValueError) as e:
+                why = str(e)
+        if why:
+            self._shown.pop(widget, None)  # resend the widget's real value
+            self.input_notices = [f"Ignored {name}={new!r}: {why}."]
+            return {"patch": self._diff(self._evaluate()), "query": self.query}
+        self.input_notices = []
+        # The browser already shows the widget's new value: never echo it back (it would fight a drag).
+        prop = "active" if name in ACTIVE_FIELDS else "value"
+        self._shown.setdefault(widget, {})[prop] = value
+        if position is not None:
+            self.positions[name] = position
+        self.values[name] = new
+        return {"patch": self._diff(self._evaluate()), "query": self.query}

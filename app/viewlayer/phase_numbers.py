@@ -1,0 +1,35 @@
+"""Panel 2's headline: the two latencies, the two throughputs, and how busy the tensor cores are."""
+
+from __future__ import annotations
+
+from .. import format as fmt
+from .. import html
+from ..palette import COLORS
+
+
+def _bound(kind: str | None) -> str:
+    return f"{kind}-bound" if kind else ""
+
+
+def view_phase_numbers(result, settings) -> dict:
+    r, s = result, settings
+    ok = r is not None and r.ok
+    running = ok and r.itl_s is not None
+    prefill_duty = r.prefill_compute_s / r.ttft_s if ok and r.ttft_s else None
+    return {"pane": {"html": html.tiles(
+        html.tile("ttft", "Time to first token", fmt.ms(r.ttft_s) if ok else fmt.DASH,
+                  f"prefill of {fmt.tokens(s['prompt_tokens'])} tokens, {_bound(r.prefill_bound)}" if ok else "",
+                  COLORS["prefill"], hero=True),
+        html.tile("itl", "Inter-token latency", fmt.ms(r.itl_s) if running else fmt.DASH,
+                  f"decode step of {r.batch:,}, {_bound(r.decode_bound)}" if running else "nothing fits",
+                  COLORS["decode"], hero=True),
+        html.tile("tokens_per_s", "Aggregate throughput", fmt.rate(r.decode_tokens_per_s) if running else fmt.DASH,
+                  "all streams together" if running else "", COLORS["decode"], unit=" tok/s" if running else ""),
+        html.tile("per_stream", "Per stream", fmt.rate(r.per_stream_tokens_per_s) if running else fmt.DASH,
+                  "what one user sees" if running else "", COLORS["decode"], unit=" tok/s" if running else ""),
+        html.tile("tensor_duty", "Tensor-core duty, decode", fmt.percent(r.tensor_duty) if running else fmt.DASH,
+                  f"prefill: {fmt.percent(prefill_duty)}" if ok else "", COLORS["compute"]),
+        html.tile("weight_share", "Weight share of decode bytes", fmt.percent(r.weight_share) if running else fmt.DASH,
+                  "what batching still amortises" if running else "", COLORS["weights"]),
+        columns=3,
+    )}}

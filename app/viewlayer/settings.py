@@ -1,0 +1,92 @@
+"""The panels' settings as plain data: field names, labels, defaults and choices (standard library only).
+
+`app/state.py` builds its `param.Parameterized` Settings from these, and the browser bridge keeps
+the same settings as a plain dict, so both runtimes agree on every name, default and choice.
+"""
+
+from __future__ import annotations
+
+from kvlab.sim import catalog, gpu_ids, model_ids, profile_names
+from kvlab.sim.scenario import ALLOCATIONS, ENGINES, FIELDS, TP_SIZES, Scenario
+from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
+
+DEFAULTS = Scenario()
+CUSTOM_MODEL = "custom"  # the model choice that means "use the pasted config.json"
+CUSTOM_MODEL_LABEL = "Paste a config.json\u2026"
+
+# Scenario fields the app exposes, in the order a student meets them. The rest of Scenario
+# (the raw `config` dict) is carried by `config_text`.
+MAIN_FIELDS = (
+    "model", "gpu", "prompt_tokens", "output_tokens", "concurrency", "kv_dtype", "weight_dtype",
+    "gpu_memory_utilization", "force_mha", "tp", "allocation", "engine", "profile",
+)
+ADVANCED_FIELDS = (
+    "block_size_tokens", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static",
+    "max_model_len", "gpu_memory_gib", "dollars_per_gpu_hour",
+)
+SCENARIO_FIELDS = MAIN_FIELDS + ADVANCED_FIELDS
+
+LABELS = {
+    "model": "Model",
+    "gpu": "GPU",
+    "prompt_tokens": "Prompt tokens",
+    "output_tokens": "Output tokens",
+    "concurrency": "Concurrent requests",
+    "kv_dtype": "KV cache precision",
+    "weight_dtype": "Weight precision",
+    # Engine knobs keep the engine's own spelling: it is what students will type later.
+    "gpu_memory_utilization": "gpu_memory_utilization",
+    "force_mha": "Force multi-head attention",
+    "tp": "Tensor parallel size",
+    "allocation": "Allocation",
+    "engine": "Accounting",
+    "profile": "Efficiency profile",
+    "block_size_tokens": "block_size (tokens)",
+    "max_num_batched_tokens": "max_num_batched_tokens",
+    "max_num_seqs": "max_num_seqs",
+    "mem_fraction_static": "mem_fraction_static (SGLang)",
+    "max_model_len": "max_model_len (tokens)",
+    "gpu_memory_gib": "GPU memory override (GiB)",
+    "dollars_per_gpu_hour": "Price per GPU-hour ($)",
+}
+
+
+def model_choices() -> dict[str, str]:
+    """Label -> catalog id, plus the pasted-config entry last."""
+    choices = {catalog.model_name(m): m for m in model_ids()}
+    choices[CUSTOM_MODEL_LABEL] = CUSTOM_MODEL
+    return choices
+
+
+def gpu_choices() -> dict[str, str]:
+    return {catalog.gpu(g).name: g for g in gpu_ids()}
+
+
+def choices(name: str) -> dict[str, object] | None:
+    """Label -> value for a field chosen from a list, None for a number or a flag."""
+    table = {
+        "model": model_choices, "gpu": gpu_choices,
+        "kv_dtype": lambda: {v: v for v in KV_DTYPES}, "weight_dtype": lambda: {v: v for v in WEIGHT_DTYPES},
+        "tp": lambda: {str(v): v for v in TP_SIZES}, "allocation": lambda: {v: v for v in ALLOCATIONS},
+        "engine": lambda: {v: v for v in ENGINES}, "profile": lambda: {v: v for v in profile_names()},
+    }
+    return table[name]() if name in table else None
+
+
+def defaults() -> dict:
+    """Every setting at its default: the scenario fields and an empty pasted config."""
+    return {"config_text": "", **{name: getattr(DEFAULTS, name) for name in SCENARIO_FIELDS}}
+
+
+def bounds(name: str):
+    """sim's bound for a numeric field (low, high, integer, optional, help)."""
+    return FIELDS[name]
+
+
+def scenario(values: dict, config: dict | None = None) -> Scenario:
+    """The sim.Scenario for these settings; `config` is the parsed config.json when model is custom."""
+    fields = {name: values[name] for name in SCENARIO_FIELDS}
+    if fields["model"] == CUSTOM_MODEL:
+        fields["model"] = DEFAULTS.model  # ignored by sim once `config` is given
+        fields["config"] = config
+    return Scenario(**fields)

@@ -1,0 +1,75 @@
+"""The view layer runs without Panel, Bokeh, param or numpy (as it must in Pyodide), and its page
+session answers a widget change with exactly the figures sim gives for the new state."""
+
+import json
+import subprocess
+import sys
+
+from kvlab.app.site_wheel import ROOT
+from kvlab.app.viewlayer.pages import PanelPage
+from kvlab.sim import Scenario, evaluate
+
+# Imports anything outside the standard library and kvlab would make; blocked in a fresh interpreter.
+_PROBE = r"""
+import importlib, json, pkgutil, sys
+BLOCKED = ("panel", "bokeh", "param", "numpy", "pandas", "pyviz_comms", "tornado", "jinja2")
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ImportError(f"view layer imported {name}")
+        return None
+sys.meta_path.insert(0, Block())
+before = set(sys.modules)
+import kvlab.app.viewlayer as vl
+names = [m.name for m in pkgutil.iter_modules(vl.__path__, "kvlab.app.viewlayer.")]
+for n in names:
+    importlib.import_module(n)
+loaded = sorted(set(sys.modules) - before)
+outside = [m for m in loaded if m.split(".")[0] not in sys.stdlib_module_names and m.split(".")[0] != "kvlab"]
+kvlab = sorted({m for m in loaded if m.startswith("kvlab.") and not m.startswith(("kvlab.sim", "kvlab.app.viewlayer"))})
+print(json.dumps({"modules": names, "outside": outside, "kvlab": kvlab}))
+"""
+
+
+def test_view_layer_imports_only_the_standard_library_and_kvlab():
+    proc = subprocess.run([sys.executable, "-c", _PROBE], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout)
+    assert len(seen["modules"]) >= 15, seen["modules"]
+    assert seen["outside"] == []
+    # Besides sim: only kvlab.app's standard-library helpers (and the lazy kvlab.app package itself).
+    assert set(seen["kvlab"]) <= {"kvlab.app", "kvlab.app.format", "kvlab.app.html", "kvlab.app.palette",
+                                  "kvlab.app.config_paste"}, seen["kvlab"]
+
+
+def _html(patch: dict, name: str) -> str:
+    return patch["patch"][name]["text"]
+
+
+def test_panel_page_session_follows_a_slider_with_sims_numbers():
+    page = PanelPage("admission", "?prompt_tokens=4096")
+    first = page.start()
+    assert "93" in _html(first, "admission_numbers.pane")  # seed 002's 93 sequences at 4k
+    moved = page.change("w.prompt_tokens", 15.0)  # the log slider: 2**15 = 32,768 tokens
+    r = evaluate(Scenario(prompt_tokens=32768))
+    assert f"&gt;{r.max_sequences:,}&lt;" in _html(moved, "admission_numbers.pane")
+    assert moved["query"] == "?prompt_tokens=32768"
+    assert "w.prompt_tokens" not in moved["patch"]  # the handle is left where the student put it
+    assert moved["patch"]["w.prompt_tokens-exact"] == {"value": 32768}
+    # Only what changed is sent: the KV formula's first line and the engine choice did not move.
+    assert "w.engine" not in moved["patch"]
+
+
+def test_refused_value_is_named_and_the_widget_set_back():
+    page = PanelPage("phases")
+    page.start()
+    out = page.change("w.gpu_memory_utilization", 7.5)
+    assert "gpu_memory_utilization" in _html(out, "notices.pane")
+    assert out["patch"]["w.gpu_memory_utilization"]["value"] == 0.9
+    assert page.values["gpu_memory_utilization"] == 0.9
+
+
+def test_hostile_link_text_stays_text():
+    page = PanelPage("admission", "?gpu=%3Cscript%3Ealert(1)%3C/script%3E")
+    text = _html(page.start(), "notices.pane")
+    assert "<script>" not in text and "&amp;lt;script&amp;gt;" in text
