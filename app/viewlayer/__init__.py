@@ -3,7 +3,7 @@
 Contract (for every module here; "a11y" and "lessons" build on it):
 
 - Standard library and `kvlab.sim` only, plus kvlab.app's standard-library helpers (`format`,
-  `html`, `palette`, `config_paste`). It runs unchanged in CPython and in Pyodide, where no Panel,
+  `html`, `palette`, `config_paste`, `query_limits`). It runs unchanged in CPython and in Pyodide, where no Panel,
   Bokeh, param or numpy exists. tests/app/test_viewlayer.py imports it with those blocked.
 - One module per view, each with a pure function `view_<name>(result, settings, ...) -> dict`:
   `result` is a `sim.Result` (or None when there is nothing to evaluate), `settings` a plain dict
