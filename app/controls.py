@@ -47,9 +47,21 @@ class LogTokenSlider(pn.viewable.Viewer):
         return log2(tokens)
 
     def set_end(self, end_tokens: int) -> None:
-        self.slider.end = self._log(end_tokens)
+        """A new context length: the handle moves to the end if it was beyond it, and the setting
+        keeps its value (the exact box still shows it; sim says whether it fits the context)."""
+        end = self._log(end_tokens)
+        value = slider_value(getattr(self.settings, self.name_), end, self.slider.value)
+        self._quiet = True
+        try:
+            self.slider.param.update(end=end, value=value)
+        finally:
+            self._quiet = False
+
+    _quiet = False
 
     def _from_slider(self, event) -> None:
+        if self._quiet:
+            return
         tokens = round(2 ** event.new)
         if getattr(self.settings, self.name_) != tokens:
             setattr(self.settings, self.name_, tokens)
