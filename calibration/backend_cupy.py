@@ -123,6 +123,7 @@ class CupyBackend(Backend):
         self._attention: dict[tuple[int, int], tuple] = {}  # (group, head_dim) -> (split, combine)
         self._workspace: dict[str, object] = {}
         self._spin_per_call_s = 40e-6
+        self.attention_kernel = "v2"  # paged_attention_kernel.SOURCES key; the benchmark may fall back to v1
         self.host_bound_batches = 0  # timed batches whose enqueueing outlasted the spin (see time_batch)
 
     # -- description -------------------------------------------------------------------------
@@ -245,7 +246,8 @@ class CupyBackend(Backend):
         start, end = cp.cuda.Event(), cp.cuda.Event()
         # The spin keeps the GPU busy while the host enqueues the calls (tens of us of Python each),
         # so they then run back to back and the pair of events brackets GPU time only. The spin per
-        # call adapts upwards whenever enqueueing outlasted it; such batches are counted.
+        # call follows the last batch's enqueue time; a batch whose enqueueing outlasted its spin is
+        # counted (the timing's warm-up batches absorb a change of call type).
         spin_s = min(max(n_calls * self._spin_per_call_s, 2e-3), 0.25)
         self._occupy(spin_s)
         t0 = time.perf_counter()
@@ -257,7 +259,9 @@ class CupyBackend(Backend):
         end.synchronize()
         if host_s > 0.9 * spin_s:
             self.host_bound_batches += 1
-            self._spin_per_call_s = min(2.0 * host_s / max(n_calls, 1), 1e-3)
+        # next batch: 1.5 x this batch's enqueue time per call (up or down: a spin is GPU time the
+        # run waits for, so it must not stay at the slowest call type's figure)
+        self._spin_per_call_s = min(max(1.5 * host_s / max(n_calls, 1), 10e-6), 1e-3)
         return cp.cuda.get_elapsed_time(start, end) * 1e-3 / max(n_calls, 1)
 
     def event_floor_s(self):
@@ -306,11 +310,12 @@ class CupyBackend(Backend):
         return self.cp.asarray(self.np.asarray(values, dtype=self.np.int32))
 
     def _attention_kernels(self, group, head_dim):
-        key = (group, head_dim)
+        key = (group, head_dim, self.attention_kernel)
         if key not in self._attention:
-            from .paged_attention_kernel import SOURCE
+            from .paged_attention_kernel import SOURCES
 
-            mod = self.cp.RawModule(code=SOURCE, options=(f"-DGROUP={group}", f"-DHEAD_DIM={head_dim}"))
+            mod = self.cp.RawModule(code=SOURCES[self.attention_kernel],
+                                    options=(f"-DGROUP={group}", f"-DHEAD_DIM={head_dim}"))
             self._attention[key] = (mod.get_function("paged_decode_split"), mod.get_function("paged_decode_combine"))
         return self._attention[key]
 

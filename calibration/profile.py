@@ -119,7 +119,11 @@ def _fit_attention(att: dict, den: Denominators, fields: dict, notes: list[str])
         return
     fields["attention_kv_efficiency"] = curve
     fields["kv_bandwidth_efficiency"] = max(e for _, e in curve)
-    notes.append(f"attention_kv_efficiency: fused paged decode attention on {primary['model']} "
+    if primary["check"].get("kernel_version") == "v1":
+        notes.append("attention_kv_efficiency: kernel version 2 failed its correctness check; version 1 (slower) measured: "
+                     f"{primary.get('checks', [{}])[0]}")
+    version = primary["check"].get("kernel_version", "-")
+    notes.append(f"attention_kv_efficiency: fused paged decode attention (kernel {version}) on {primary['model']} "
                  f"({primary['kv_heads']} KV heads, group {primary['q_heads_per_kv_head']}, head_dim {primary['head_dim']}, "
                  f"check max rel err {primary['check'].get('max_rel_err', float('nan')):.2e}), best over batch "
                  f"{sorted({p['batch'] for p in primary['points']})} at each context, over "

@@ -75,14 +75,16 @@ def run(ctx: Context, models) -> dict:
             ctx.done("gemm fp8 (unsupported)", sum(n_units.values()))
     else:
         out["fp8"] = "not measured: not part of this plan"
-    seconds_per_flop = None  # learnt from the first model measured, to decide whether the next fits
+    last = None  # (seconds, points, flops) of the last model measured, to decide whether the next fits
     for model in models:
         units_here = n_units[model.id] * len(dtypes)
         why = None
         if model.moe or model.mla:
             why = "MoE expert GEMMs and MLA projections are not measured yet (dense models only)"
-        elif seconds_per_flop is not None:
-            need = seconds_per_flop * _model_flops(plan, model) * len(dtypes)
+        elif last is not None:
+            # Most points cost a fixed time (warm-up, data, batches); the large ones scale with FLOPs.
+            spent, points, flops = last
+            need = spent * (n_units[model.id] / points) * (_model_flops(plan, model) / flops) ** 0.5
             if need > ctx.budget.remaining_s():
                 why = f"needs about {need:.0f} s, {ctx.budget.remaining_s():.0f} s of the budget left"
         if why is None and ctx.budget.exhausted():
@@ -99,8 +101,7 @@ def run(ctx: Context, models) -> dict:
                 be.release()
         out["models"].append(model.id)
         ctx.checkpoint(out)
-        spent = time.monotonic() - t0
-        seconds_per_flop = max(seconds_per_flop or 0.0, spent / max(_model_flops(plan, model) * len(dtypes), 1.0))
+        last = (time.monotonic() - t0, n_units[model.id], max(_model_flops(plan, model), 1.0))
     return out
 
 

@@ -105,12 +105,15 @@ def _paged_combine(grid, block, args):
 
 
 class _Kernel:
-    def __init__(self, name):
+    def __init__(self, name, broken=False):
         self.name = name
         self.calls = 0
+        self.broken = broken  # a kernel that compiles but computes nothing (tests the fallback)
 
     def __call__(self, grid, block, args):
         self.calls += 1
+        if self.broken:
+            return
         if self.name == "read_bytes":
             buf, n_vec, sink = args
             assert buf.nbytes // 16 == int(n_vec)
@@ -125,10 +128,11 @@ class RawModule:
     def __init__(self, code, options=()):
         assert ("read_bytes" in code and "spin" in code and "noop" in code) or "paged_decode_split" in code
         self.options = options
+        self.broken = "BROKEN" in code
         self.kernels = {}
 
     def get_function(self, name):
-        return self.kernels.setdefault(name, _Kernel(name))
+        return self.kernels.setdefault(name, _Kernel(name, self.broken))
 
 
 class Event:

@@ -127,3 +127,19 @@ def test_fp8_probe_records_the_refusal(backend):
     # cublasGemmEx has no fp8 path; the stand-in refuses like cuBLAS does.
     reason = _probe_fp8(types.SimpleNamespace(backend=backend, seed=1))
     assert reason is not None and "rejected fp8" in reason
+
+
+def test_attention_falls_back_to_kernel_v1_and_says_so(backend, monkeypatch):
+    from kvlab.calibration import paged_attention_kernel as pak
+
+    monkeypatch.setitem(pak.SOURCES, "v2", "// BROKEN paged_decode_split")
+    models = [model("qwen3-8b").scaled_down(32)]
+    plan = tiny_plan(("qwen3-8b",), quick=True)
+    log = RunLog(stream=io.StringIO())
+    measurements, _, _ = run_suite(backend, plan, models, 7, log, progress_stream=log.stream)
+    layout = measurements["attention"]["layouts"][0]
+    assert [c["kernel_version"] for c in layout["checks"]] == ["v2", "v1"]
+    assert not layout["checks"][0]["passed"] and layout["check"]["passed"] and layout["points"]
+    fields, notes = fit_profile(measurements, plan, models, datasheet_denominators(datasheet("h200")), "h200")
+    assert "attention_kv_efficiency" in fields
+    assert any("version 2 failed its correctness check" in n for n in notes)
