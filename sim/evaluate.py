@@ -473,8 +473,13 @@ def _profile_line(profile, gpu, machine: roofline.Machine, prompt_tokens: int, b
             f"in the prefill")
     if batch > 0:
         gemm += f" and {profile.compute_efficiency(batch, fp8):.0%} in a {batch}-token decode step"
-    return (f"Efficiency profile {profile.name} ({profile.provenance_kind}): HBM reads reach {profile.bandwidth_efficiency:.0%} "
+    line = (f"Efficiency profile {profile.name} ({profile.provenance_kind}): HBM reads reach {profile.bandwidth_efficiency:.0%} "
             f"of {gpu.hbm_bandwidth_bytes_per_s / 1e12:.2f} TB/s; {gemm}.")
+    if profile.per_kernel:
+        line += (f" Per-kernel step model: each kernel (QKV, attention, O, MLP, lm_head) takes the longer of its bytes "
+                 f"and its FLOPs, plus {profile.kernel_overhead_s * 1e6:g} us for each of {machine.kernels_per_step():,} "
+                 f"kernels per step.")
+    return line
 
 
 def _vllm_concurrency(arch: Architecture, s: Scenario, mem: memory.MemoryBudget, kv_el: float, max_len: int,

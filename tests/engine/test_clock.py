@@ -22,7 +22,10 @@ def _clock(model: str, gpu: str = "h100-sxm", tp: int = 1, **kw) -> StepClock:
 
 
 MODELS = [("qwen3-8b", "h100-sxm", 1, {}), ("qwen3-30b-a3b", "h100-sxm", 1, {}), ("gemma-2-9b", "a100-80", 1, {}),
-          ("deepseek-v3", "h200", 8, {"weight_dtype": "fp8"}), ("llama-3.1-70b", "h100-sxm", 8, {"kv_dtype": "fp8"})]
+          ("deepseek-v3", "h200", 8, {"weight_dtype": "fp8"}), ("llama-3.1-70b", "h100-sxm", 8, {"kv_dtype": "fp8"}),
+          # the per-kernel step model (a v2 profile): the closed form must hold for it too
+          ("llama-3.1-70b", "h100-sxm", 4, {"weight_dtype": "fp8", "profile": "h100-published"}),
+          ("gemma-2-9b", "h200", 1, {"profile": "h200-published"})]
 
 
 @pytest.mark.parametrize("model,gpu,tp,kw", MODELS)

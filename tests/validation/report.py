@@ -60,6 +60,9 @@ def load(name: str) -> list[dict]:
 
 
 def _profile(choice: str, gpu: str) -> str:
+    if "{gpu}" in choice:  # a family of per-GPU profiles (the fit script's candidates)
+        name = choice.format(gpu=gpu.split("-")[0])
+        return name if name in profile_names() else "textbook"
     if choice == "published":
         name = f"{gpu.split('-')[0]}-published"
         return name if name in profile_names() else "textbook"
@@ -160,7 +163,6 @@ def perf_rows(profile_choice: str) -> tuple[list[Row], list[tuple[str, str]]]:
             skipped.append((rec["id"], note))
             continue
         prompt, out = rec["input_tokens"], rec["output_tokens"]
-        bs, conc = rec.get("batch_size"), rec.get("concurrency")
         gpus = rec.get("gpu_count") or rec["tp"]
         measured_tps = rec.get("output_tok_per_s") or (rec["output_tok_per_s_per_gpu"] * gpus
                                                        if rec.get("output_tok_per_s_per_gpu") else None)
@@ -168,43 +170,115 @@ def perf_rows(profile_choice: str) -> tuple[list[Row], list[tuple[str, str]]]:
             skipped.append((rec["id"], "the record says its throughput may be per GPU or total (not stated); tp > 1"))
             continue
         fields.update(prompt_tokens=prompt, output_tokens=out)
-        if bs:
-            # A static batch: every sequence admitted together; the scheduler cap must not cut it.
-            fields.update(concurrency=bs, max_num_seqs=max(bs, 256), max_num_batched_tokens=max(bs * prompt, 8192))
-        elif conc:
-            fields.update(concurrency=conc)
-        elif rec.get("num_requests"):
-            fields.update(concurrency=min(rec["num_requests"], 1_000_000), max_num_seqs=2048, max_num_batched_tokens=8192)
-        else:
-            skipped.append((rec["id"], "no batch size, concurrency or request count"))
+        mode = _mode(rec)
+        if mode is None:
+            skipped.append((rec["id"], "no batch size, concurrency, request rate or request count"))
             continue
-        r = evaluate(Scenario(**fields))
-        if not r.ok or not r.batch:
-            why = r.errors[0]["message"][:80] if r.errors else "nothing fits"
+        predicted, why = _predict(mode, rec, fields)
+        if predicted is None:
             skipped.append((rec["id"], "sim refused: " + why))
             continue
-        if bs:
-            if bs > r.batch:
-                note = (note + "; " if note else "") + f"pool holds {r.batch} of {bs}"
-            batch_prefill = getattr(r, "batch_prefill_s", None) or r.ttft_s * r.batch
-            latency = batch_prefill + (out - 1) * r.itl_s
-            if rec.get("ttft_ms") is not None and out == 1:
-                rows.append(Row(rec["id"], "ttft", rec["ttft_ms"] / 1e3, r.ttft_s, note))
-            if measured_tps:
-                rows.append(Row(rec["id"], "tok_per_s", measured_tps, r.batch * out / latency, note))
-            if rec.get("e2e_latency_ms"):
-                # The mean step of a static batch: latency / output is what the record measures.
-                rows.append(Row(rec["id"], "itl", rec["e2e_latency_ms"] / 1e3 / out, latency / out, (note + "; " if note else "")
-                                + "latency / output"))
-        else:
-            if rec.get("itl_ms") or rec.get("tpot_ms"):
-                rows.append(Row(rec["id"], "itl", (rec.get("itl_ms") or rec["tpot_ms"]) / 1e3, _served(r, "served_itl_s", "itl_s"), note))
-            if rec.get("ttft_ms"):
-                rows.append(Row(rec["id"], "ttft", rec["ttft_ms"] / 1e3, _served(r, "served_ttft_s", "ttft_s"), note))
-            if measured_tps:
-                served = getattr(r, "served_tokens_per_s", 0.0) or r.decode_tokens_per_s
-                rows.append(Row(rec["id"], "tok_per_s", measured_tps, served, note))
+        if why:
+            note = (note + "; " if note else "") + why
+        note = (note + "; " if note else "") + mode
+        before = len(rows)
+        measured_itl = rec.get("itl_ms") or rec.get("tpot_ms")
+        if measured_itl:
+            rows.append(Row(rec["id"], "itl", measured_itl / 1e3, predicted["itl"], note))
+        elif mode == "static" and rec.get("e2e_latency_ms"):
+            # The mean step of a static batch: latency / output is what the record measures.
+            rows.append(Row(rec["id"], "itl", rec["e2e_latency_ms"] / 1e3 / out, predicted["latency"] / out, note + "; latency / output"))
+        if rec.get("ttft_ms"):
+            rows.append(Row(rec["id"], "ttft", rec["ttft_ms"] / 1e3, predicted["ttft"], note))
+        if measured_tps:
+            rows.append(Row(rec["id"], "tok_per_s", measured_tps, predicted["tok_per_s"], note))
+        if len(rows) == before:
+            skipped.append((rec["id"], "no ITL, TTFT or output tok/s figure to compare"))
     return rows, skipped
+
+
+def _mode(rec: dict) -> str | None:
+    """How the benchmark drove the engine: a static batch, a fixed concurrency (closed loop), a
+    Poisson request rate (open loop), or every request at once (a burst)."""
+    rate, conc, n = rec.get("request_rate_per_s"), rec.get("concurrency"), rec.get("num_requests")
+    if rec.get("batch_size"):
+        return "static"
+    if rate is not None and math.isfinite(rate):
+        return "rate"
+    if conc and (not n or n > conc):
+        return "closed"
+    if n or conc:
+        return "burst"
+    return None
+
+
+def _eval(fields: dict, **changes):
+    r = evaluate(Scenario(**{**fields, **changes}))
+    if not r.ok or not r.batch:
+        return None, (r.errors[0]["message"][:80] if r.errors else "nothing fits")
+    return r, ""
+
+
+def _static(r, out: int) -> tuple[float, float]:
+    """(latency, batch prefill) of one static batch of r.batch prompts: prefill together, then
+    out - 1 decode steps."""
+    prefill = getattr(r, "batch_prefill_s", None) or r.ttft_s * r.batch
+    return prefill + (out - 1) * r.itl_s, prefill
+
+
+def _predict(mode: str, rec: dict, fields: dict) -> tuple[dict | None, str]:
+    """kvlab's figures for the benchmark: itl, ttft, tok_per_s (and latency for static batches).
+
+    The benchmark's protocol is mapped onto sim's steady-state result here; every time comes from
+    sim (itl_s, ttft_s, batch_prefill_s, served_*); the report only adds up passes and waits.
+    """
+    out = fields["output_tokens"]
+    frontend = getattr_or(rec, fields)
+    if mode == "static":
+        bs = rec["batch_size"]
+        # Every sequence is admitted together; the scheduler cap must not cut the batch.
+        r, why = _eval(fields, concurrency=bs, max_num_seqs=max(bs, 256), max_num_batched_tokens=max(bs * fields["prompt_tokens"], 8192))
+        if r is None:
+            return None, why
+        latency, _ = _static(r, out)
+        note = f"pool holds {r.batch} of {bs}" if bs > r.batch else ""
+        return {"itl": r.itl_s, "ttft": r.ttft_s, "tok_per_s": r.batch * out / latency, "latency": latency}, note
+    if mode == "closed":
+        r, why = _eval(fields, concurrency=rec["concurrency"])
+        if r is None:
+            return None, why
+        return {"itl": _served(r, "served_itl_s", "itl_s"), "ttft": _served(r, "served_ttft_s", "ttft_s"),
+                "tok_per_s": getattr(r, "served_tokens_per_s", 0.0) or r.decode_tokens_per_s}, ""
+    if mode == "rate":
+        rate = rec["request_rate_per_s"]
+        conc, r = 1.0, None
+        for _ in range(12):  # Little's law: in flight = rate x request latency, at that concurrency
+            r, why = _eval(fields, concurrency=max(1, round(conc)))
+            if r is None:
+                return None, why
+            latency = _served(r, "served_ttft_s", "ttft_s") + (out - 1) * _served(r, "served_itl_s", "itl_s")
+            conc = min(rate * latency, 1e5)
+        capacity = getattr(r, "served_tokens_per_s", 0.0) or r.decode_tokens_per_s
+        return {"itl": _served(r, "served_itl_s", "itl_s"), "ttft": _served(r, "served_ttft_s", "ttft_s"),
+                "tok_per_s": min(rate * out, capacity)}, f"in flight {conc:.1f}"
+    # burst: n requests at once; waves of at most the batch the pool and scheduler allow.
+    n = rec.get("num_requests") or rec["concurrency"]
+    extra = {"max_num_seqs": 2048, "max_num_batched_tokens": 8192} if "trtllm-bench" in str(rec.get("benchmark_tool")) else {}
+    r, why = _eval(fields, concurrency=min(n, 1_000_000), **extra)
+    if r is None:
+        return None, why
+    wave, prefill = _static(r, out)
+    waves = n / r.batch
+    total = waves * wave
+    ttft = frontend + prefill / 2 + max(total - wave, 0.0) / 2  # the mean request waits half the earlier waves
+    itl = r.itl_s if waves <= 1 else _served(r, "served_itl_s", "itl_s")
+    return {"itl": itl, "ttft": ttft, "tok_per_s": n * out / total}, f"{waves:.1f} waves of {r.batch}"
+
+
+def getattr_or(rec: dict, fields: dict) -> float:
+    """The engine's front-end overhead (0 before issue 11's engine rules)."""
+    r = evaluate(Scenario(**{**fields, "concurrency": 1}))
+    return getattr(r, "ttft_frontend_s", 0.0) or 0.0
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -246,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quiet:
         print(f"{'record':52} {'metric':9} {'measured':>12} {'kvlab':>12} {'error':>8}  note")
         for row in rows:
-            print(f"{row.id[:52]:52} {row.metric:9} {row.measured:12.4g} {row.predicted:12.4g} {row.error:+8.1%}  {row.note}")
+            print(f"{row.id:52} {row.metric:9} {row.measured:12.4g} {row.predicted:12.4g} {row.error:+8.1%}  {row.note}")
         print()
         print(f"skipped {len(skipped)} records:")
         for rid, why in skipped:
