@@ -231,6 +231,8 @@ def held_bytes_per_sequence(arch: Architecture, s: Scenario, kv_bytes_per_elemen
     """KV bytes one sequence occupies on one rank for admission purposes.
 
     Contiguous: the full final length (prompt + output) is reserved at admission, in whole blocks.
+    Reserve_max: max_model_len (the model's context when unset) is reserved at admission, as
+    pre-paging engines did because the output length is unknown when a request starts.
     Paged: a sequence holds only the blocks it has filled so far; with requests at staggered
     points of their generation, the pool carries each one's average over its life, i.e. the mean
     of ceil((prompt + t) / block) blocks for t = 1..output.
@@ -238,10 +240,14 @@ def held_bytes_per_sequence(arch: Architecture, s: Scenario, kv_bytes_per_elemen
     p, o, b = s.prompt_tokens, s.output_tokens, s.block_size_tokens
     per_token_layer = arch.kv_elements_per_token_per_layer(s.tp) * kv_bytes_per_element
 
+    reserved = s.max_model_len or arch.max_position_embeddings
+
     def held_tokens(window: int) -> float:
         cap = window or None
         if s.allocation == "contiguous":
             return -(-min(p + o, cap or p + o) // b) * b
+        if s.allocation == "reserve_max":
+            return -(-min(reserved, cap or reserved) // b) * b
         return (_block_tokens_sum(p + o, b, cap) - _block_tokens_sum(p, b, cap)) / o
 
     return per_token_layer * arch.num_layers * arch.layer_mean(held_tokens)
@@ -380,7 +386,7 @@ def _evaluate(s: Scenario) -> Result:
                f"(compute {pre.compute_time_s * 1e3:.1f} ms vs weight read {pre.memory_time_s * 1e3:.1f} ms).")
 
     if batch > 0:
-        read_context = context if s.allocation == "contiguous" else s.prompt_tokens + (s.output_tokens + 1) / 2
+        read_context = context if s.allocation != "paged" else s.prompt_tokens + (s.output_tokens + 1) / 2
         dec = roofline.decode_step(machine, batch, read_context)
         itl = dec.time_s + rules.cpu_step_s
         tokens_per_s = batch / itl

@@ -15,7 +15,11 @@ from .fields import Bound, check_choice, check_engine_version, check_flag, check
 from .units import KV_DTYPES, WEIGHT_DTYPES
 
 ENGINES = ("textbook", "vllm", "sglang")
-ALLOCATIONS = ("contiguous", "paged")
+# contiguous: each sequence reserves its exact final length (prompt + output) at admission;
+# reserve_max: each reserves max_model_len (the model's context when unset), as engines before
+# paged attention did, not knowing the output length in advance (vLLM paper, Kwon et al. 2023, §2.3);
+# paged: blocks are allocated as tokens arrive.
+ALLOCATIONS = ("contiguous", "reserve_max", "paged")
 TP_SIZES = (1, 2, 4, 8)
 # The scheduler limits that size the activation reserve (see memory.py) default to None, meaning
 # "what the chosen engine would pick" (engine_defaults.py): the textbook's 2048 tokens and 1024

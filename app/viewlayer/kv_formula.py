@@ -19,6 +19,10 @@ def view_kv_formula(result, settings) -> dict:
     if s["allocation"] == "contiguous":
         per_seq = (f"one sequence reserves its final {context:,} tokens (prompt + output) at admission: "
                    f"{fmt.gib(r.kv_bytes_per_sequence, 2)}")
+    elif s["allocation"] == "reserve_max":
+        reserved = s.get("max_model_len") or round(r.kv_bytes_per_sequence / r.kv_bytes_per_token)
+        per_seq = (f"one sequence reserves max_model_len ({reserved:,} tokens) at admission, whatever it will use: "
+                   f"{fmt.gib(r.kv_bytes_per_sequence, 2)}")
     else:
         per_seq = (f"a paged sequence holds blocks of {s['block_size_tokens']} tokens as it grows: "
                    f"{fmt.gib(r.kv_bytes_per_sequence, 2)} on average over its {context:,} tokens")
