@@ -13,6 +13,19 @@ LIMIT_CAPTIONS = {
 }
 
 
+def cost_tiles(r, s) -> list[str]:
+    """The price of output tokens, shown wherever a price per GPU-hour is set: sim's
+    dollars_per_million_tokens (price x GPUs / aggregate decode tokens per second)."""
+    price = s.get("dollars_per_gpu_hour")
+    if price is None:
+        return []
+    ok = r is not None and r.ok and r.dollars_per_million_tokens is not None
+    value = f"${r.dollars_per_million_tokens:,.2f}" if ok else fmt.DASH
+    caption = (f"per million output tokens at ${price:g} per GPU-hour x {s['tp']} GPU(s)" if ok
+               else "nothing runs, so nothing is produced")
+    return [html.tile("dollars_per_million_tokens", "Cost per million tokens", value, caption, COLORS["compute"])]
+
+
 def view_admission_numbers(result, settings) -> dict:
     r, s = result, settings
     ok = r is not None and r.ok
@@ -33,4 +46,5 @@ def view_admission_numbers(result, settings) -> dict:
                   f"{r.kv_pool_tokens:,} tokens" if ok else "", COLORS["kv_free"]),
         html.tile("kv_per_token", "KV cache per token", fmt.per_token_bytes(r.kv_bytes_per_token) if ok else fmt.DASH,
                   f"{r.kv_bytes_per_token:,.0f} bytes" if ok else "", COLORS["kv"]),
+        *cost_tiles(r, s),
     )}}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import format as fmt
 from .. import html
 from ..palette import COLORS
+from .admission_numbers import cost_tiles
 
 
 def _bound(kind: str | None) -> str:
@@ -18,7 +19,7 @@ def view_phase_numbers(result, settings) -> dict:
     prefill_duty = r.prefill_compute_s / r.ttft_s if ok and r.ttft_s else None
     return {"pane": {"html": html.tiles(
         html.tile("ttft", "Time to first token", fmt.ms(r.ttft_s) if ok else fmt.DASH,
-                  f"prefill of {fmt.tokens(s['prompt_tokens'])} tokens, {_bound(r.prefill_bound)}" if ok else "",
+                  f"one {fmt.tokens(s['prompt_tokens'])}-token prefill on an idle GPU, {_bound(r.prefill_bound)}" if ok else "",
                   COLORS["prefill"], hero=True),
         html.tile("itl", "Inter-token latency", fmt.ms(r.itl_s) if running else fmt.DASH,
                   f"decode step of {r.batch:,}, {_bound(r.decode_bound)}" if running else "nothing fits",
@@ -31,5 +32,6 @@ def view_phase_numbers(result, settings) -> dict:
                   f"prefill: {fmt.percent(prefill_duty)}" if ok else "", COLORS["compute"]),
         html.tile("weight_share", "Weight share of decode bytes", fmt.percent(r.weight_share) if running else fmt.DASH,
                   "what batching still amortises" if running else "", COLORS["weights"]),
+        *cost_tiles(r, s),
         columns=3,
     )}}

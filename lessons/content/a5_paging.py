@@ -1,0 +1,102 @@
+"""A5. Paging: stop wasting the pool."""
+
+from __future__ import annotations
+
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, holds
+from .runs import gib, run, tok
+
+SHAPE = dict(prompt_tokens=1024, output_tokens=3072, concurrency=512)
+
+
+def build() -> Lesson:
+    exact = run(**SHAPE)
+    paged = run(**SHAPE, allocation="paged")
+    reserve = run(**SHAPE, allocation="reserve_max")
+    reserve8k = run(**SHAPE, allocation="reserve_max", max_model_len=8192)
+    reserved_tokens = round(reserve.kv_bytes_per_sequence / reserve.kv_bytes_per_token)
+    # Share of the reserved memory holding tokens, averaged over a request's life (prompt + half the output).
+    used_mean = exact.scenario["prompt_tokens"] + exact.scenario["output_tokens"] / 2
+    waste_reserve = 1 - used_mean / reserved_tokens
+    waste_exact = 1 - used_mean / (exact.kv_bytes_per_sequence / exact.kv_bytes_per_token)
+
+    q1 = Prediction(
+        key="a5-paged",
+        question=(f"{exact.model_name} on an H100, requests of 1k prompt and 3k generated tokens, plenty of them waiting. "
+                  f"If each request reserves its exact final length (4k) when admitted, {exact.max_sequences} run at once. "
+                  "With paging (blocks of 16 tokens handed out as tokens are produced), how many?"),
+        choices=(
+            Choice(f"the same {exact.max_sequences}", "Reserving the exact final length wastes nothing at the end, but a "
+                   "request holds its whole reservation from the start, while it has produced only part of it."),
+            Choice("about 1.6x as many", "On average a request is halfway through its answer, so it holds about 2.5k of "
+                                         "its 4k tokens."),
+            Choice("about 4x as many", "That would need requests to hold a quarter of their length on average; they hold "
+                                       "the prompt plus half the output."),
+        ),
+        answer=bucket(paged.max_sequences / exact.max_sequences, [(1.2, f"the same {exact.max_sequences}"),
+                                                                  (2.5, "about 1.6x as many")], "about 4x as many"),
+        reveal=f"**{paged.max_sequences}** with paging against {exact.max_sequences}.",
+        gives_away=(f"**{paged.max_sequences}**",),
+    )
+    s1 = f"""
+Paged attention cuts the cache into fixed-size **blocks** that can sit anywhere in the pool, with a block
+table per sequence mapping its positions to blocks, as an operating system maps pages. A sequence takes a
+new block only when it fills the last one, so it holds what it has produced, never more than one partly
+filled block. Even against the ideal of reserving the exact final length, {exact.max_sequences} become
+{paged.max_sequences}: the exact reservation still holds {waste_exact:.0%} unused space on average.
+"""
+    step1 = Step(q1, s1, (
+        equal("exact-length reservation fits 99", exact.max_sequences, 99),
+        equal("paging fits 157", paged.max_sequences, 157),
+    ), LiveView("steady", ("kv_formula", "admission_numbers"), {**SHAPE, "allocation": "paged"}, ("allocation",),
+                "Switch the allocation and read how much one sequence holds."),
+        (TryThis("Set prompt 1,024 and output 3,072 tokens, then switch Allocation between contiguous and paged.",
+                 SHAPE),))
+
+    q2 = Prediction(
+        key="a5-reserve",
+        question=("But an engine does not know the output length when a request arrives. Engines before paging "
+                  f"reserved the longest a request could grow (max_model_len; {tok(reserved_tokens)} tokens for this model). "
+                  "How many of the same requests run then?"),
+        choices=(
+            Choice(f"still about {exact.max_sequences}", "That assumes the engine knew each answer's length. It did "
+                                                         "not, so it had to plan for the worst."),
+            Choice("about 40", "Closer, but the reservation is ten times the request, not two and a half."),
+            Choice("fewer than 15", f"Each request reserves {tok(reserved_tokens)} tokens and uses 4k at most: "
+                                    "about a tenth of what it holds."),
+        ),
+        answer=bucket(reserve.max_sequences, [(15, "fewer than 15"), (70, "about 40")], f"still about {exact.max_sequences}"),
+        reveal=(f"**{reserve.max_sequences}.** On average {waste_reserve:.0%} of the reserved memory holds nothing. With "
+                f"max_model_len set to 8,192, {reserve8k.max_sequences} fit."),
+        gives_away=(f"**{reserve.max_sequences}.**",),
+    )
+    s2 = f"""
+That is where the 60 to 80% waste figures for pre-2023 serving come from: reserving the maximum is
+**internal fragmentation**, and the gaps left between contiguous regions as requests come and go add
+**external fragmentation**. Paging bounds the first to one block per sequence and removes the second, so
+the pool of {gib(paged.kv_pool_bytes)} holds {paged.max_sequences} requests instead of {reserve.max_sequences}. The
+famous "up to 24x throughput" compares vLLM with Hugging Face Transformers; against the best earlier serving
+systems (Orca, FasterTransformer) the vLLM paper reports 2 to 4x.
+"""
+    step2 = Step(q2, s2, (
+        equal("reserving max_model_len fits 9", reserve.max_sequences, 9),
+        holds("reserving max_model_len 8,192 fits 40 to 55", 40 <= reserve8k.max_sequences <= 55,
+              repr(reserve8k.max_sequences)),
+        holds("max-length reservation wastes over 80% here", waste_reserve > 0.8, f"{waste_reserve:.3f}"),
+    ), LiveView("steady", ("kv_formula", "admission_numbers"), {**SHAPE, "allocation": "reserve_max"}, ("allocation", "max_model_len"),
+                "Reserving max_model_len: try setting max_model_len lower."),
+        (TryThis("Set Allocation to reserve_max, then lower max_model_len (advanced settings) from unset to 8192.",
+                 SHAPE),))
+    return Lesson(
+        code="A5", slug="lesson_a5", title="Paging: stop wasting the pool",
+        objective="Name internal and external fragmentation, and compute how paging turns them into batch capacity.",
+        prerequisites=("A4",), minutes=8,
+        setup="A pool of a fixed size. Three ways to hand it out to requests whose answers grow token by token.",
+        steps=(step1, step2),
+        recap=("Reserving the maximum length wastes most of the pool when outputs are unknown.",
+               "Paging hands out blocks as tokens arrive: waste is at most one block per sequence.",
+               "Saved memory becomes batch, and batch becomes throughput."),
+        not_captured=("External fragmentation of contiguous allocation is not simulated; the reservation effect alone "
+                      "shows the gap.",
+                      "Paging's own costs (block-table lookups in the attention kernel) are not modelled."),
+        ideas=("fragmentation", "paged-attention", "max-len-reservation"),
+    )

@@ -1,0 +1,21 @@
+"""A price per GPU-hour shows its cost per million tokens on both steady-state panels."""
+
+from kvlab.app.panels import make_store
+from kvlab.app.views.admission_numbers import AdmissionNumbers
+from kvlab.app.views.phase_numbers import PhaseNumbers
+from kvlab.sim import Scenario, evaluate
+
+
+def test_cost_tile_follows_the_price_and_sim():
+    store = make_store({"dollars_per_gpu_hour": 2.5, "prompt_tokens": 32768})
+    expected = evaluate(Scenario(dollars_per_gpu_hour=2.5, prompt_tokens=32768)).dollars_per_million_tokens
+    for view in (AdmissionNumbers(store=store), PhaseNumbers(store=store)):
+        assert f'data-kv="dollars_per_million_tokens">${expected:,.2f}<' in view.pane.object
+    store.settings.dollars_per_gpu_hour = 5.0
+    assert f">${2 * expected:,.2f}<" in PhaseNumbers(store=store).pane.object
+
+
+def test_no_price_no_tile():
+    store = make_store({})
+    assert "dollars_per_million_tokens" not in AdmissionNumbers(store=store).pane.object
+    assert "dollars_per_million_tokens" not in PhaseNumbers(store=store).pane.object
