@@ -1,0 +1,86 @@
+"""A2. Architecture sets the bill: MHA, GQA, MQA, MLA."""
+
+from __future__ import annotations
+
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, near
+from .runs import kib, run
+
+
+def build() -> Lesson:
+    gqa, mha = run(), run(force_mha=True)
+    big_mha = run(model="qwen3-32b", force_mha=True)
+    mla, llama = run(model="deepseek-v3"), run(model="llama-3.1-70b")
+
+    q1 = Prediction(
+        key="a2-mha",
+        question=(f"{gqa.model_name} has 32 query heads sharing 8 KV heads (grouped-query attention); {gqa.max_sequences} "
+                  "requests of 4k fit on an H100. Give every query head its own keys and values (multi-head attention), "
+                  "same everything else. How many fit?"),
+        choices=(
+            Choice("about 90", "The weights grow a little, so one might expect a little less. The cache per token grows "
+                               "fourfold."),
+            Choice("about 45", "Half would mean twice the cache; 32 heads instead of 8 is four times."),
+            Choice("about 22", "Four times the KV heads, four times the bytes per token, a quarter of the requests."),
+            Choice("none", "It still fits; only the 32B model runs out entirely."),
+        ),
+        answer=bucket(mha.max_sequences, [(1, "none"), (30, "about 22"), (65, "about 45")], "about 90"),
+        reveal=(f"**{mha.max_sequences}**. Bytes per token go from {kib(gqa.kv_bytes_per_token)} to {kib(mha.kv_bytes_per_token)}; "
+                f"parameters only from {gqa.params_total / 1e9:.2f}B to {mha.params_total / 1e9:.2f}B."),
+        gives_away=(f"**{mha.max_sequences}**",),
+    )
+    s1 = f"""
+Attention variants differ in how many key/value heads they keep. **MHA** keeps one per query head; **GQA**
+shares each KV head among a group of query heads; **MQA** keeps a single KV head for all. The cache scales
+with KV heads, while the projection weights that make K and V are a small part of the model, so the
+architecture changes the cache bill far more than the model size: here {kib(mha.kv_bytes_per_token)} against
+{kib(gqa.kv_bytes_per_token)} per token, for {mha.params_total / gqa.params_total - 1:.0%} more parameters. Forced to
+MHA, Qwen3-32B cannot hold even one 4k request ({big_mha.max_sequences} fit).
+"""
+    step1 = Step(q1, s1, (
+        equal("Qwen3-8B forced to MHA fits 22 at 4k", mha.max_sequences, 22),
+        equal("forced MHA caches 576 KiB per token", mha.kv_bytes_per_token, 576 * 1024),
+        near("forced MHA has 9.10B parameters", mha.params_total / 1e9, 9.10, 0.005),
+        equal("Qwen3-32B forced to MHA fits no 4k request", big_mha.max_sequences, 0),
+    ), LiveView("steady", ("kv_formula", "fit_curve"), {"force_mha": True}, ("force_mha", "model"),
+                "The formula and the fit curve with multi-head attention forced."),
+        (TryThis("Tick 'Force multi-head attention' and watch the fit curve drop.", {}),))
+
+    q2 = Prediction(
+        key="a2-mla",
+        question=(f"DeepSeek-V3 is a far larger model than Llama-3.1-70B ({mla.params_total / 1e9:.0f}B against "
+                  f"{llama.params_total / 1e9:.0f}B parameters) with 128 attention heads. Llama-3.1-70B caches "
+                  f"{kib(llama.kv_bytes_per_token)} per token. DeepSeek-V3 caches..."),
+        choices=(
+            Choice("several MiB", "Its 128 heads would cost that under MHA. MLA does not cache per-head keys and values."),
+            Choice("about the same", "Size and heads suggest more, not the same; the real figure is much smaller."),
+            Choice("about a fifth as much", "Multi-head latent attention caches one compressed vector per layer, "
+                                            "shared by all heads, and rebuilds keys and values from it."),
+        ),
+        answer=bucket(mla.kv_bytes_per_token / llama.kv_bytes_per_token, [(0.5, "about a fifth as much"),
+                                                                          (2, "about the same")], "several MiB"),
+        reveal=f"**{kib(mla.kv_bytes_per_token)}** per token: `{mla.kv_formula}`.",
+        gives_away=(f"**{kib(mla.kv_bytes_per_token)}**",),
+    )
+    s2 = f"""
+**MLA** (multi-head latent attention) stores, per layer, one latent vector plus a small positional key, and
+projects keys and values for every head from it at attention time. The cache is then independent of the
+head count: {kib(mla.kv_bytes_per_token)} per token for DeepSeek-V3 and its 128 heads. It is not split across
+tensor-parallel ranks: each rank keeps the whole latent.
+"""
+    step2 = Step(q2, s2, (
+        near("DeepSeek-V3 caches about 68.6 KiB per token", mla.kv_bytes_per_token / 1024, 68.6, 0.01),
+        equal("DeepSeek-V3 uses MLA", mla.attention_kind, "MLA"),
+    ), LiveView("steady", ("kv_formula",), {"model": "deepseek-v3"}, ("model",), "DeepSeek-V3's cache formula."),
+        (TryThis("Choose DeepSeek-V3, then Llama-3.1-70B, and compare bytes per token.", {"model": "llama-3.1-70b"}),))
+    return Lesson(
+        code="A2", slug="lesson_a2", title="Architecture sets the bill: MHA, GQA, MQA, MLA",
+        objective="Rank attention variants by cache per token, and see that the weights barely change.",
+        prerequisites=("A1",), minutes=8,
+        setup="Two models of similar size can differ several times in what each token costs. The heads decide.",
+        steps=(step1, step2),
+        recap=("MHA > GQA > MQA in cache per token; the ratio is query heads per KV head.",
+               "MLA caches one latent per layer, independent of heads.",
+               "These choices move the cache far more than the parameter count."),
+        not_captured=("Quality differences between attention variants are outside the simulator.",),
+        ideas=("mha-gqa-mqa", "mla-latent", "weights-barely-change"),
+    )

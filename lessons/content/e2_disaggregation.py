@@ -1,0 +1,85 @@
+"""E2. Disaggregating prefill and decode is a sizing problem."""
+
+from __future__ import annotations
+
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, holds
+from .runs import lab, ms
+
+PRESET = "disagg-1p1d"
+
+
+def pair(rate: float, itl_target_s: float):
+    d = lab(PRESET, rate_per_s=rate, itl_target_s=itl_target_s)
+    c = lab(PRESET, rate_per_s=rate, itl_target_s=itl_target_s, disaggregated=False, replicas=2)
+    return d, c
+
+
+def build() -> Lesson:
+    d8, c8 = pair(8.0, 0.015)
+    d12, c12 = pair(12.0, 0.025)
+
+    q1 = Prediction(
+        key="e2-low",
+        question=("Two H100s serve Qwen3-8B at 8 requests/s, and a request counts only if its inter-token latency stays "
+                  "under 15 ms. Option A: two colocated replicas. Option B: one prefill GPU and one decode GPU, moving each "
+                  "request's cache between them. Which completes more requests within the target (goodput)?"),
+        choices=(
+            Choice("colocated", "Colocated replicas have twice the prefill capacity, but every prefill interrupts the "
+                                "decodes sharing its GPU."),
+            Choice("disaggregated", "The decode GPU never runs a prefill, so decode steps stay short and steady."),
+        ),
+        answer="disaggregated" if d8.goodput_per_s > c8.goodput_per_s else "colocated",
+        reveal=(f"**Disaggregated {d8.goodput_per_s:.2f}, colocated {c8.goodput_per_s:.2f} requests/s.** p99 ITL "
+                f"{ms(d8.itl_s.p99)} against {ms(c8.itl_s.p99)}; median TTFT {ms(d8.ttft_s.p50, 0)} against "
+                f"{ms(c8.ttft_s.p50, 0)} (one GPU does all the prefills, and the cache must travel)."),
+        gives_away=(f"**Disaggregated {d8.goodput_per_s:.2f}",),
+    )
+    s1 = """
+Disaggregation separates the two phases so neither disturbs the other: decode steps no longer carry prefill
+chunks, so ITL is low and steady. The costs are a KV transfer per request and a fixed split of GPUs between
+the phases.
+"""
+    step1 = Step(q1, s1, (
+        holds("at 8 req/s with a 15 ms target, 1P+1D has the higher goodput", d8.goodput_per_s > c8.goodput_per_s,
+              f"{d8.goodput_per_s:.2f} vs {c8.goodput_per_s:.2f}"),
+        holds("disaggregation cuts p99 ITL at least 3x", d8.itl_s.p99 * 3 < c8.itl_s.p99, f"{d8.itl_s.p99:.4f} vs {c8.itl_s.p99:.4f}"),
+        holds("disaggregation raises median TTFT", d8.ttft_s.p50 > c8.ttft_s.p50, f"{d8.ttft_s.p50:.3f} vs {c8.ttft_s.p50:.3f}"),
+    ), LiveView("lab", ("summary",), {"preset": PRESET}, ("disaggregated", "rate_per_s"),
+                "One prefill and one decode instance at 8 requests/s."),
+        (TryThis("In the serving lab, untick disaggregated and set 2 colocated replicas; compare goodput.",
+                 {"preset": PRESET}, panel="serving_lab"),))
+
+    q2 = Prediction(
+        key="e2-high",
+        question="Now 12 requests/s and a looser 25 ms target. Which has more goodput?",
+        choices=(
+            Choice("colocated", "One prefill GPU cannot keep up with 12 prompts a second; two colocated GPUs share it."),
+            Choice("disaggregated", "Steady decode helps only if the prefill side keeps up."),
+        ),
+        answer="disaggregated" if d12.goodput_per_s > c12.goodput_per_s else "colocated",
+        reveal=f"**Colocated {c12.goodput_per_s:.2f}, disaggregated {d12.goodput_per_s:.2f} requests/s.**",
+        gives_away=(f"**Colocated {c12.goodput_per_s:.2f}",),
+    )
+    s2 = """
+The split is a sizing decision: the prefill pool must keep up with arrivals, and the decode pool with the
+running streams. 1P+1D is right for one load and target and wrong for another; the ratio has to follow the
+traffic.
+"""
+    step2 = Step(q2, s2, (
+        holds("at 12 req/s, 25 ms, colocated has the higher goodput", c12.goodput_per_s > d12.goodput_per_s,
+              f"{c12.goodput_per_s:.2f} vs {d12.goodput_per_s:.2f}"),
+    ), LiveView("lab", ("summary",), {"preset": PRESET, "rate_per_s": 12.0, "itl_target_s": 0.025}, ("disaggregated",),
+                "1P+1D at 12 requests/s."),
+        (TryThis("In the serving lab, raise the rate to 12 and compare again; then try 1 prefill and 2 decode instances.",
+                 {"preset": PRESET}, panel="serving_lab"),))
+    return Lesson(
+        code="E2", slug="lesson_e2", title="Disaggregating prefill and decode is a sizing problem",
+        objective="Judge when one prefill plus one decode instance beats two colocated ones, and what the KV transfer costs.",
+        prerequisites=("C3",), minutes=8,
+        setup="Two GPUs, two ways to use them.",
+        steps=(step1, step2),
+        recap=("Disaggregation buys steady decode at the price of KV transfer and a fixed split.",
+               "It wins where ITL targets are tight and prefill keeps up; it loses when one side saturates."),
+        not_captured=("The KV transfer uses one link bandwidth per GPU with no contention or protocol overhead.",),
+        ideas=("disaggregation", "kv-transfer"),
+    )
