@@ -71,7 +71,7 @@ class LabControls(pn.viewable.Viewer):
         self._visibility()
 
     def _on_trace(self, event) -> None:
-        if event.new:
+        if event.new is not None:  # an empty file is b"": the store says it is empty
             self.store.load_trace(event.new, self.trace.filename or "trace")
 
     def _visibility(self) -> None:

@@ -15,15 +15,16 @@ import time
 
 import panel as pn
 import param
-from kvlab.sim.engine import EngineResult, parse_trace
+from kvlab.sim.engine import EngineResult
 from kvlab.sim.engine.sweep import Job, Sweep, rate_sweep_job, sweep_from
-from kvlab.sim.errors import InputError
+from kvlab.sim.engine.trace import TraceReader
 
 from .settings import NO_COMPARISON, RUN_FIELDS, LabSettings
 
 TICK_MS = 30  # period of the slice callback
 SLICE_S = 0.08  # target CPU time of one slice: the page stays responsive between slices
 FIRST_SLICE_EVENTS = 40_000  # enough for a default run to finish in the first slice
+TRACE_FIRST_ROWS = 20_000  # a trace this long is read at once (about 0.1 s); longer ones in slices
 
 
 class LabStore(param.Parameterized):
@@ -48,6 +49,8 @@ class LabStore(param.Parameterized):
         self._cmp_job: Job | None = None
         self._sweep_job: Job | None = None
         self._callback = None
+        self._trace_reader: TraceReader | None = None
+        self._trace_name = ""
         self._events_per_slice = 20_000
         self.settings.param.watch(lambda *_: self.run(), list(RUN_FIELDS))
         self.run()
@@ -116,19 +119,30 @@ class LabStore(param.Parameterized):
     # ----- an imported trace ----------------------------------------------------------------------
     def load_trace(self, data: bytes, filename: str = "trace") -> None:
         """Parse an uploaded CSV / JSONL trace and run it; a malformed file is refused with the
-        rows at fault named, and the previous settings stay."""
-        try:
-            rows = parse_trace(data.decode("utf-8"))
-        except UnicodeDecodeError:
-            self.trace_note = f"Trace refused: {filename} is not UTF-8 text (expected CSV or JSON lines)."
+        rows at fault (or the limit it passes) named, and the previous settings stay. A big file
+        is read in slices from the tick callback, like a run, so other sessions keep answering."""
+        self._trace_reader = TraceReader(data if data is not None else b"")
+        self._trace_name = str(filename)[:200]
+        self.trace_note = f"Reading {self._trace_name}\u2026"
+        self._advance_trace(TRACE_FIRST_ROWS)
+        if self._trace_reader is not None:
+            self._ensure_ticking()
+
+    def _advance_trace(self, rows: int) -> None:
+        reader = self._trace_reader
+        if reader is None or not reader.advance(rows):
+            if reader is not None:
+                self.trace_note = f"Reading {self._trace_name}: {reader.progress:.0%}\u2026"
             return
-        except InputError as e:
-            self.trace_note = "Trace refused: " + "; ".join(i.message for i in e.issues)
+        self._trace_reader = None
+        if reader.issues:
+            self.trace_note = "Trace refused: " + "; ".join(i.message for i in reader.issues)
             return
+        rows = reader.rows
         s = self.settings
         s.trace_rows = rows
         span = rows[-1].arrival_s - rows[0].arrival_s
-        self.trace_note = f"{len(rows):,} requests from {filename} over {span:,.1f} s; arrivals now follow the trace."
+        self.trace_note = f"{len(rows):,} requests from {self._trace_name} over {span:,.1f} s; arrivals now follow the trace."
         if s.arrival != "trace":
             s.arrival = "trace"  # a run setting: the change starts the run
         else:
@@ -175,7 +189,9 @@ class LabStore(param.Parameterized):
     def _tick(self) -> None:
         """One slice of whatever is running; sized so each slice takes about SLICE_S."""
         t0 = time.perf_counter()
-        if self._job is not None or self._cmp_job is not None:
+        if self._trace_reader is not None:
+            self._advance_trace(max(self._events_per_slice // 4, 500))
+        elif self._job is not None or self._cmp_job is not None:
             self._advance_main(self._events_per_slice)
         elif self._sweep_job is not None:
             self._advance_sweep(self._events_per_slice)
@@ -188,7 +204,8 @@ class LabStore(param.Parameterized):
             self._callback = None
 
     def _busy(self) -> bool:
-        return self._job is not None or self._cmp_job is not None or self._sweep_job is not None
+        return (self._job is not None or self._cmp_job is not None or self._sweep_job is not None
+                or self._trace_reader is not None)
 
 
 def _hold():

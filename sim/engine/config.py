@@ -31,9 +31,9 @@ POLICY_LABELS = {
     "lanes": "separate prefill / decode lanes, decode priority, chunked prefill",
 }
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TraceRequest:
-    """One row of an imported trace (see trace.py)."""
+    """One row of an imported trace (see trace.py); slots: a trace may hold two million."""
 
     arrival_s: float
     prompt_tokens: int

@@ -17,57 +17,44 @@ from __future__ import annotations
 MAX_LINES = 20_000
 
 
-def _cap(lines: list[str]) -> list[str]:
-    if len(lines) <= MAX_LINES:
+def _cap(lines: list[str], total: int | None = None) -> list[str]:
+    """At most MAX_LINES: the first and last half, and how many were left out. `total` counts the
+    lines the metrics did not keep (they keep the first and last LOG_KEEP of each stream)."""
+    total = len(lines) if total is None else total
+    if total <= MAX_LINES:
         return lines
     half = MAX_LINES // 2
-    return lines[:half] + [f"... {len(lines) - 2 * half:,} lines omitted ..."] + lines[-half:]
-
-
-def _rate(buckets: list[float], i: int, width_s: float) -> float:
-    return buckets[i] / width_s if i < len(buckets) else 0.0
+    return lines[:half] + [f"... {total - 2 * half:,} lines omitted ..."] + lines[-half:]
 
 
 def vllm_lines(metrics, disaggregated: bool) -> list[str]:
-    width = metrics.log_interval_s
     lines = []
-    quiet: dict[int, bool] = {}
-    for (t, idx, running, waiting, _swapped, usage, _tokens, preemptions, hit, role) in metrics.snapshots:
-        st = metrics.inst[idx]
-        i = int(round(t / width)) - 1
-        prompt = _rate(st.log_prompt, i, width)
-        gen = _rate(st.log_generation, i, width)
-        idle = prompt == 0 and gen == 0 and running == 0 and waiting == 0
-        if idle and quiet.get(idx):
-            continue  # vLLM demotes repeated idle lines to DEBUG
-        quiet[idx] = idle
+    snaps = metrics.vllm_snapshots
+    for (t, idx, running, waiting, usage, _tokens, preemptions, hit, role, prompt, gen) in snaps.items():  # by time, engine
         pre = f"Preemptions: {preemptions}, " if preemptions else ""
         tag = f" [{role}]" if disaggregated else ""
         lines.append(f"INFO [t={t:9.1f}s] Engine {idx:03d}{tag}: Avg prompt throughput: {prompt:.1f} tokens/s, "
                      f"Avg generation throughput: {gen:.1f} tokens/s, Running: {running} reqs, Waiting: {waiting} reqs, "
                      f"{pre}GPU KV cache usage: {usage * 100:.1f}%, Prefix cache hit rate: {hit * 100:.1f}%")
-    return _merge(lines, metrics.warnings)
+    warnings = metrics.warnings
+    return _merge(lines, warnings.items(), snaps.count + warnings.count)
 
 
-def _merge(a: list[str], b: list[str]) -> list[str]:
+def _merge(a: list[str], b: list[str], total: int) -> list[str]:
     def t(line: str) -> float:
         return float(line.split("[t=", 1)[1].split("s]", 1)[0])
-    return _cap(sorted(a + b, key=t))
+    return _cap(sorted(a + b, key=t), total)
 
 
 def sglang_lines(metrics) -> list[str]:
-    width = metrics.log_interval_s
     entries = []
-    for (t, idx, running, waiting, _swapped, usage, tokens, _pre, _hit, role) in metrics.snapshots:
-        if running == 0 or role == "prefill":
-            continue
-        st = metrics.inst[idx]
-        gen = _rate(st.log_generation, int(round(t / width)) - 1, width)
-        entries.append((t, f"[t={t:9.1f}s] [engine {idx}] Decode batch. #running-req: {running}, #token: {tokens}, "
-                           f"token usage: {usage:.2f}, gen throughput (token/s): {gen:.2f}, #queue-req: {waiting}, "))
-    for idx, st in enumerate(metrics.inst):
-        for (t, new_seqs, new_tokens, cached, usage, running, waiting) in st.prefill_lines.values():
-            entries.append((t, f"[t={t:9.1f}s] [engine {idx}] Prefill batch. #new-seq: {new_seqs}, #new-token: {new_tokens}, "
-                               f"#cached-token: {cached}, token usage: {usage:.2f}, #running-req: {running}, #queue-req: {waiting}, "))
-    entries.sort(key=lambda e: e[0])
-    return _cap([line for _, line in entries])
+    decode, prefill = metrics.sglang_decode, metrics.prefill_lines
+    for (t, idx, running, waiting, usage, tokens, gen) in decode.items():
+        entries.append((t, 0, idx, f"[t={t:9.1f}s] [engine {idx}] Decode batch. #running-req: {running}, #token: {tokens}, "
+                                   f"token usage: {usage:.2f}, gen throughput (token/s): {gen:.2f}, #queue-req: {waiting}, "))
+    for (t, idx, new_seqs, new_tokens, cached, usage, running, waiting) in prefill.items():
+        entries.append((t, 1, idx, f"[t={t:9.1f}s] [engine {idx}] Prefill batch. #new-seq: {new_seqs}, #new-token: {new_tokens}, "
+                                   f"#cached-token: {cached}, token usage: {usage:.2f}, #running-req: {running}, #queue-req: {waiting}, "))
+    # By time; at one time decode lines first, then prefill lines by engine (stable within each).
+    entries.sort(key=lambda e: (e[0], e[1], e[2]))
+    return _cap([e[3] for e in entries], decode.count + prefill.count)

@@ -10,6 +10,13 @@
 - one snapshot per instance every `log_interval_s`, from which the engine log lines are written
   (log.py), and SGLang's "Prefill batch" line for the first prefill of each log interval.
 
+Memory is bounded by the work, never by the simulated span: a snapshot is kept only if it makes a
+log line (vLLM demotes repeated idle lines, so an idle stretch of 10^8 s costs nothing), the log
+buckets are sparse, and every list of lines keeps its first and last LOG_KEEP entries plus a count
+(the logs show the first and last half of MAX_LINES anyway, see logs.py). A snapshot's token rates
+are read once no step can add to its interval any more (`_settle`), which is what lets it be
+judged idle or not when it is taken instead of at the end.
+
 Sums of floats use math.fsum, never the built-in sum(): CPython 3.12 made sum() of floats
 compensated, so it would give Pyodide (3.12+) and CPython 3.11 different last digits.
 """
@@ -18,11 +25,45 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from heapq import heappop, heappush
 
 from .histogram import LogHistogram
 
 PREFIX_WINDOW_REQUESTS = 1000  # vLLM reports the prefix hit rate over the most recent 1000 queries
 PREEMPTION_WARN_EVERY = 50  # vLLM warns on the first preemption and then every 50th
+QUIET_STEPS = 1000  # a longer idle stretch moves the log clock in one multiplication, not step by step
+LOG_KEEP = 20_000  # first and last entries kept of each log stream (logs.MAX_LINES shows half of each)
+
+
+class HeadTail:
+    """The first `keep` and the last `keep` items appended, in the order of (t_s, index, order
+    appended), and how many there were. Entries may arrive a little out of time order (each
+    instance settles its own), so the first and last are kept by that key, not by arrival."""
+
+    __slots__ = ("head", "tail", "count", "keep")
+
+    def __init__(self, keep: int | None = None):
+        self.keep = keep or LOG_KEEP
+        self.head: list = []  # max-heap (negated keys) of the smallest entries
+        self.tail: list = []  # min-heap of the largest of the rest
+        self.count = 0
+
+    def append(self, item, t_s: float = 0.0, index: int = 0) -> None:
+        self.count += 1
+        heappush(self.head, (-t_s, -index, -self.count, item))
+        if len(self.head) > self.keep:
+            nt, ni, nc, out = heappop(self.head)
+            heappush(self.tail, (-nt, -ni, -nc, out))
+            if len(self.tail) > self.keep:
+                heappop(self.tail)
+
+    def items(self) -> list:
+        first = sorted((-nt, -ni, -nc, item) for nt, ni, nc, item in self.head)
+        return [e[3] for e in first] + [e[3] for e in sorted(self.tail)]
+
+    @property
+    def dropped(self) -> int:
+        return self.count - len(self.head) - len(self.tail)
 
 
 def _spread(buckets: list[float], width_s: float, t0: float, t1: float, amount: float) -> None:
@@ -41,23 +82,41 @@ def _spread(buckets: list[float], width_s: float, t0: float, t1: float, amount: 
     buckets[i1] += rate * (t1 - i1 * width_s)
 
 
+def _spread_sparse(buckets: dict[int, float], width_s: float, t0: float, t1: float, amount: float) -> None:
+    """`_spread` into a dict of the buckets that received anything (the same additions in the same
+    order, so the same sums)."""
+    i1 = int(t1 / width_s)
+    i0 = int(t0 / width_s)
+    get = buckets.get
+    if i0 == i1 or t1 <= t0:
+        buckets[i1] = get(i1, 0.0) + amount
+        return
+    rate = amount / (t1 - t0)
+    buckets[i0] = get(i0, 0.0) + rate * ((i0 + 1) * width_s - t0)
+    for i in range(i0 + 1, i1):
+        buckets[i] = get(i, 0.0) + rate * width_s
+    buckets[i1] = get(i1, 0.0) + rate * (t1 - i1 * width_s)
+
+
 class InstanceStats:
     """Counters and buckets of one instance."""
 
     __slots__ = ("itl", "prompt_tokens", "generation_tokens", "finished", "log_prompt", "log_generation",
-                 "prefix_window", "prefix_window_queries", "prefix_window_hits", "prefill_lines")
+                 "prefix_window", "prefix_window_queries", "prefix_window_hits", "prefill_key", "pending", "quiet")
 
     def __init__(self):
         self.itl = LogHistogram()
         self.prompt_tokens = 0
         self.generation_tokens = 0
         self.finished = 0
-        self.log_prompt: list[float] = []
-        self.log_generation: list[float] = []
+        self.log_prompt: dict[int, float] = {}  # log interval -> prompt tokens (sparse)
+        self.log_generation: dict[int, float] = {}
         self.prefix_window: deque = deque()
         self.prefix_window_queries = 0
         self.prefix_window_hits = 0
-        self.prefill_lines: dict[int, tuple] = {}
+        self.prefill_key = -1  # log interval of the last SGLang prefill line kept
+        self.pending: deque = deque()  # snapshots whose interval a step may still add tokens to
+        self.quiet = False  # the last vLLM line of this instance was an idle one
 
     def prefix_hit_rate(self) -> float:
         q = self.prefix_window_queries
@@ -88,8 +147,13 @@ class Metrics:
             "t_s", "running", "waiting", "swapped", "kv_usage", "in_system", "preemptions", "prefix_hit_rate")}
         self.prompt_buckets: list[float] = []
         self.generation_buckets: list[float] = []
-        self.snapshots: list[tuple] = []  # (t_s, instance, running, waiting, swapped, usage, used_tokens, preemptions, hit)
-        self.warnings: list[str] = []
+        # Settled snapshots that make a vLLM line: (t_s, instance, running, waiting, usage, used_tokens,
+        # preemptions, hit rate, role, prompt tokens/s, generation tokens/s); the subset that makes
+        # an SGLang "Decode batch" line; SGLang "Prefill batch" lines; preemption warnings.
+        self.vllm_snapshots = HeadTail()
+        self.sglang_decode = HeadTail()
+        self.prefill_lines = HeadTail()  # (t_s, instance, new seqs, new tokens, cached tokens, usage, running, waiting)
+        self.warnings = HeadTail()
         self.in_system = 0
         self.preemption_total = 0
         self.prefix_queries = 0
@@ -157,19 +221,24 @@ class Metrics:
         if prompt_tokens:
             st.prompt_tokens += prompt_tokens
             _spread(self.prompt_buckets, self.interval_s, t0, t1, prompt_tokens)
-            _spread(st.log_prompt, self.log_interval_s, t0, t1, prompt_tokens)
+            _spread_sparse(st.log_prompt, self.log_interval_s, t0, t1, prompt_tokens)
         if generated_tokens:
             st.generation_tokens += generated_tokens
             _spread(self.generation_buckets, self.interval_s, t0, t1, generated_tokens)
-            _spread(st.log_generation, self.log_interval_s, t0, t1, generated_tokens)
+            _spread_sparse(st.log_generation, self.log_interval_s, t0, t1, generated_tokens)
+        if st.pending:
+            # Every later step of this instance starts at t1 or after.
+            self._settle(st, inst.index, int(t1 / self.log_interval_s))
 
     def prefill_batch(self, inst, now: float, new_seqs: int, new_tokens: int, cached_tokens: int) -> None:
         """SGLang prints a line per prefill batch; keep the first of each log interval."""
         st = self.inst[inst.index]
         key = int(now / self.log_interval_s)
-        if key not in st.prefill_lines:
+        if key != st.prefill_key:  # time never goes back, so a new key is a new interval
+            st.prefill_key = key
             usage = inst.used_blocks() / inst.pool.num_blocks if inst.pool.num_blocks else 0.0
-            st.prefill_lines[key] = (now, new_seqs, new_tokens, cached_tokens, usage, len(inst.running), len(inst.waiting))
+            self.prefill_lines.append((now, inst.index, new_seqs, new_tokens, cached_tokens, usage, len(inst.running),
+                                       len(inst.waiting)), now, inst.index)
 
     # ----- sampling ------------------------------------------------------------------------------
     def sample_until(self, t: float, instances) -> None:
@@ -181,9 +250,31 @@ class Metrics:
                 self.next_sample_s += self.interval_s
                 if len(self.series["t_s"]) > self.max_points:
                     self._coarsen()
+            elif self._all_quiet(instances):
+                self._skip_quiet_logs(t)
             else:
                 self._log_snapshot(self.next_log_s, instances)
                 self.next_log_s += self.log_interval_s
+
+    def _all_quiet(self, instances) -> bool:
+        """Every instance idle, its last line an idle one and nothing left to settle: the log
+        snapshots until the next event would all be dropped, so they need not be taken."""
+        for inst in instances:
+            st = self.inst[inst.index]
+            if (inst.busy or inst.running or inst.waiting or inst.swapped or not st.quiet or st.pending
+                    or st.log_prompt or st.log_generation):
+                return False
+        return True
+
+    def _skip_quiet_logs(self, t: float) -> None:
+        """Move the next log time past t without a snapshot per interval (an idle stretch of 10^8 s
+        is 10^7 intervals). Short stretches step as the loop would, so the times are the same."""
+        w = self.log_interval_s
+        n = int((t - self.next_log_s) / w)
+        if n > QUIET_STEPS:
+            self.next_log_s += n * w
+        while self.next_log_s <= t:
+            self.next_log_s += w
 
     def _sample(self, ts: float, instances) -> None:
         s = self.series
@@ -208,9 +299,44 @@ class Metrics:
         self.next_sample_s = self.series["t_s"][-1] + self.interval_s
 
     def _log_snapshot(self, ts: float, instances) -> None:
+        width = self.log_interval_s
+        interval = int(round(ts / width)) - 1  # the interval that ends at ts
+        limit = int(ts / width)
         for inst in instances:
             blocks = inst.pool.num_blocks
             used = inst.used_blocks_at(ts)
-            self.snapshots.append((ts, inst.index, len(inst.running), len(inst.waiting), len(inst.swapped),
-                                   used / blocks if blocks else 0.0, int(used * self.block_size), inst.preemptions,
-                                   self.inst[inst.index].prefix_hit_rate(), inst.role))
+            st = self.inst[inst.index]
+            st.pending.append((ts, inst.index, len(inst.running), len(inst.waiting), used / blocks if blocks else 0.0,
+                               int(used * self.block_size), inst.preemptions, st.prefix_hit_rate(), inst.role, interval))
+            # Steps not yet started begin at ts or later; the one in progress adds from its start.
+            busy_from = int(inst.plan.t0 / width) if inst.busy else limit
+            self._settle(st, inst.index, min(limit, busy_from))
+
+    def _settle(self, st: InstanceStats, index: int, limit: int) -> None:
+        """Turn the pending snapshots of intervals before `limit` (no step can add to them any
+        more) into log entries, dropping an idle one that follows another (as vLLM does)."""
+        width = self.log_interval_s
+        pending = st.pending
+        while pending and pending[0][-1] < limit:
+            self._settled(st, pending.popleft(), width)
+
+    def settle_all(self) -> None:
+        """At the end of a run (or a cancel): what the buckets hold now is final."""
+        width = self.log_interval_s
+        for st in self.inst:
+            while st.pending:
+                self._settled(st, st.pending.popleft(), width)
+
+    def _settled(self, st: InstanceStats, snap: tuple, width: float) -> None:
+        ts, index, running, waiting, usage, tokens, preemptions, hit, role, i = snap
+        prompt = st.log_prompt.pop(i, 0.0) / width
+        gen = st.log_generation.pop(i, 0.0) / width
+        for d in (st.log_prompt, st.log_generation):  # intervals no snapshot will read
+            while d and next(iter(d)) < i:
+                del d[next(iter(d))]
+        idle = prompt == 0 and gen == 0 and running == 0 and waiting == 0
+        if not (idle and st.quiet):
+            st.quiet = idle
+            self.vllm_snapshots.append((ts, index, running, waiting, usage, tokens, preemptions, hit, role, prompt, gen), ts, index)
+        if running and role != "prefill":
+            self.sglang_decode.append((ts, index, running, waiting, usage, tokens, gen), ts, index)

@@ -57,6 +57,7 @@ def collect(sim: Simulation) -> EngineResult:
     setup = sim.setup
     metrics_end = sim.now_s
     m.sample_until(metrics_end, sim.instances)
+    m.settle_all()
     done = [i for i in range(len(sim.requests)) if m.finish_s[i] == m.finish_s[i]]
     reqs = sim.requests
     arrival = m.arrival_s

@@ -95,6 +95,23 @@ def test_trace_upload():
     assert st.result.completed == 2  # the previous run stays
     st.load_trace(b"\xff\xfe\x00", "binary.bin")
     assert "not UTF-8" in st.trace_note
+    st.load_trace(b"", "empty.csv")
+    assert st.trace_note.startswith("Trace refused: is empty")
+    st.load_trace(b"arrival_s,prompt_tokens,output_tokens\n0," + b"9" * 5000 + b",5\n", "big.csv")
+    assert "at most 4,096 are accepted per row" in st.trace_note
+    assert st.result.completed == 2
+
+
+def test_a_long_trace_is_read_in_slices():
+    from kvlab.app.engine_views import store as store_mod
+    st = LabStore(synchronous=True)
+    text = "arrival_s,prompt_tokens,output_tokens\n" + "".join(f"{i * 0.01:.2f},50,3\n" for i in range(store_mod.TRACE_FIRST_ROWS + 5000))
+    ticks = []
+    real_tick = st._tick
+    st._tick = lambda: (ticks.append(st._trace_reader is not None), real_tick())
+    st.load_trace(text.encode(), "long.csv")
+    assert ticks and ticks[0] is True  # the rest of the file was read from the tick callback
+    assert st.result.completed == store_mod.TRACE_FIRST_ROWS + 5000
 
 
 def test_every_view_fills_from_a_run():

@@ -102,7 +102,8 @@ def test_jsonl_trace_with_aliases():
     ("arrival_s,prompt_tokens,output_tokens\n2,5,5\n1,5,5\n", "row 3: arrival_s 1 is earlier than the previous row's 2"),
     ("arrival_s,prompt_tokens,output_tokens,prefix_id,prefix_tokens\n0,5,5,a,9\n", "prefix_tokens must be shorter than prompt_tokens"),
     ("arrival_s,prompt_tokens,output_tokens,prefix_id,prefix_tokens\n0,50,5,,9\n", "prefix_tokens given without a prefix_id"),
-    ('{"arrival_s": 0, "prompt_tokens": 5}\n{"arrival_s": 1,\n', "line 2: not valid JSON"),
+    ('{"arrival_s": 0, "prompt_tokens": 5, "output_tokens": 3}\n{"arrival_s": 1,\n', "line 2: not valid JSON"),
+    ('{"arrival_s": 0, "prompt_tokens": 5}\n', "is missing column(s) output_tokens"),
     ("arrival_s,prompt_tokens,output_tokens\n0,2.5,5\n", "row 2: prompt_tokens must be an integer"),
 ])
 def test_malformed_traces_name_the_row_and_the_problem(text, needle):
