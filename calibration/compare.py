@@ -13,6 +13,7 @@ measured profile. Needs no GPU: it reads JSON and runs sim.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import sys
@@ -23,8 +24,21 @@ CONTEXT_TOKENS = 4096
 MODEL = "qwen3-8b"
 
 
-def describe(profile: dict) -> list[str]:
+def raw_measurements(profile: dict) -> dict:
+    """The profile's measurements, read from its gzipped raw copy when the shipped file keeps only a
+    compact summary (refit.py)."""
     m = profile.get("measurements", {})
+    ref = m.get("raw")
+    if ref and isinstance(m.get("gemm", {}).get("points"), str):
+        for base in (Path.cwd(), Path(__file__).resolve().parent.parent):
+            path = base / ref["path"]
+            if path.is_file():
+                return json.loads(gzip.decompress(path.read_bytes()))["measurements"]
+    return m
+
+
+def describe(profile: dict) -> list[str]:
+    m = raw_measurements(profile)
     den = profile.get("provenance", {}).get("denominators", {})
     lines = [f"== {profile['name']} ({profile['provenance'].get('device_name')}, plan {profile['provenance'].get('plan')}, "
              f"measured in {profile['provenance'].get('duration_s')} s)"]
@@ -87,9 +101,10 @@ def describe(profile: dict) -> list[str]:
     for n in profile.get("notes", []):
         if "pooled" not in n:
             lines.append(f"  note: {n}")
-    pooled = sum("pooled" in n for n in profile.get("notes", []))
+    pooled = [n for n in profile.get("notes", []) if "pooled" in n]
     if pooled:
-        lines.append(f"  note: {pooled} monotone adjustments above 2% (listed in the profile's notes)")
+        lines.append(f"  note: {len(pooled)} curves had points pooled to stay monotone (listed in the profile's notes); "
+                     f"{MODEL}'s: " + " | ".join(n for n in pooled if f" {MODEL} " in n))
     return lines
 
 

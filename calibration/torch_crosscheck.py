@@ -140,6 +140,43 @@ def prefill_points(torch, model, deadline: float) -> list[dict]:
     return out
 
 
+def merge(profile: dict, section: dict, sheet) -> tuple[dict, list[str]]:
+    """A copy of `profile` with the cross-check's fits merged in (fp8 curves of whole models,
+    fp8_compute_efficiency, prefill_attention_efficiency) and section kept under
+    measurements.torch_crosscheck; (profile, the notes added). Pure: refit.py reuses it."""
+    pts = section.get("fp8_points", [])
+    notes = list(section.get("notes", []))
+    fields_notes: list[str] = []
+    curves = gemm_model_curves(pts, "fp8", sheet.fp8_dense_flops, fields_notes) if sheet.fp8_dense_flops else {}
+    updated = json.loads(json.dumps(profile))
+    for model_id, curve in curves.items():
+        updated.setdefault("gemm_efficiency", {}).setdefault(model_id, {})["fp8"] = curve
+    order = list(profile.get("gemm_efficiency", {})) + [m for m in curves if m not in profile.get("gemm_efficiency", {})]
+    default = next((m for m in order if m in curves), None)
+    version = section.get("torch_version", "?")
+    if default:
+        updated["fp8_compute_efficiency"] = curves[default]
+        fields_notes.append(f"fp8_compute_efficiency: {default}'s fp8 projection GEMMs through PyTorch {version} "
+                            f"torch._scaled_mm (cuBLASLt), over {sheet.fp8_dense_flops / 1e12:.0f} TFLOP/s")
+        updated["notes"] = [x for x in updated.get("notes", []) if not x.startswith("fp8_compute_efficiency: not measured")]
+    pre = section.get("prefill_attention", [])
+    if pre:
+        best = max(pre, key=lambda q: q["flops_per_s"])
+        eff = best["flops_per_s"] / sheet.bf16_dense_flops
+        if eff > 1:
+            fields_notes.append(f"prefill_attention_efficiency: {eff:.3f} above 1 capped")
+            eff = 1.0
+        updated["prefill_attention_efficiency"] = round_sig(eff)
+        fields_notes.append(f"prefill_attention_efficiency: causal SDPA (PyTorch {version}) on qwen3-8b heads, best "
+                            f"{best['flops_per_s'] / 1e12:.0f} TFLOP/s at {best['tokens']} tokens over "
+                            f"{sheet.bf16_dense_flops / 1e12:.1f} TFLOP/s")
+    fields_notes = [f"torch cross-check: {x}" for x in notes] + fields_notes
+    updated["notes"] = updated.get("notes", []) + fields_notes
+    updated.setdefault("measurements", {})["torch_crosscheck"] = section
+    updated["provenance"].setdefault("fit_notes", []).extend(fields_notes)
+    return updated, fields_notes
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m kvlab.calibration.torch_crosscheck")
     p.add_argument("profile", type=Path)
@@ -194,34 +231,10 @@ def main(argv: list[str] | None = None) -> int:
             pts += more
             notes += n
     section["fp8_points"] = pts
-    # Fit and merge: only whole models (all four projections at the same M) get an fp8 curve.
-    fields_notes: list[str] = []
-    curves = gemm_model_curves(pts, "fp8", sheet.fp8_dense_flops, fields_notes) if sheet.fp8_dense_flops else {}
-    updated = json.loads(json.dumps(profile))
-    for model_id, curve in curves.items():
-        updated.setdefault("gemm_efficiency", {}).setdefault(model_id, {})["fp8"] = curve
-    default = next((m.id for m in models if m.id in curves), None)
-    if default:
-        updated["fp8_compute_efficiency"] = curves[default]
-        fields_notes.append(f"fp8_compute_efficiency: {default}'s fp8 projection GEMMs through PyTorch {torch.__version__} "
-                            f"torch._scaled_mm (cuBLASLt), over {sheet.fp8_dense_flops / 1e12:.0f} TFLOP/s")
-        updated["notes"] = [x for x in updated.get("notes", []) if not x.startswith("fp8_compute_efficiency: not measured")]
-    pre = section.get("prefill_attention", [])
-    if pre:
-        best = max(pre, key=lambda q: q["flops_per_s"])
-        eff = best["flops_per_s"] / sheet.bf16_dense_flops
-        if eff > 1:
-            fields_notes.append(f"prefill_attention_efficiency: {eff:.3f} above 1 capped")
-            eff = 1.0
-        updated["prefill_attention_efficiency"] = round_sig(eff)
-        fields_notes.append(f"prefill_attention_efficiency: causal SDPA (PyTorch {torch.__version__}) on qwen3-8b heads, best "
-                            f"{best['flops_per_s'] / 1e12:.0f} TFLOP/s at {best['tokens']} tokens over "
-                            f"{sheet.bf16_dense_flops / 1e12:.1f} TFLOP/s")
-    updated["notes"] = updated.get("notes", []) + [f"torch cross-check: {x}" for x in notes] + fields_notes
-    updated.setdefault("measurements", {})["torch_crosscheck"] = section
-    updated["provenance"].setdefault("fit_notes", []).extend(fields_notes)
+    section["notes"] = notes
+    updated, fields_notes = merge(profile, section, sheet)
     errors = validate_profile(updated, file_stem=args.profile.stem)
-    for line in fields_notes + notes:
+    for line in fields_notes:
         log(f"  note: {line}")
     if errors:
         bad = args.profile.with_name(args.profile.stem + ".torch.json.invalid")

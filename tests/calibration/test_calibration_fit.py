@@ -102,8 +102,8 @@ def test_gemm_times_are_made_monotone_in_m_and_noted():
     three["time_s"] = two["time_s"] * 0.8
     notes = []
     curve = dict((m, e) for m, e in gemm_model_curves(points, "bf16", PEAK, notes)["qwen3-8b"])
-    assert any("qkv" in n and "M=3" in n and "monotone" in n for n in notes)
-    assert any("qkv" in n and "M=2" in n for n in notes)
+    note = next(n for n in notes if "qkv" in n)
+    assert "of 8 times pooled" in note and "monotone" in note and "M=3" in note
     # the pooled time makes per-token efficiency rise with M, never the dip's jump
     assert curve[1] < curve[2] < curve[3] < curve[8]
 
@@ -267,3 +267,23 @@ def test_denominators_are_datasheet_figures():
 
 def test_kernels_per_step_worked_example():
     assert kernels_per_step(36) == 436
+
+
+def test_torch_crosscheck_merge_adds_fp8_curves_and_prefill_and_notes():
+    from kvlab.calibration.torch_crosscheck import merge
+
+    sheet = datasheet("h200")
+    mdl = model("qwen3-8b")
+    fp8 = [p for p in _synthetic_gemm([mdl], lambda m: 0.3, dtype="fp8", peak=sheet.fp8_dense_flops) if p["shape"] != "lm_head"]
+    profile = {"gemm_efficiency": {"qwen3-8b": {"bf16": [[1, 0.004]]}}, "notes": ["fp8_compute_efficiency: not measured: x"],
+               "provenance": {"fit_notes": []}, "measurements": {}}
+    section = {"torch_version": "2.11", "fp8_points": fp8, "notes": ["fp8 qwen3-8b o M=3: padded"],
+               "prefill_attention": [{"tokens": 4096, "flops_per_s": 0.5 * sheet.bf16_dense_flops},
+                                     {"tokens": 16384, "flops_per_s": 0.6 * sheet.bf16_dense_flops}]}
+    merged, notes = merge(profile, section, sheet)
+    assert all(e == pytest.approx(0.3) for _, e in merged["gemm_efficiency"]["qwen3-8b"]["fp8"])
+    assert merged["fp8_compute_efficiency"] == merged["gemm_efficiency"]["qwen3-8b"]["fp8"]
+    assert merged["prefill_attention_efficiency"] == pytest.approx(0.6)
+    assert not any(n.startswith("fp8_compute_efficiency: not measured") for n in merged["notes"])
+    assert any("padded" in n for n in notes) and any("torch._scaled_mm" in n for n in notes)
+    assert profile["notes"] == ["fp8_compute_efficiency: not measured: x"]  # the input is not changed

@@ -75,3 +75,27 @@ def test_sim_loader_reads_the_published_profiles():
         except AttributeError:
             pytest.skip("sim.profiles has no from_dict")
         assert loaded.name == path.stem
+
+
+def test_measured_h200_profile_is_refitted_exactly_from_its_raw_copy():
+    """sim/data/profiles/h200.json (measured on an H200, 2026-11-30) is what refit.py makes of the
+    gzipped raw measurements it references: the fit is reproducible without the GPU."""
+    import gzip
+    import hashlib
+
+    from kvlab.calibration.refit import refit
+
+    root = PROFILE_DIR.parent.parent.parent
+    shipped = json.loads((PROFILE_DIR / "h200.json").read_text())
+    ref = shipped["measurements"]["raw"]
+    raw_text = gzip.decompress((root / ref["path"]).read_bytes())
+    assert hashlib.sha256(raw_text).hexdigest() == ref["sha256_of_uncompressed"]
+    again, errors = refit(json.loads(raw_text), "h200", ref, shipped["provenance"]["refit"]["command"])
+    assert errors == []
+    for p in (shipped, again):
+        p["provenance"].pop("refit")
+    assert again == shipped
+    prov = shipped["provenance"]
+    assert prov["kind"] == "measured" and prov["device_name"] == "NVIDIA H200"
+    assert prov["mig"]["whole_gpu"] and prov["gpu_uuid"].startswith("GPU-") and len(prov["git_commit"]) >= 40
+    assert "qwen3-8b" in shipped["gemm_efficiency"] and shipped["attention_kv_efficiency"]
