@@ -34,7 +34,8 @@ from ..state import gpu_choices, model_choices
 
 NO_COMPARISON = "none"
 LAB_PRESETS = ("default", "seed000-shared-queue", "seed000-chunked", "seed000-lanes", "long-prompts-light", "seed001-saturation",
-               "preemption-demo", "seed004-cliff", "seed004-cliff-fp8", "cliff-2x-hbm", "prefix-rag", "disagg-1p1d")
+               "preemption-demo", "seed004-cliff", "seed004-cliff-fp8", "cliff-2x-hbm", "prefix-rag", "prefix-eviction",
+               "disagg-1p1d")
 # Labels say what the scenario is; the ids keep the source documents' numbers for old links.
 PRESET_LABELS = {
     "default": "Default: Qwen3-8B, one H100, moderate load",
@@ -48,6 +49,7 @@ PRESET_LABELS = {
     "seed004-cliff-fp8": "The batching cliff (FP8 cache)",
     "cliff-2x-hbm": "The batching cliff with 2x HBM, same bandwidth",
     "prefix-rag": "RAG: a shared 2,000-token prefix on 90% of requests",
+    "prefix-eviction": "400 shared prefixes under eviction pressure",
     "disagg-1p1d": "Disaggregated: 1 prefill + 1 decode instance",
 }
 DEFAULT = preset("default")

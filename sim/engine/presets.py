@@ -96,6 +96,13 @@ def prefix_rag() -> EngineConfig:
                            prefix_groups=1, rate_per_s=6.0, num_requests=600)
 
 
+def prefix_eviction() -> EngineConfig:
+    """Many shared prefixes under eviction pressure: 400 distinct 2,000-token prefixes, a pool
+    halved by gpu_memory_utilization 0.5, so cached prefixes are evicted before they are reused;
+    set host_cache_gib to keep evicted blocks in host memory."""
+    return prefix_rag().with_(prefix_groups=400, prefix_fraction=1.0, gpu_memory_utilization=0.5, num_requests=1500)
+
+
 def disagg_1p1d() -> EngineConfig:
     """One prefill and one decode instance (two H100s) at 8 requests/s with a 15 ms ITL target:
     compare with two colocated replicas on the same two GPUs."""
@@ -124,6 +131,7 @@ PRESETS = {
     "seed004-cliff-fp8": lambda: seed004("fp8"),
     "long-prompts-light": long_prompts_light,
     "prefix-rag": prefix_rag,
+    "prefix-eviction": prefix_eviction,
     "disagg-1p1d": disagg_1p1d,
     "preemption-demo": preemption_demo,
     "cliff-2x-hbm": cliff_2x_hbm,

@@ -1,0 +1,90 @@
+"""B5. Check it on a real system: the boot line, Little's law, the alerts."""
+
+from __future__ import annotations
+
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds, near
+from .runs import lab, run
+
+MAX_LEN = 32768
+
+
+def build() -> Lesson:
+    boot = run(engine="vllm", max_model_len=MAX_LEN)
+    real = run(engine="vllm", max_model_len=MAX_LEN, prompt_tokens=2816, output_tokens=256, allocation="paged",
+               concurrency=100_000)
+    line = next((entry for entry in boot.log if "Maximum concurrency" in entry), "")
+    ratio = real.max_sequences / boot.max_concurrency
+    busy = lab("default")
+    ll = busy.littles_law
+    sat = lab("preemption-demo")
+
+    q1 = Prediction(
+        key="b5-boot",
+        question=(f"vLLM starts and logs \u201c{line.strip()}\u201d. Your requests are about 3k tokens (prompt plus answer). "
+                  "How many can it really run at once?"),
+        choices=(
+            Choice(f"about {boot.max_concurrency:.0f}", "The line divides the pool by max_model_len, the longest request "
+                                                        "allowed, not the requests you send."),
+            Choice("about 10x that", "Paged blocks are spent on the tokens a request really has; 3k is about a tenth "
+                                     "of 32k."),
+            Choice("fewer", "The line is a worst case, not an optimistic figure."),
+        ),
+        answer=bucket(ratio, [(0.9, "fewer"), (4, f"about {boot.max_concurrency:.0f}")], "about 10x that"),
+        reveal=f"**{real.max_sequences}** of them: {ratio:.0f} times the logged figure.",
+        gives_away=(f"**{real.max_sequences}** of them",),
+    )
+    s1 = f"""
+vLLM's boot log prints the KV pool in tokens and a "maximum concurrency" computed for requests of
+max_model_len tokens. It is your ceiling only if every request is that long; divide the pool by your real
+request length instead. Then check the ceiling against demand with **Little's law**: requests in the system =
+arrival rate x time each spends there. In the lab's default run, {ll['arrival_rate_per_s']:.2f} requests/s x
+{ll['mean_e2e_s']:.2f} s = {ll['rate_x_e2e']:.1f}, and the engine held {ll['mean_in_system']:.1f} on average.
+"""
+    step1 = Step(q1, s1, (
+        near("vLLM logs 11.76x for Qwen3-8B at 32,768 tokens", boot.max_concurrency, 11.76, 0.01),
+        holds("3k requests really fit about 10x the logged figure", 8 <= ratio <= 14, f"x{ratio:.2f}"),
+        near("Little's law holds in the lab run", ll["rate_x_e2e"], ll["mean_in_system"], 0.05),
+    ), LiveView("steady", ("engine_log",), {"engine": "vllm", "max_model_len": MAX_LEN}, ("max_model_len",),
+                "The boot log vLLM's accounting would print."),
+        (TryThis("On the admission panel with vllm accounting, set max_model_len to 32768 and read the log; then set "
+                 "the prompt to 2,816 tokens and Allocation to paged.", {"engine": "vllm"}),))
+
+    q2 = Prediction(
+        key="b5-alert",
+        question=("Which line of a vLLM deployment's output tells you the pool was too small only after it happened?"),
+        choices=(
+            Choice("GPU KV cache usage", "Usage near 100% is normal under load: a full pool is a used pool."),
+            Choice("a preemption warning", "A preemption means a running request lost its blocks: the pool could not "
+                                           "hold what was admitted."),
+            Choice("Avg generation throughput", "Throughput changes for many reasons; it does not name memory."),
+        ),
+        answer="a preemption warning" if sat.preemptions > 0 and any("preempted" in x for x in sat.vllm_log) else "GPU KV cache usage",
+        reveal=(f"**Preemptions.** In the saturated lab run, {sat.preemptions:,} of them, each logged as a warning and "
+                "counted in the metrics."),
+        gives_away=("**Preemptions.**",),
+    )
+    s2 = """
+Watch three things: usage near full with a queue (saturation), preemptions above zero (the pool could not hold
+what was admitted), and the ratio of requests in the system to the ceiling. GPU "utilization" from
+nvidia-smi only says a kernel was running, not how much of the GPU it used; DCGM's SM activity and memory
+bandwidth counters say more. And FlashAttention speeds attention but does not shrink the cache: the bytes per
+token are set by the model.
+"""
+    step2 = Step(q2, s2, (
+        holds("the saturated run logs preemption warnings", any("preempted" in x for x in sat.vllm_log), str(sat.preemptions)),
+    ), LiveView("lab", ("log",), {"preset": "preemption-demo"}, (), "The vLLM-style log and metrics of the saturated run."),
+        (TryThis("In the serving lab, open the engine log of the preemption demo and find the first warning.",
+                 {"preset": "preemption-demo"}, panel="serving_lab"),))
+    return Lesson(
+        code="B5", slug="lesson_b5", title="Check it on a real system",
+        objective="Read vLLM's boot line and steady-state log, check capacity with Little's law, and know which "
+                  "signals mean trouble.",
+        prerequisites=("A5", "D1"), minutes=9,
+        setup="Everything so far can be checked against a running engine's own output.",
+        steps=(step1, step2),
+        recap=("The boot line's concurrency assumes max_model_len requests.",
+               "Little's law: in system = rate x time.", "Alert on preemptions, not on usage."),
+        not_captured=("kvlab prints the lines an engine would print; it does not run one. DCGM and nvidia-smi counters "
+                      "are not simulated.",),
+        ideas=("vllm-log", "littles-law", "preemption-alert", "flashattention-myth", "dcgm-vs-smi"),
+    )
