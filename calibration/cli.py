@@ -6,7 +6,7 @@ Linux, KVLAB_DATA_DIR overrides), which sim searches after its shipped profiles,
 profile selector lists it. Install the GPU dependencies with pip install "kvlab[gpu]" (CuPy for
 CUDA 12 with the CUDA libraries it loads, and nvidia-ml-py for clocks and throttling).
 Exit status: 0 written; 1 the run or the fit failed (a profile that fails validation is kept
-as *.invalid.json and never where sim looks); 2 it could not start (no CuPy, no GPU, unknown GPU
+as <name>.json.invalid, a name sim never lists or loads); 2 it could not start (no CuPy, no GPU, unknown GPU
 or model, a MIG slice without --gpu, bad arguments).
 """
 
