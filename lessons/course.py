@@ -40,7 +40,7 @@ PLANNED_TITLES = {
 MODULES = {
     "A1": "a1_bytes_per_token", "A2": "a2_architecture", "A3": "a3_fill_order", "A4": "a4_token_budget", "A5": "a5_paging", "A6": "a6_fp8",
     "B1": "b1_roofline", "B2": "b2_levers", "B3": "b3_batching", "B4": "b4_tensor_parallel", "B5": "b5_real_system",
-    "C1": "c1_distribution", "C2": "c2_knee", "C3": "c3_chunked", "D1": "d1_saturation", "E1": "e1_prefix",
+    "C1": "c1_distribution", "C2": "c2_knee", "C3": "c3_chunked", "C4": "c4_cpu_costs", "D1": "d1_saturation", "E1": "e1_prefix",
     "D2": "d2_mem_fraction", "D3": "d3_preemption", "D4": "d4_offload",
     "E2": "e2_disaggregation", "E3": "e3_cost", "E4": "e4_capstone",
 }

@@ -1,0 +1,97 @@
+"""C4. Not the GPU: CPU-side costs at production concurrency."""
+
+from __future__ import annotations
+
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
+from .runs import lab, pct
+
+PRESET = "seed000-lanes"
+PER_BLOCK_S = 2e-6  # exaggerated per-entry cost (the engine default is 1e-7) so the effect is visible in one run
+REQUESTS = 640
+
+
+def closed(n: int, table: str):
+    return lab(PRESET, arrival="closed", clients=n, max_num_seqs=n, block_table=table, block_table_s_per_block=PER_BLOCK_S,
+               num_requests=REQUESTS)
+
+
+def build() -> Lesson:
+    full8, full64 = closed(8, "full_recompute"), closed(64, "full_recompute")
+    inc8, inc64 = closed(8, "incremental"), closed(64, "incremental")
+    sched8, sched64 = full8.per_instance[0]["scheduler_s"], full64.per_instance[0]["scheduler_s"]
+    inc_sched8, inc_sched64 = inc8.per_instance[0]["scheduler_s"], inc64.per_instance[0]["scheduler_s"]
+    per_admission = sched64 / sched8
+    slow8 = full8.duration_s / inc8.duration_s - 1
+    slow64 = full64.duration_s / inc64.duration_s - 1
+
+    q1 = Prediction(
+        key="c4-table",
+        question=("The long-prompt deployment's scheduler rewrites the block table of every running sequence each time it "
+                  "admits one. Serve the same 640 requests with 8 concurrent sequences, then with 64. The scheduler's total "
+                  "block-table time grows..."),
+        choices=(
+            Choice("not at all", "That is the incremental design, which writes only the new sequence's table."),
+            Choice("several times", "Each admission now rewrites about eight times as many tables; the number of "
+                                    "admissions (one per request) is the same."),
+            Choice("about 64x", "That would need admissions per request to grow as well; here every request is admitted "
+                                "once. Per second it can approach 64x when throughput also grows eightfold."),
+        ),
+        answer=bucket(per_admission, [(1.5, "not at all"), (20, "several times")], "about 64x"),
+        reveal=(f"**{sched8:.1f} s to {sched64:.1f} s, x{per_admission:.1f}.** With incremental tables: {inc_sched8:.2f} s "
+                f"and {inc_sched64:.2f} s."),
+        gives_away=(f"x{per_admission:.1f}.**",),
+    )
+    s1 = f"""
+Some costs of serving are on the CPU: tokenizing prompts, scheduling, rewriting block tables, the HTTP front
+end. A cost that grows with the running batch on every admission grows with the square of the concurrency per
+unit of time when throughput grows with the batch. Here the prompts are long and prefill-bound, so throughput
+rises only from {full8.throughput_per_s:.2f} to {full64.throughput_per_s:.2f} requests/s, and the total grows about
+x{per_admission:.0f} rather than x64. The per-entry cost here is exaggerated ({PER_BLOCK_S * 1e6:g} us) so one run shows it.
+"""
+    step1 = Step(q1, s1, (
+        holds("full rewrites cost several times more at 64 than at 8", 3 <= per_admission <= 12, f"x{per_admission:.2f}"),
+        holds("incremental tables cost the same at 8 and 64", abs(inc_sched64 / inc_sched8 - 1) < 0.2,
+              f"{inc_sched8:.3f} vs {inc_sched64:.3f}"),
+    ), LiveView("lab", ("summary",), {"preset": PRESET, "block_table": "full_recompute",
+                                      "block_table_s_per_block": PER_BLOCK_S}, ("block_table", "max_num_seqs"),
+                "Full block-table rewrites with an exaggerated per-entry cost."),
+        (TryThis("In the serving lab, set the block table to full_recompute and block-table s per block to 2e-06, then "
+                 "change max_num_seqs from 8 to 64.", {"preset": PRESET}, panel="serving_lab"),))
+
+    q2 = Prediction(
+        key="c4-benchmark",
+        question=("A benchmark runs 8 concurrent requests and compares full rewrites with incremental ones. The full "
+                  "rewrites slow the run down by..."),
+        choices=(
+            Choice("about 1%", "At 8 running, each rewrite is short: the benchmark sees almost nothing."),
+            Choice("about 10%", "That is what 64 concurrent sequences see, not 8."),
+            Choice("about half", "The GPU work still dominates at this concurrency."),
+        ),
+        answer=bucket(slow8, [(0.04, "about 1%"), (0.25, "about 10%")], "about half"),
+        reveal=f"**{pct(slow8)} at 8 concurrent, {pct(slow64)} at 64.**",
+        gives_away=(f"**{pct(slow8)} at 8 concurrent",),
+    )
+    s2 = """
+A benchmark at low concurrency cannot see a cost that grows with concurrency. Test at the concurrency you
+serve. The fixes are design changes: tokenize in a worker pool instead of the request thread, and write only the
+new sequence's block table. kvlab models both switches but not the rest of a real front end.
+"""
+    step2 = Step(q2, s2, (
+        holds("full rewrites cost under 4% at 8 concurrent", slow8 < 0.04, f"{slow8:.4f}"),
+        holds("full rewrites cost at least 3x as much at 64", slow64 > 3 * slow8, f"{slow8:.4f} vs {slow64:.4f}"),
+    ), LiveView("lab", ("summary",), {"preset": PRESET, "block_table": "full_recompute", "block_table_s_per_block": PER_BLOCK_S,
+                                      "max_num_seqs": 8}, ("max_num_seqs", "tokenizer"), "The same at 8 concurrent."),
+        (TryThis("In the serving lab, switch the tokenizer between request_thread and worker_pool on the shared-queue case.",
+                 {"preset": "seed000-shared-queue"}, panel="serving_lab"),))
+    return Lesson(
+        code="C4", slug="lesson_c4", title="Not the GPU: CPU-side costs",
+        objective="Recognise CPU-side costs that grow with concurrency, and why low-concurrency benchmarks miss them.",
+        prerequisites=("C3",), minutes=7,
+        setup="The GPU is not the only thing a request waits for.",
+        steps=(step1, step2),
+        recap=("Per-admission work that scales with the batch grows fast with concurrency.",
+               "Benchmark at production concurrency; fix by design (worker-pool tokenization, incremental tables)."),
+        not_captured=("kvlab's CPU costs are two switches with a per-token and a per-entry cost; Python overheads, "
+                      "garbage collection and the HTTP server are not modelled.",),
+        ideas=("tokenizer-thread", "block-table-quadratic", "benchmark-concurrency"),
+    )

@@ -1,0 +1,6 @@
+"""Lesson C4 as a page (served by `kvlab serve`, built by `kvlab build-site`)."""
+
+from kvlab.lessons.course import lesson
+from kvlab.lessons.render import lesson_page
+
+lesson_page(lesson("C4")).servable()
