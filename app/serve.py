@@ -21,6 +21,11 @@ ROOT = APP_DIR.parent
 ADDRESS = "127.0.0.1"
 DEFAULT_PORT = 5006
 SETUP = APP_DIR / "server_setup.py"
+# The server runs in the folder that holds the `kvlab` package (`python -m` puts its working folder
+# first on sys.path): a checkout's root, so the checkout's own code is served, or site-packages when
+# installed. Never the user's folder (its own app.py) nor a folder inside the package (which would
+# make kvlab's sim/ and app/ importable under second, top-level names).
+IMPORT_ROOT = ROOT if (ROOT / "kvlab" / "__init__.py").is_file() else ROOT.parent
 
 
 def page_scripts() -> list[Path]:
@@ -60,9 +65,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def command(port: int, show: bool, pages: list[Path]) -> list[str]:
     origin = f"{ADDRESS}:{port}"
-    # -P: the working folder is not put on sys.path, so neither a user's folder (its own app.py)
-    # nor an installed package's folder is importable under a second, top-level name.
-    cmd = [sys.executable, "-P", "-m", "panel", "serve", *map(str, pages),
+    cmd = [sys.executable, "-m", "panel", "serve", *map(str, pages),
            "--address", ADDRESS, "--port", str(port),
            "--allow-websocket-origin", origin, "--allow-websocket-origin", f"localhost:{port}",
            "--setup", str(SETUP), "--index", "index"]
@@ -85,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"kvlab: serving {len(pages)} pages at http://{ADDRESS}:{port}/  (Ctrl+C to stop)", flush=True)
     for p in pages:
         print(f"  http://{ADDRESS}:{port}/{p.stem}", flush=True)
-    proc = subprocess.Popen(command(port, not args.no_show, pages), cwd=ROOT)
+    proc = subprocess.Popen(command(port, not args.no_show, pages), cwd=IMPORT_ROOT)
     # A SIGTERM to `kvlab serve` (a test fixture, a process manager) must stop the server too,
     # not leave it running without a parent.
     signal.signal(signal.SIGTERM, lambda *_: proc.terminate())

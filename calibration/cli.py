@@ -20,6 +20,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from kvlab.sim.cliargs import Parser, parse, report
+from kvlab.sim.fields import Bound
 from kvlab.sim.paths import user_profile_dir
 
 from . import METHOD_VERSION
@@ -42,32 +44,48 @@ from .schema import CPU_CHECK_PREFIX, validate_profile
 from .suite import run_suite
 from .telemetry import Telemetry
 
+# Bounds of the numeric arguments (sim.fields.Bound: one checker for every kvlab command line).
+DEVICE = Bound(0, 1023, True, "CUDA device index to measure")
+BUDGET_S = Bound(1, 7 * 86_400, False, "override the plan's measurement budget, seconds", optional=True)
+SEED = Bound(0, 2**32 - 1, True, "seed of the random input data")
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 CPU_OUTPUT_DIR = PACKAGE_DIR / "out"
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m kvlab.calibration", description=__doc__.split("\n\n")[1])
+def build_parser() -> Parser:
+    # sim.cliargs: every bad argument reported at once, one line each, exit status 2.
+    p = Parser(prog="kvlab calibrate", description=__doc__.split("\n\n")[1])
     p.add_argument("--quick", action="store_true", help="a smaller grid: under 1 minute on an H200")
-    p.add_argument("--backend", choices=("cupy", "numpy"), default="cupy",
-                   help="cupy measures a GPU (default); numpy checks the pipeline on the CPU at tiny sizes")
+    p.add_option("backend", choices=("cupy", "numpy"), default="cupy",
+                 help="cupy measures a GPU; numpy checks the pipeline on the CPU at tiny sizes")
     p.add_argument("--gpu", help="catalog GPU id (sim/data/gpus.json) when the device name is not recognised")
-    p.add_argument("--device", type=int, default=0, help="CUDA device index to measure (default 0)")
+    p.add_option("device", bound=DEVICE, default=0)
     p.add_argument("--model", action="append", dest="models",
                    help="model id from sim/data/models whose shapes to measure (repeatable)")
     p.add_argument("--output", type=Path, help="profile path (default: <user profile folder>/<gpu>.json, "
                    f"here {user_profile_dir()}; for the numpy backend calibration/out/cpu-check-numpy.json)")
     p.add_argument("--log", type=Path, help="raw log path (default: calibration/logs/<name>.log, "
                    "calibration/out/<name>.log for the numpy backend)")
-    p.add_argument("--budget-s", type=float, help="override the plan's measurement budget in seconds")
-    p.add_argument("--seed", type=int, default=1234, help="seed of the random input data")
+    p.add_option("budget_s", bound=BUDGET_S)
+    p.add_option("seed", bound=SEED, default=1234)
     p.add_argument("--eager-overhead", action="store_true",
                    help="also time eager kernel launches (recorded only; the fit uses CUDA-graph replay)")
     p.add_argument("--checkpoint", type=Path, help="write the raw measurements here after each benchmark "
                    "(default: <output>.partial.json), so a run killed later still leaves them")
     p.add_argument("--from-measurements", type=Path, metavar="CHECKPOINT",
                    help="measure nothing: fit and write a profile from a checkpoint of an earlier run on this GPU")
-    return p.parse_args(argv)
+    return p
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = build_parser()
+    parsed = parse(p, argv)
+    report(p.prog, parsed.notices, "note")
+    if parsed.problems:
+        report(p.prog, parsed.problems)
+        raise SystemExit(2)
+    return parsed.args
 
 
 def _fail(message: str, status: int = 2) -> int:

@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None, prog: str = PROG, epilog: str | None = N
         return 2
     args = parsed.args
     config = None
-    if args.config:
+    if args.config is not None:
         config, problem = read_config(args.config)
         if problem:
             problems.append(problem)

@@ -43,7 +43,10 @@ class RateSweep(LabView):
         below_plot(fig, ink(self.dark))
         self.caption = pn.pane.HTML('<p class="kv-caption" data-kv="lab-sweep">Press "Run the sweep" to run the current settings '
                                     'at each rate (Poisson arrivals).</p>', margin=(0, 10), sizing_mode="stretch_width")
-        self.chart = bokeh_pane(fig, margin=(5, 10), visible=False)  # shown once there is a sweep to draw
+        # Shown once there is a sweep to draw. The Column is shown, not the Bokeh pane: a change to a
+        # Bokeh pane's own layout parameters makes Panel (1.9) copy the rendered figure's stylesheets
+        # back into the pane, which raises a TypeError (ImportedStyleSheet is not a str) on the server.
+        self.chart = pn.Column(bokeh_pane(fig, margin=(5, 10)), visible=False, sizing_mode="stretch_width", margin=0)
         return pn.Column(pn.Row(low, high, points, self.button, margin=0), self.caption, self.chart,
                          sizing_mode="stretch_width", margin=0)
 

@@ -48,6 +48,7 @@ from .setup import build
 from .sweep import compare_job, rate_sweep
 from .trace import parse_trace
 
+SCENARIO_CHOICES = ("model", "gpu", "tp", "engine", "engine_version", "profile", "kv_dtype", "weight_dtype")
 SCENARIO_OPTIONS = ("gpu_memory_gib", "gpu_memory_utilization", "block_size_tokens", "max_model_len", "max_num_batched_tokens",
                     "max_num_seqs", "mem_fraction_static")
 CHOICES = {
@@ -71,6 +72,7 @@ def build_parser() -> Parser:
     p.add_argument("--gpu", help="catalog GPU id")
     p.add_option("tp", choices=TP_SIZES, integer_choices=True, help="tensor-parallel size of each instance")
     p.add_option("engine", aliases=RENAMED["engine"], choices=ENGINES, help="HBM accounting")
+    p.add_option("engine_version", help="engine release whose rules apply, major.minor (as in kvlab --help)")
     p.add_argument("--profile", help="efficiency profile")
     for name in ("kv_dtype", "weight_dtype"):
         p.add_option(name, choices=CHOICES[name])
@@ -110,8 +112,7 @@ def read_trace(path: str) -> tuple[tuple | None, list[str]]:
 
 def config_from_args(args: argparse.Namespace, trace=None) -> EngineConfig:
     cfg = preset(args.preset or "default")
-    scenario_changes = {k: getattr(args, k) for k in ("model", "gpu", "tp", "engine", "profile", "kv_dtype", "weight_dtype",
-                                                      *SCENARIO_OPTIONS) if getattr(args, k) is not None}
+    scenario_changes = {k: getattr(args, k) for k in SCENARIO_CHOICES + SCENARIO_OPTIONS if getattr(args, k) is not None}
     if scenario_changes:
         cfg = cfg.with_(scenario=cfg.scenario.with_(**scenario_changes))
     changes = {}
@@ -172,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args = parsed.args
     trace = rates = names = None
-    if args.trace:
+    if args.trace is not None:
         trace, more = read_trace(args.trace)
         problems += more
     if args.sweep is not None:

@@ -12,7 +12,7 @@ def test_serves_every_page_script_on_loopback_with_the_setup_script():
     names = [p.name for p in pages]
     assert {"admission.py", "phases.py", "index.py"} <= set(names)
     cmd = serve.command(5123, show=False, pages=pages)
-    assert cmd[1:5] == ["-P", "-m", "panel", "serve"]
+    assert cmd[1:4] == ["-m", "panel", "serve"]
     assert cmd[cmd.index("--address") + 1] == "127.0.0.1"
     assert cmd[cmd.index("--port") + 1] == "5123"
     assert "127.0.0.1:5123" in cmd and str(serve.SETUP) in cmd
@@ -62,3 +62,9 @@ def test_setup_script_removes_the_debounce_nagle_and_busy_costs():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["2", "True", "True", "True"]
+
+
+def test_the_server_runs_where_kvlab_itself_is_importable():
+    # A checkout: its root (the checkout's own code is served). Installed: site-packages
+    # (tests/test_packaging.py runs that case). Never a folder inside the package.
+    assert (serve.IMPORT_ROOT / "kvlab" / "__init__.py").is_file()

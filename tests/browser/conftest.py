@@ -7,23 +7,34 @@ import time
 
 import pytest
 
-from .support import CHROMIUM, CHROMIUM_ARGS, free_port, start_server, stop_server
+from .support import CHROMIUM, CHROMIUM_ARGS, SERVER_LOGS, free_port, server_errors, start_server, stop_server
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory):
-    """The app served as `kvlab serve` serves it. At the end its log must hold no traceback: an
-    exception in a server-side callback leaves the page silently stale, which no DOM check sees."""
+    """The app served as `kvlab serve` serves it; its log is checked after each test (below)."""
     port = free_port()
     log = tmp_path_factory.mktemp("panel-serve") / "serve.log"
     proc = start_server(port, log_path=log)
     yield f"http://127.0.0.1:{port}"
     stop_server(proc)
-    text = log.read_text()
-    if "Traceback" in text or " ERROR " in text:
-        pytest.fail(f"panel serve logged an error during the browser tests:\n{text[-3000:]}")
+
+
+@pytest.fixture(autouse=True)
+def no_server_traceback():
+    """Fails the test during which a running server logged a traceback or an ERROR: an exception
+    in a server-side callback leaves the page silently stale, which no DOM check sees. What was
+    logged before the test (another test's, or start-up) is not charged to it."""
+    for log in SERVER_LOGS:
+        log.read_new()
+    yield
+    time.sleep(0.2)  # a callback's error is logged a moment after the page shows the last reply
+    for log in list(SERVER_LOGS):
+        text = log.read_new()
+        if server_errors(text):
+            pytest.fail(f"panel serve logged an error during this test ({log.path}):\n{text[-3000:]}", pytrace=False)
 
 
 @pytest.fixture(scope="session")

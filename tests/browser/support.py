@@ -27,30 +27,62 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, setup: bool = True, timeout_s: float = 60.0, log_path: Path | None = None) -> subprocess.Popen:
-    """`panel serve` on the app's pages, as `kvlab serve` runs it; returns once a page answers.
-    The server's log goes to `log_path` (a file, not a pipe nobody reads, which would fill and
-    stall the server)."""
-    pages = [str(p) for p in page_scripts()]
+class ServerLog:
+    """A server's log file, read in steps: each test is charged with what its server logged
+    while it ran (tests/browser/conftest.py fails a test whose server logged a traceback)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.offset = 0
+
+    def read_new(self) -> str:
+        with open(self.path, encoding="utf-8", errors="replace") as f:
+            f.seek(self.offset)
+            text = f.read()
+        self.offset += len(text.encode("utf-8", errors="replace"))
+        return text
+
+
+# Logs of the servers running now, for the per-test check.
+SERVER_LOGS: list[ServerLog] = []
+
+
+def server_errors(text: str) -> bool:
+    """A traceback or an ERROR record (Bokeh and Tornado log callback exceptions as ERROR)."""
+    return "Traceback" in text or " ERROR " in text or "ERROR:" in text
+
+
+def start_server(port: int, setup: bool = True, timeout_s: float = 180.0, log_path: Path | None = None,
+                 pages: list[Path] | None = None, ready_path: str = "/index") -> subprocess.Popen:
+    """`panel serve` on the app's pages (or `pages`), as `kvlab serve` runs it; returns once
+    `ready_path` answers. The server's log goes to `log_path` (a file, not a pipe nobody reads,
+    which would fill and stall the server) and is checked after every test."""
+    pages = [str(p) for p in (pages or page_scripts())]
     cmd = [sys.executable, "-m", "panel", "serve", *pages, "--address", "127.0.0.1", "--port", str(port),
-           "--allow-websocket-origin", f"127.0.0.1:{port}", "--index", "index"]
+           "--allow-websocket-origin", f"127.0.0.1:{port}"]
+    if any(Path(p).stem == "index" for p in pages):
+        cmd += ["--index", "index"]
     if setup:
         cmd += ["--setup", str(ROOT / "app" / "server_setup.py")]
     log = open(log_path or os.devnull, "w")  # the child keeps its own descriptor; ours is closed below
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     log.close()
+    if log_path is not None:
+        proc.kvlab_log = ServerLog(log_path)
+        SERVER_LOGS.append(proc.kvlab_log)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             tail = log_path.read_text()[-2000:] if log_path else ""
             raise RuntimeError(f"panel serve exited with {proc.returncode}: {tail}")
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/index", timeout=5) as r:
+            # A first page render can take tens of seconds on a loaded 2-core machine.
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{ready_path}", timeout=60) as r:
                 if r.status == 200:
                     return proc
         except OSError:
             time.sleep(0.3)
-    proc.terminate()
+    stop_server(proc)
     raise RuntimeError("panel serve did not answer within the timeout")
 
 
@@ -61,6 +93,9 @@ def stop_server(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+    log = getattr(proc, "kvlab_log", None)
+    if log in SERVER_LOGS:
+        SERVER_LOGS.remove(log)
 
 
 # Sets a Bokeh slider's value as a drag would (the recipe in design.md section 4): the model's

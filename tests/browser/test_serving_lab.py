@@ -8,10 +8,6 @@ the page shows, comparing them with sim.engine's own answer for the same setting
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-import time
-import urllib.request
 
 import pytest
 from kvlab.app.engine_views.settings import LabSettings
@@ -19,7 +15,7 @@ from kvlab.app.engine_views.urlstate import apply_query
 from kvlab.sim.engine import simulate
 
 from .conftest import Page
-from .support import ROOT, free_port, stop_server
+from .support import ROOT, free_port, start_server, stop_server
 
 pytestmark = pytest.mark.browser
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -27,24 +23,11 @@ expect = playwright_api.expect
 
 
 @pytest.fixture(scope="module")
-def lab_server():
+def lab_server(tmp_path_factory):
+    """The serving lab alone, as `kvlab serve` runs it; its log is checked after each test."""
     port = free_port()
-    cmd = [sys.executable, "-m", "panel", "serve", str(ROOT / "app" / "pages" / "serving_lab.py"), "--address", "127.0.0.1",
-           "--port", str(port), "--allow-websocket-origin", f"127.0.0.1:{port}", "--setup", str(ROOT / "app" / "server_setup.py")]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"panel serve exited: {proc.stderr.read().decode()[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/serving_lab", timeout=5) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            if time.monotonic() > deadline:
-                proc.terminate()
-                raise
-            time.sleep(0.3)
+    log = tmp_path_factory.mktemp("lab-serve") / "serve.log"
+    proc = start_server(port, log_path=log, pages=[ROOT / "app" / "pages" / "serving_lab.py"], ready_path="/serving_lab")
     yield f"http://127.0.0.1:{port}"
     stop_server(proc)
 
