@@ -89,6 +89,13 @@ def _weights_do_not_fit(f: BootFacts) -> str:
     return msg + "quantize the weights, or shard them with tensor parallelism."
 
 
+def warns(mem: MemoryBudget, refusal: int | None, max_sequences: int) -> bool:
+    """Whether budget_lines will add a warning (the error branches below, in the same order), so
+    that evaluate() can build the log lazily whenever nothing needs saying now."""
+    return (mem.weight_bytes + mem.non_torch_bytes >= mem.usable_bytes or mem.kv_pool_bytes <= 0
+            or refusal is not None or max_sequences == 0)
+
+
 def budget_lines(log: list[str], warnings: list[str], f: BootFacts) -> None:
     """Append the boot lines and the batch reason; problems go to both `log` and `warnings`."""
     s, mem = f.scenario, f.mem

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import MISSING, dataclass, field, fields, replace
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache, partial
 
 from . import boot_log, catalog, engine_defaults, engine_rules, memory, roofline
 from .architecture import Architecture, bytes_per_token_formula, from_config
 from .boot_log import gib  # noqa: F401  (kept importable from here)
 from .errors import InputError, Issue
-from .profiles import load_profile
+from .profiles import _load_profile, load_profile
 from .scenario import Scenario, validate
 from .units import DTYPE_BYTES, GIB
 
@@ -30,7 +30,6 @@ class Result:
     model_name: str = ""
     attention_kind: str = ""
     kv_bytes_per_token: float = 0.0
-    kv_formula: str = ""
     params_total: int = 0
     params_active: int = 0
     capacity_bytes: float = 0.0
@@ -88,8 +87,6 @@ class Result:
     # parts instead of recomputing them.
     step_model: str = ""  # "whole_step" (textbook) or "per_kernel"
     engine_version: str = ""
-    decode_kernels: list = field(default_factory=list)
-    prefill_kernels: list = field(default_factory=list)
     cpu_step_s: float = 0.0  # host time per decode step (sampling, scheduling, sync): engine rule
     # Served latency: what a benchmark client measures. served_ttft_s = ttft_frontend_s +
     # ttft_queue_s + ttft_prefill_s; served_itl_s adds the other requests' prefills that run
@@ -101,10 +98,39 @@ class Result:
     served_itl_s: float | None = None
     served_tokens_per_s: float = 0.0
     prefill_in_batch_s: float | None = None  # marginal cost of one prompt's prefill inside the running batch
-    batch_prefill_s: float | None = None  # prefill of `batch` prompts together (a static batch)
-    log: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     errors: list[dict] = field(default_factory=list)
+
+    # Figures built when first read, not on every slider move (evaluate stores how to build them
+    # in "_<name>_builder"); all of them are in to_dict(). The engine-style log and the KV formula
+    # are text for people; the kernel lists (one dict per kernel kind: kind, bytes, flops,
+    # memory_s, compute_s, time_s, bound -- roofline.KernelCost) and the static-batch prefill
+    # (batch prompts prefilled together, seconds) are for views that show them.
+    LAZY = ("log", "kv_formula", "decode_kernels", "prefill_kernels", "batch_prefill_s")
+
+    def _built(self, name: str, empty):
+        build = self.__dict__.get(f"_{name}_builder")
+        return build() if build is not None else empty
+
+    @cached_property
+    def log(self) -> list[str]:
+        return self._built("log", [])
+
+    @cached_property
+    def kv_formula(self) -> str:
+        return self._built("kv_formula", "")
+
+    @cached_property
+    def decode_kernels(self) -> list[dict]:
+        return self._built("decode_kernels", [])
+
+    @cached_property
+    def prefill_kernels(self) -> list[dict]:
+        return self._built("prefill_kernels", [])
+
+    @cached_property
+    def batch_prefill_s(self) -> float | None:
+        return self._built("batch_prefill_s", None)
 
     @property
     def ok(self) -> bool:
@@ -113,28 +139,27 @@ class Result:
     def to_dict(self) -> dict:
         """A JSON-able dict of every field. Copies the containers (so callers may edit the dict)
         without dataclasses.asdict's recursive deep copy, which costs three evaluations."""
-        d = dict(self.__dict__)
+        d = {k: v for k, v in self.__dict__.items() if k[0] != "_"}
         d["scenario"] = dict(self.scenario)
         d["log"], d["warnings"] = list(self.log), list(self.warnings)
         d["errors"] = [dict(e) for e in self.errors]
+        d["kv_formula"], d["batch_prefill_s"] = self.kv_formula, self.batch_prefill_s
         d["decode_kernels"] = [dict(k) for k in self.decode_kernels]
         d["prefill_kernels"] = [dict(k) for k in self.prefill_kernels]
         return d
 
 
 _RESULT_DEFAULTS = {f.name: f.default for f in fields(Result) if f.default is not MISSING}
-_RESULT_LISTS = {f.name for f in fields(Result) if f.default_factory is not MISSING}
 
 
 def _make_result(values: dict) -> Result:
     """Result(**values) for the hot path. A frozen dataclass's __init__ sets each of its ~65
     fields through object.__setattr__, a quarter of a whole evaluation; filling the instance dict
-    at once gives the same object (every field present, defaults for the rest) and stays frozen."""
-    unknown = values.keys() - _RESULT_DEFAULTS.keys() - _RESULT_LISTS - {"scenario"}
-    if unknown:  # a typo would otherwise become a stray attribute instead of a TypeError
-        raise TypeError(f"Result has no fields {sorted(unknown)}")
+    at once gives the same object (every field present, defaults for the rest) and stays frozen.
+    A key that is not a field would become a stray attribute: tests/sim/test_properties.py checks
+    that to_dict() equals dataclasses.asdict() plus the two lazy texts for every result."""
     obj = object.__new__(Result)
-    obj.__dict__.update(_RESULT_DEFAULTS, errors=[], decode_kernels=[], prefill_kernels=[])
+    obj.__dict__.update(_RESULT_DEFAULTS, errors=[], warnings=[])
     obj.__dict__.update(values)
     return obj
 
@@ -208,6 +233,31 @@ def embedding_bytes_per_param(s: Scenario) -> float | None:
     return DTYPE_BYTES["bf16"]
 
 
+_BUDGETS: dict = {}
+
+
+def _budget(s: Scenario, arch: Architecture, gpu, rules, kv_per_token: float):
+    """The engine's limits and the HBM budget: nothing here depends on the prompt or the batch, so
+    a slider over either reuses them (cached per architecture object and memory-related field)."""
+    key = (id(arch), s.gpu, s.gpu_memory_gib, s.engine, rules.version, s.tp, s.weight_dtype, s.kv_dtype,
+           s.gpu_memory_utilization, s.max_num_batched_tokens, s.max_num_seqs, s.mem_fraction_static, s.block_size_tokens)
+    hit = _BUDGETS.get(key)
+    if hit is not None and hit[0] is arch:
+        return hit[1], hit[2]
+    limits = engine_defaults.resolve(s.engine, gpu, s.tp, s.max_num_batched_tokens, s.max_num_seqs, s.mem_fraction_static)
+    mem = memory.budget(
+        arch=arch, gpu=gpu, engine=s.engine, tp=s.tp, weight_bytes_per_param=DTYPE_BYTES[s.weight_dtype],
+        kv_bytes_per_token=kv_per_token, gpu_memory_utilization=s.gpu_memory_utilization,
+        mem_fraction_static=limits.mem_fraction_static or 0.0, max_num_batched_tokens=limits.max_num_batched_tokens,
+        max_num_seqs=limits.max_num_seqs or 0, block_size_tokens=s.block_size_tokens,
+        rules=rules, embedding_bytes_per_param=embedding_bytes_per_param(s),
+    )
+    if len(_BUDGETS) > 256:
+        _BUDGETS.clear()
+    _BUDGETS[key] = (arch, limits, mem)
+    return limits, mem
+
+
 def _check_parallelism(arch: Architecture, tp: int) -> None:
     if arch.num_q_heads % tp:
         raise InputError(Issue("tp", f"must divide num_attention_heads ({arch.num_q_heads}); got {tp}"))
@@ -258,8 +308,8 @@ def evaluate(s: Scenario) -> Result:
     try:
         return _evaluate(s)
     except InputError as e:
-        return Result(scenario=_safe_scenario(s), errors=[i.to_dict() for i in e.issues],
-                      log=[f"ERROR {i}" for i in e.issues])
+        return _make_result(dict(scenario=_safe_scenario(s), errors=[i.to_dict() for i in e.issues],
+                                 log=[f"ERROR {i}" for i in e.issues]))
 
 
 def _safe_scenario(s: Scenario) -> dict:
@@ -269,18 +319,54 @@ def _safe_scenario(s: Scenario) -> dict:
     return d
 
 
+_VALID: dict = {}
+
+
+def _validated(s: Scenario) -> Scenario:
+    """validate(s), once per distinct set of field values: a panel re-evaluates the same state on
+    every redraw and changes one field at a time. The key holds every value and its type (True is
+    not 1 to the validator); a pasted config is checked by from_config, not here, so only whether
+    there is one enters the key. Unhashable values (a list where a number belongs) are validated
+    every time and rejected."""
+    values = s.__dict__ if isinstance(s, Scenario) else None
+    if values is None:
+        return validate(s)
+    config = values["config"]
+    try:
+        vals = tuple(values.values())
+        if config is not None:
+            vals = tuple(None if v is config else v for v in vals)
+        key = vals + tuple(map(type, values.values()))
+        hit = _VALID.get(key)
+    except TypeError:
+        return validate(s)
+    if hit is not None:
+        return hit if config is None else _with_config(hit, config)
+    valid = validate(s)  # integral floats in integer fields become ints (sim.fields)
+    if len(_VALID) > 512:
+        _VALID.clear()
+    _VALID[key] = valid if config is None else _with_config(valid, None)
+    return valid
+
+
+def _with_config(s: Scenario, config) -> Scenario:
+    """A copy of a validated scenario with another config (no second validation: the key says the
+    other fields are the same)."""
+    obj = object.__new__(Scenario)
+    obj.__dict__.update(s.__dict__, config=config)
+    return obj
+
+
 def _evaluate(s: Scenario) -> Result:
-    s = validate(s)  # integral floats in integer fields become ints (sim.fields)
+    s = _validated(s)
     arch = resolve_architecture(s)
     _check_parallelism(arch, s.tp)
     gpu = catalog.gpu(s.gpu)
     if s.gpu_memory_gib is not None:
         gpu = gpu.with_memory_bytes(s.gpu_memory_gib * GIB)
-    profile = load_profile(s.profile)
+    profile = _load_profile(s.profile)  # the name was checked by validate
     rules = engine_rules.rules(s.engine, s.engine_version)
     kv_el = DTYPE_BYTES[s.kv_dtype]
-    w_el = DTYPE_BYTES[s.weight_dtype]
-    log: list[str] = []
     warnings: list[str] = []
 
     context = s.prompt_tokens + s.output_tokens
@@ -292,14 +378,7 @@ def _evaluate(s: Scenario) -> Result:
                         f"{arch.max_position_embeddings:,} tokens; a real engine would refuse the request.")
 
     kv_per_token = arch.kv_bytes_per_token(kv_el, s.tp)
-    limits = engine_defaults.resolve(s.engine, gpu, s.tp, s.max_num_batched_tokens, s.max_num_seqs, s.mem_fraction_static)
-    mem = memory.budget(
-        arch=arch, gpu=gpu, engine=s.engine, tp=s.tp, weight_bytes_per_param=w_el,
-        kv_bytes_per_token=kv_per_token, gpu_memory_utilization=s.gpu_memory_utilization,
-        mem_fraction_static=limits.mem_fraction_static or 0.0, max_num_batched_tokens=limits.max_num_batched_tokens,
-        max_num_seqs=limits.max_num_seqs or 0, block_size_tokens=s.block_size_tokens,
-        rules=rules, embedding_bytes_per_param=embedding_bytes_per_param(s),
-    )
+    limits, mem = _budget(s, arch, gpu, rules, kv_per_token)
     # The request length the engine plans for: the textbook panel plans for this request; vLLM and
     # SGLang for the model's whole context unless max_model_len says otherwise.
     max_len = s.max_model_len or (context if s.engine == "textbook" else arch.max_position_embeddings)
@@ -314,26 +393,35 @@ def _evaluate(s: Scenario) -> Result:
             max_seqs = 0  # vLLM refuses to start: not one request of max_model_len fits
     else:
         max_conc = mem.kv_pool_tokens / max_len if max_len else 0.0
-    caps = {"concurrency": s.concurrency, "kv_pool": max_seqs, "max_num_seqs": limits.max_num_seqs}
-    batch = min(caps.values())
-    limited_by = min(caps, key=lambda k: (caps[k], k != "concurrency"))
+    # The smallest cap wins; on a tie the concurrency is named (nothing is cut), then the pool.
+    batch, limited_by = s.concurrency, "concurrency"
+    if max_seqs < batch:
+        batch, limited_by = max_seqs, "kv_pool"
+    if limits.max_num_seqs < batch:
+        batch, limited_by = limits.max_num_seqs, "max_num_seqs"
 
     machine = machine_for(s, arch, gpu, profile)
-    fp8_compute = machine.fp8_compute
     # Real engines split a long prompt into passes of max_num_batched_tokens (chunked prefill);
     # the textbook panel runs it in one pass.
     chunk = None if s.engine == "textbook" else limits.max_num_batched_tokens
-    pre = roofline.prefill(machine, s.prompt_tokens, chunk)
+    pre = roofline.prefill(machine, s.prompt_tokens, chunk, detail=False)
 
-    boot_log.budget_lines(log, warnings, boot_log.BootFacts(
-        scenario=s, arch=arch, mem=mem, limits=limits, kv_bytes_per_token=kv_per_token, per_seq_bytes=per_seq,
-        max_sequences=max_seqs, batch=batch, batch_limited_by=limited_by, max_model_len=max_len, max_concurrency=max_conc, refusal=refusal))
+    def facts() -> boot_log.BootFacts:
+        return boot_log.BootFacts(
+            scenario=s, arch=arch, mem=mem, limits=limits, kv_bytes_per_token=kv_per_token, per_seq_bytes=per_seq,
+            max_sequences=max_seqs, batch=batch, batch_limited_by=limited_by, max_model_len=max_len,
+            max_concurrency=max_conc, refusal=refusal)
+
+    budget_log: list[str] | None = None
+    if boot_log.warns(mem, refusal, max_seqs):  # a problem is reported now; otherwise the log waits until read
+        budget_log = []
+        boot_log.budget_lines(budget_log, warnings, facts())
     result = dict(
         scenario=_safe_scenario(s),
         model_name=arch.name,
         attention_kind=arch.attention_kind,
         kv_bytes_per_token=kv_per_token,
-        kv_formula=bytes_per_token_formula(arch, kv_el, s.tp),
+        _kv_formula_builder=partial(bytes_per_token_formula, arch, kv_el, s.tp),
         params_total=arch.params_total,
         params_active=arch.params_active,
         capacity_bytes=mem.capacity_bytes,
@@ -367,27 +455,42 @@ def _evaluate(s: Scenario) -> Result:
         prefill_bound=pre.bound,
         peak_flops=machine.peak_flops,
         hbm_bandwidth_bytes_per_s=gpu.hbm_bandwidth_bytes_per_s,
-        ridge_intensity=machine.peak_flops * profile.compute_efficiency(1e9, fp8_compute)
-        / (gpu.hbm_bandwidth_bytes_per_s * profile.bandwidth_efficiency),
+        ridge_intensity=machine.ridge_intensity,
         profile=profile.name,
         step_model=pre.model,
         engine_version=rules.version,
-        prefill_kernels=[k.to_dict() for k in pre.kernels],
+        _prefill_kernels_builder=partial(_kernel_dicts, roofline.prefill, machine, s.prompt_tokens, chunk),
         cpu_step_s=rules.cpu_step_s,
         ttft_frontend_s=rules.frontend_s,
     )
-    log.append(_profile_line(profile, gpu, machine, s.prompt_tokens, batch))
+    mismatch = None
     if profile.gpu is not None and profile.gpu != gpu.id:
         mismatch = (f"The efficiency profile {profile.name} was fitted on {profile.gpu}, not {gpu.id}: its fractions "
                     f"are applied to this GPU's datasheet peaks. Pick the textbook profile or one for {gpu.id}.")
         warnings.append(mismatch)
-        log.append("WARNING " + mismatch)
-    log.append(f"Prefill of {s.prompt_tokens:,} tokens: TTFT {pre.time_s * 1e3:.1f} ms, {pre.bound}-bound "
-               f"(compute {pre.compute_time_s * 1e3:.1f} ms vs weight read {pre.memory_time_s * 1e3:.1f} ms).")
+    dec = None
+
+    def build_log() -> list[str]:
+        log: list[str] = []
+        if budget_log is None:
+            boot_log.budget_lines(log, [], facts())
+        else:
+            log.extend(budget_log)
+        log.append(_profile_line(profile, gpu, machine, s.prompt_tokens, batch))
+        if mismatch:
+            log.append("WARNING " + mismatch)
+        log.append(f"Prefill of {s.prompt_tokens:,} tokens: TTFT {pre.time_s * 1e3:.1f} ms, {pre.bound}-bound "
+                   f"(compute {pre.compute_time_s * 1e3:.1f} ms vs weight read {pre.memory_time_s * 1e3:.1f} ms).")
+        if dec is not None:
+            itl = dec.time_s + rules.cpu_step_s
+            log.append(f"Decode step of {batch} sequences: {dec.time_s * 1e3:.2f} ms, {dec.bound}-bound; "
+                       f"weights are {dec.weight_share:.0%} of the {dec.bytes / GIB:.2f} GiB read per step; "
+                       f"{batch / itl:,.0f} tok/s in aggregate, {1 / itl:,.1f} tok/s per stream.")
+        return log
 
     if batch > 0:
         read_context = context if s.allocation != "paged" else s.prompt_tokens + (s.output_tokens + 1) / 2
-        dec = roofline.decode_step(machine, batch, read_context)
+        dec = roofline.decode_step(machine, batch, read_context, detail=False)
         itl = dec.time_s + rules.cpu_step_s
         tokens_per_s = batch / itl
         served = _served(machine, s, pre, dec, batch, read_context, chunk, rules)
@@ -408,26 +511,25 @@ def _evaluate(s: Scenario) -> Result:
             decode_bound=dec.bound,
             tensor_duty=dec.tensor_duty,
             experts_touched_per_layer=arch.expected_experts_touched(batch) if arch.moe else None,
-            decode_kernels=[k.to_dict() for k in dec.kernels],
+            _decode_kernels_builder=partial(_kernel_dicts, roofline.decode_step, machine, batch, read_context),
             **served,
         )
         if s.dollars_per_gpu_hour is not None:
             dollars_per_s = s.dollars_per_gpu_hour * s.tp / SECONDS_PER_HOUR
             result["dollars_per_million_tokens"] = dollars_per_s / tokens_per_s * 1e6
-        log.append(f"Decode step of {batch} sequences: {dec.time_s * 1e3:.2f} ms, {dec.bound}-bound; "
-                   f"weights are {dec.weight_share:.0%} of the {dec.bytes / GIB:.2f} GiB read per step; "
-                   f"{tokens_per_s:,.0f} tok/s in aggregate, {1 / itl:,.1f} tok/s per stream.")
-    return _make_result({**result, "log": log, "warnings": warnings})
+    result["_log_builder"] = build_log
+    result["warnings"] = warnings
+    return _make_result(result)
 
 
 def _served(m: roofline.Machine, s: Scenario, pre: roofline.StepCost, dec: roofline.StepCost, batch: int,
             context: float, chunk: int | None, rules: engine_rules.EngineRules) -> dict:
     """What a benchmark client sees in steady state with `s.concurrency` requests in flight.
 
-    Every request's prefill runs inside the running batch: its marginal cost is the step of
-    batch - 1 decodes plus the prompt (in chunks of the step budget) minus the same step without
-    it. Over one request's life (prefill and output_tokens steps) each of the other batch - 1
-    slots turns over once, so a request's mean inter-token time carries (batch - 1) such
+    Every request's prefill runs inside the running batch: its marginal cost is the decode step
+    with the prompt's pass added (in chunks of the step budget) minus the same step without it.
+    Over one request's life (prefill and output_tokens steps) each of the other batch - 1 slots
+    turns over once, so a request's mean inter-token time carries (batch - 1) such
     prefills; the batch's cycle is output x ITL + batch prefills. Requests beyond the batch wait
     (Little's law: (concurrency / batch - 1) cycles).
     """
@@ -438,18 +540,17 @@ def _served(m: roofline.Machine, s: Scenario, pre: roofline.StepCost, dec: roofl
         marginal = pre.time_s
         in_batch = pre.time_s + cpu
     else:
-        others = batch - 1
+        # The decode step of the running batch with one prompt's pass added, minus the same step
+        # without it (dec): what the prompt costs the batch (its weights are already being read).
         per_seq = m.arch.kv_read_tokens(context)
         step = chunk or s.prompt_tokens
         passes = -(-s.prompt_tokens // step)
         piece = s.prompt_tokens / passes
-        base = roofline.step_cost(m, new_tokens=others, kv_read_tokens=others * per_seq, attention_pairs=others * per_seq,
-                                  sampled_tokens=others, context_tokens=context)
         cached = (s.prompt_tokens - piece) / 2  # the mean prefix an average pass of the prompt attends to
-        mixed = roofline.step_cost(m, new_tokens=others + piece, kv_read_tokens=others * per_seq + m.arch.kv_read_tokens(cached),
-                                   attention_pairs=others * per_seq + m.arch.causal_pairs(piece, cached),
-                                   sampled_tokens=others + 1, context_tokens=context)
-        marginal = passes * max(mixed.time_s - base.time_s, 0.0)
+        mixed = roofline.step_cost(m, new_tokens=batch + piece, kv_read_tokens=batch * per_seq + m.arch.kv_read_tokens(cached),
+                                   attention_pairs=batch * per_seq + m.arch.causal_pairs(piece, cached),
+                                   sampled_tokens=batch + 1, context_tokens=context, detail=False)
+        marginal = passes * max(mixed.time_s - dec.time_s, 0.0)
         in_batch = itl + marginal
     cycle_s = out * itl + batch * marginal
     queue = max(s.concurrency / batch - 1.0, 0.0) * cycle_s
@@ -458,9 +559,9 @@ def _served(m: roofline.Machine, s: Scenario, pre: roofline.StepCost, dec: roofl
         rho = min(batch * marginal / cycle_s, 0.95)
         queue += 0.5 * itl + rho / (2 * (1 - rho)) * marginal
     if chunk is not None and s.prompt_tokens >= chunk:
-        batch_prefill = batch * pre.time_s  # each prompt fills its own passes
+        batch_prefill = partial(float, batch * pre.time_s)  # each prompt fills its own passes
     else:
-        batch_prefill = roofline.prefill(m, s.prompt_tokens, chunk, sequences=batch).time_s
+        batch_prefill = partial(_step_time, roofline.prefill, m, s.prompt_tokens, chunk, batch)
     return dict(
         ttft_queue_s=queue,
         ttft_prefill_s=in_batch,
@@ -468,8 +569,17 @@ def _served(m: roofline.Machine, s: Scenario, pre: roofline.StepCost, dec: roofl
         served_itl_s=itl + (batch - 1) * marginal / max(out - 1, 1),
         served_tokens_per_s=batch * out / cycle_s,
         prefill_in_batch_s=marginal,
-        batch_prefill_s=batch_prefill,
+        _batch_prefill_s_builder=batch_prefill,
     )
+
+
+def _kernel_dicts(step, *args) -> list[dict]:
+    """The kernel rows of a step, recomputed with detail when a view first reads them."""
+    return [k.to_dict() for k in step(*args).kernels]
+
+
+def _step_time(step, *args) -> float:
+    return step(*args, detail=False).time_s
 
 
 def _profile_line(profile, gpu, machine: roofline.Machine, prompt_tokens: int, batch: int) -> str:

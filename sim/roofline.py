@@ -24,6 +24,7 @@ tokens read and the attention pairs (see sim/engine/clock.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from .architecture import Architecture
 from .catalog import GPU
@@ -129,11 +130,31 @@ class Machine:
     # the weight dtype, as seed 002's panel does. None: same as the other weights.
     embedding_bytes_per_param: float | None = None
 
-    @property
+    @cached_property
     def peak_flops(self) -> float:
         if self.fp8_compute and self.gpu.fp8_dense_flops:
             return self.gpu.fp8_dense_flops
         return self.gpu.bf16_dense_flops
+
+    @cached_property
+    def ridge_intensity(self) -> float:
+        """FLOPs per byte where the large-GEMM rate meets the weight-read bandwidth."""
+        p = self.profile
+        return (self.peak_flops * p.compute_efficiency(1e9, self.fp8_compute)
+                / (self.gpu.hbm_bandwidth_bytes_per_s * p.bandwidth_efficiency))
+
+    @cached_property
+    def kv_bytes_per_token(self) -> float:
+        return self.arch.kv_bytes_per_token(self.kv_bytes_per_element, self.tp)
+
+    @cached_property
+    def whole_step_constants(self) -> tuple[float, ...]:
+        """What the whole-step roofline needs that does not depend on the step: computed once per
+        machine (evaluate and the engine call step_cost many times per scenario)."""
+        a, p, bw = self.arch, self.profile, self.gpu.hbm_bandwidth_bytes_per_s
+        return (self.weight_bytes_per_param / self.tp, 2 * a.params_active / self.tp,
+                a.attention_flops_per_pair / self.tp, bw * p.bandwidth_efficiency, bw * p.kv_bandwidth_efficiency,
+                self.peak_flops * p.compute_efficiency(float("inf"), fp8=self.fp8_compute))
 
     def allreduce_time_s(self, tokens: float) -> float:
         """Two ring all-reduces per layer (after attention and after the MLP), each of
@@ -156,10 +177,19 @@ class Machine:
         return per_layer + KERNELS_PER_STEP
 
 
+def _new(cls, **values):
+    """A frozen dataclass built by filling its instance dict at once: the generated __init__ sets
+    each field through object.__setattr__, which dominates a step's cost (every field is given)."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(values)
+    return obj
+
+
 def _kernel(kind: str, bytes_: float, flops: float, bw: float, peak: float) -> KernelCost:
     mem = bytes_ / bw if bytes_ else 0.0
     comp = flops / peak if flops else 0.0
-    return KernelCost(kind, bytes_, flops, mem, comp, mem if mem > comp else comp, "compute" if comp > mem else "memory")
+    return _new(KernelCost, kind=kind, bytes=bytes_, flops=flops, memory_s=mem, compute_s=comp,
+                time_s=mem if mem > comp else comp, bound="compute" if comp > mem else "memory")
 
 
 def _projection_params(a: Architecture) -> tuple[float, float, float, float]:
@@ -176,7 +206,7 @@ def _projection_params(a: Architecture) -> tuple[float, float, float, float]:
 
 
 def step_cost(m: Machine, *, new_tokens: float, kv_read_tokens: float, attention_pairs: float,
-              sampled_tokens: float | None = None, context_tokens: float | None = None) -> StepCost:
+              sampled_tokens: float | None = None, context_tokens: float | None = None, detail: bool = True) -> StepCost:
     """Cost of one forward step on one rank.
 
     new_tokens: tokens pushed through the weights (decode sequences + prefill tokens).
@@ -187,55 +217,49 @@ def step_cost(m: Machine, *, new_tokens: float, kv_read_tokens: float, attention
         a prefill samples one token per prompt).
     context_tokens: cached tokens per sequence, for the profile's attention efficiency by context
         (per_kernel only; None: its plateau).
+    detail: False skips the whole-step model's two display rows (callers that need only times).
     """
     if m.profile.per_kernel:
         return _per_kernel(m, new_tokens, kv_read_tokens, attention_pairs,
                            new_tokens if sampled_tokens is None else sampled_tokens, context_tokens)
-    return _whole_step(m, new_tokens, kv_read_tokens, attention_pairs)
+    return _whole_step(m, new_tokens, kv_read_tokens, attention_pairs, detail)
 
 
-def _whole_step(m: Machine, new_tokens: float, kv_read_tokens: float, attention_pairs: float) -> StepCost:
+def _whole_step(m: Machine, new_tokens: float, kv_read_tokens: float, attention_pairs: float, detail: bool = True) -> StepCost:
     """Seed 002's roofline over the whole step (design.md section 2)."""
-    a = m.arch
+    w_per_param, gemm_flops_per_token, attention_flops_per_pair, weight_bw, kv_bw, attention_rate = m.whole_step_constants
     profile = m.profile
-    weight_bytes = a.params_read(new_tokens) * m.weight_bytes_per_param / m.tp
-    kv_bytes = kv_read_tokens * a.kv_bytes_per_token(m.kv_bytes_per_element, m.tp)
+    weight_bytes = m.arch.params_read(new_tokens) * w_per_param
+    kv_bytes = kv_read_tokens * m.kv_bytes_per_token
     # 2 FLOPs per multiply-add; active parameters include the lm_head, as design.md counts them.
-    gemm_flops = 2 * a.params_active * new_tokens / m.tp
-    attention_flops = a.attention_flops_per_pair * attention_pairs / m.tp
-    flops = gemm_flops + attention_flops
-    bw = m.gpu.hbm_bandwidth_bytes_per_s
-    weight_bw, kv_bw = bw * profile.bandwidth_efficiency, bw * profile.kv_bandwidth_efficiency
+    gemm_flops = gemm_flops_per_token * new_tokens
+    attention_flops = attention_flops_per_pair * attention_pairs
     memory_s = weight_bytes / weight_bw + kv_bytes / kv_bw
     # Weight GEMMs have M = tokens in the step, so small steps run at the small-M efficiency.
     # Attention is not a GEMM of that shape: its arithmetic runs inside fused kernels at the
     # large-GEMM rate (and in decode it hides under the KV read), so it gets the plateau.
-    peak = m.peak_flops
-    gemm_rate = peak * profile.compute_efficiency(new_tokens, fp8=m.fp8_compute)
-    attention_rate = peak * profile.compute_efficiency(float("inf"), fp8=m.fp8_compute)
+    gemm_rate = m.peak_flops * profile.compute_efficiency(new_tokens, fp8=m.fp8_compute)
     compute_s = gemm_flops / gemm_rate + attention_flops / attention_rate
     allreduce_s = m.allreduce_time_s(new_tokens)
-    overhead = profile.step_overhead_s
-    kernels = (
-        _kernel("weights", weight_bytes, gemm_flops, weight_bw, gemm_rate),
-        _kernel("attention", kv_bytes, attention_flops, kv_bw, attention_rate),
-    )
-    return StepCost(
+    serial = allreduce_s + profile.step_overhead_s
+    return _new(
+        StepCost,
         tokens=new_tokens,
         weight_bytes=weight_bytes,
         kv_bytes=kv_bytes,
-        flops=flops,
+        flops=gemm_flops + attention_flops,
         memory_time_s=memory_s,
         compute_time_s=compute_s,
         allreduce_time_s=allreduce_s,
-        overhead_s=overhead,
-        time_s=max(memory_s, compute_s) + allreduce_s + overhead,
+        overhead_s=profile.step_overhead_s,
+        time_s=(memory_s if memory_s > compute_s else compute_s) + serial,
         bound="compute" if compute_s > memory_s else "memory",
         model="whole_step",
-        kernels=kernels,
+        kernels=(_kernel("weights", weight_bytes, gemm_flops, weight_bw, gemm_rate),
+                 _kernel("attention", kv_bytes, attention_flops, kv_bw, attention_rate)) if detail else (),
         memory_side_s=memory_s,
         compute_side_s=compute_s,
-        serial_s=allreduce_s + overhead,
+        serial_s=serial,
     )
 
 
@@ -312,14 +336,15 @@ def _per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: fl
     )
 
 
-def decode_step(m: Machine, batch: int, context_tokens: float) -> StepCost:
+def decode_step(m: Machine, batch: int, context_tokens: float, detail: bool = True) -> StepCost:
     """One decode step: `batch` sequences each holding `context_tokens` of cache emit one token."""
     per_seq = m.arch.kv_read_tokens(context_tokens)
     return step_cost(m, new_tokens=batch, kv_read_tokens=batch * per_seq, attention_pairs=batch * per_seq,
-                     sampled_tokens=batch, context_tokens=context_tokens)
+                     sampled_tokens=batch, context_tokens=context_tokens, detail=detail)
 
 
-def prefill(m: Machine, prompt_tokens: float, chunk_tokens: int | None = None, sequences: int = 1) -> StepCost:
+def prefill(m: Machine, prompt_tokens: float, chunk_tokens: int | None = None, sequences: int = 1,
+            detail: bool = True) -> StepCost:
     """`sequences` prompts of `prompt_tokens` each, processed in forward passes of at most
     `chunk_tokens` tokens (None: one pass, as design.md's textbook prefill: weights read once, the
     causal attention term on top of 2 x params x n). Chunks of a long prompt each re-read the
@@ -327,7 +352,7 @@ def prefill(m: Machine, prompt_tokens: float, chunk_tokens: int | None = None, s
     total = prompt_tokens * sequences
     if chunk_tokens is None or total <= chunk_tokens:
         pairs = m.arch.causal_pairs(prompt_tokens) * sequences
-        return step_cost(m, new_tokens=total, kv_read_tokens=0.0, attention_pairs=pairs, sampled_tokens=sequences)
+        return step_cost(m, new_tokens=total, kv_read_tokens=0.0, attention_pairs=pairs, sampled_tokens=sequences, detail=detail)
     if sequences > 1:
         if prompt_tokens >= chunk_tokens:
             return _scaled(prefill(m, prompt_tokens, chunk_tokens), sequences)
