@@ -139,7 +139,7 @@ def memory_rows(profile_choice: str) -> tuple[list[Row], list[tuple[str, str]]]:
             fields["mem_fraction_static"] = rec["mem_fraction_static"]
         r = evaluate(Scenario(**fields))
         if not r.ok:
-            skipped.append((rec["id"], "sim refused: " + r.errors[0]["message"][:80]))
+            skipped.append((rec["id"], f"sim refused: {r.errors[0]['field']} {r.errors[0]['message'][:80]}"))
             continue
         if rec.get("kv_pool_tokens"):
             rows.append(Row(rec["id"], "kv_pool", rec["kv_pool_tokens"], r.kv_pool_tokens, note or "tokens"))
@@ -163,6 +163,9 @@ def perf_rows(profile_choice: str) -> tuple[list[Row], list[tuple[str, str]]]:
             skipped.append((rec["id"], note))
             continue
         prompt, out = rec["input_tokens"], rec["output_tokens"]
+        if not prompt or not out:
+            skipped.append((rec["id"], "no fixed input/output lengths (a length distribution such as ShareGPT)"))
+            continue
         gpus = rec.get("gpu_count") or rec["tp"]
         measured_tps = rec.get("output_tok_per_s") or (rec["output_tok_per_s_per_gpu"] * gpus
                                                        if rec.get("output_tok_per_s_per_gpu") else None)
@@ -215,7 +218,7 @@ def _mode(rec: dict) -> str | None:
 def _eval(fields: dict, **changes):
     r = evaluate(Scenario(**{**fields, **changes}))
     if not r.ok or not r.batch:
-        return None, (r.errors[0]["message"][:80] if r.errors else "nothing fits")
+        return None, (f"{r.errors[0]['field']} {r.errors[0]['message'][:80]}" if r.errors else "nothing fits")
     return r, ""
 
 
