@@ -27,8 +27,10 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   target="."
   [ -z "$KVLAB_EXTRAS" ] || target=".[$KVLAB_EXTRAS]"
   echo "kvlab setup: installing Python packages into .venv ($target)"
-  .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
-  .venv/bin/python -m pip install -q -e "$target" 2>&1 | grep -v "is ignored" || true
+  # -qq: errors only. setuptools prints an informational banner for every editable install of a
+  # package mapped from several folders (sim/ -> kvlab.sim, ...); the import check below is the test.
+  .venv/bin/python -m pip install -qq --upgrade pip
+  .venv/bin/python -m pip install -qq -e "$target"
   # Fail loudly if the install did not work.
   .venv/bin/python -c "import kvlab.sim, kvlab.app, panel"
   [ -z "$KVLAB_EXTRAS" ] || .venv/bin/python -c "import playwright, hypothesis, pytest, setuptools"
