@@ -120,8 +120,7 @@ def _lab_view(view: LiveView) -> pn.viewable.Viewable:
     from kvlab.app.engine_views.log_console import LogConsole
     from kvlab.app.engine_views.settings import LabSettings
     from kvlab.app.engine_views.store import LabStore
-
-    from .views import TtftByPrompt
+    from kvlab.app.engine_views.ttft_by_prompt import TtftByPrompt
 
     settings = LabSettings()
     state = dict(view.state)

@@ -22,6 +22,7 @@ from .store import LabStore
 from .summary import LabNotices, RunStatus, SummaryTiles
 from .sweep_chart import RateSweep
 from .timeline import Timeline
+from .ttft_by_prompt import TtftByPrompt
 from .urlstate import apply_query, encode_query
 
 SLUG = "serving_lab"
@@ -55,12 +56,15 @@ class ServingLab(pn.viewable.Viewer):
             "status": RunStatus(store=st), "notices": LabNotices(store=st), "summary": SummaryTiles(store=st),
             "distribution": LatencyDistribution(store=st), "comparison": PolicyComparison(store=st),
             "timeline": Timeline(store=st), "sweep": RateSweep(store=st), "log": LogConsole(store=st),
+            "ttft_by_prompt": TtftByPrompt(store=st),
         }
         v = self.views
         self.main = pn.Column(
             v["status"], v["notices"], v["summary"],
             _section("Latency distributions", "Histogram and cumulative distribution, p50 / p90 / p99 and the mean marked; the "
                      "comparison policy in orange, on the same requests.", v["distribution"]),
+            _section("Time to first token by prompt length", "Is the tail the longest prompts' own prefill, or waiting "
+                     "behind other work?", v["ttft_by_prompt"]),
             _section("Two policies, same workload", "Every figure of the run beside the comparison's.", v["comparison"]),
             _section("Over time", "KV cache usage and the running and waiting queues, sampled through the run.", v["timeline"]),
             _section("Request rate sweep: find the cliff", "The current settings at a range of Poisson rates.", v["sweep"]),

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from kvlab.app.viewlayer.ttft_by_prompt import ttft_by_prompt_length
 from kvlab.sim import Scenario, evaluate
 
-from ..views import ttft_by_prompt_length
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, between, bucket, holds
 from .runs import lab, secs
 

@@ -1,5 +1,5 @@
-"""TTFT grouped by prompt length: a pure function over an engine result's per-request columns
-(standard library only, so the view layer can take it as is), and the lab view that shows it.
+"""TTFT grouped by prompt length, from a time-domain run's per-request columns (standard library
+only). The serving lab and lesson C1 show it.
 
 Grouping shows what a single TTFT distribution hides: whether the slow first tokens belong to the
 longest prompts (their own prefill is a floor no scheduler removes) or are spread over every
@@ -8,6 +8,8 @@ length (queueing behind someone else's work)."""
 from __future__ import annotations
 
 import math
+
+from ..html import esc
 
 EDGES_TOKENS = (1024, 4096, 8192, 16384, 32768)
 
@@ -40,8 +42,6 @@ def _seconds(x: float) -> str:
 
 
 def ttft_table_html(rows: list[dict]) -> str:
-    from kvlab.app.html import esc
-
     body = "".join(f"<tr><th scope='row'>{esc(r['label'])}</th><td>{r['count']:,}</td><td>{esc(_seconds(r['p50_s']))}</td>"
                    f"<td>{esc(_seconds(r['p99_s']))}</td><td>{esc(_seconds(r['max_s']))}</td></tr>" for r in rows)
     return ("<table class='kv-ttft-table' data-kv='ttft-by-prompt'><caption>Time to first token by prompt length "
@@ -58,26 +58,7 @@ TABLE_CSS = """
 """
 
 
-def _view_class():
-    from kvlab.app.engine_views.base import LabView
-    from kvlab.app.html import BASE_CSS
-    from kvlab.app.views.base import TextPane
-
-    class TtftByPrompt(LabView):
-        """The table for the lab store's current result."""
-
-        def build(self):
-            self.pane = TextPane("", stylesheets=[BASE_CSS, TABLE_CSS], sizing_mode="stretch_width", margin=(5, 10))
-            return self.pane
-
-        def refresh(self) -> None:
-            r = self.store.result
-            self.pane.object = ttft_table_html(ttft_by_prompt_length(r.requests)) if r is not None and r.ok else ""
-
-    return TtftByPrompt
-
-
-def __getattr__(name: str):
-    if name == "TtftByPrompt":  # Panel is imported only by callers that render
-        return _view_class()
-    raise AttributeError(name)
+def view_ttft_by_prompt(result, settings=None) -> dict:
+    """The table for an EngineResult (empty while there is none)."""
+    ok = result is not None and result.ok
+    return {"pane": {"html": ttft_table_html(ttft_by_prompt_length(result.requests)) if ok else ""}}

@@ -1,0 +1,17 @@
+"""The serving lab's table of time to first token by prompt length (app/viewlayer/ttft_by_prompt.py)."""
+
+from __future__ import annotations
+
+from ..html import BASE_CSS
+from ..viewlayer.ttft_by_prompt import TABLE_CSS, view_ttft_by_prompt
+from ..views.base import TextPane
+from .base import LabView
+
+
+class TtftByPrompt(LabView):
+    def build(self):
+        self.pane = TextPane("", stylesheets=[BASE_CSS, TABLE_CSS], sizing_mode="stretch_width", margin=(5, 10))
+        return self.pane
+
+    def refresh(self) -> None:
+        self.pane.object = view_ttft_by_prompt(self.store.result)["pane"]["html"]
