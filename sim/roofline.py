@@ -166,6 +166,10 @@ class Machine:
         per_call = 2 * (self.tp - 1) / self.tp * buffer_bytes / link + self.profile.allreduce_latency_s
         return 2 * self.arch.num_layers * per_call
 
+    @cached_property
+    def _kernels_per_step(self) -> int:
+        return self.kernels_per_step()
+
     def kernels_per_step(self) -> int:
         a = self.arch
         per_layer = 0
@@ -298,7 +302,7 @@ def _per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: fl
     kernels.append(_kernel("lm_head", head_params * e_bytes / tp, 2 * head_params * sampled / tp,
                            bw * p.bandwidth_efficiency, head_peak * head_eff))
     allreduce_s = m.allreduce_time_s(n)
-    overhead = p.step_overhead_s + p.kernel_overhead_s * m.kernels_per_step()
+    overhead = p.step_overhead_s + p.kernel_overhead_s * m._kernels_per_step
     gemm_total = 0.0
     memory_s = compute_s = weight_bytes = flops = 0.0
     memory_bound_s = compute_bound_s = 0.0
@@ -313,11 +317,12 @@ def _per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: fl
             compute_bound_s += k.time_s
         else:
             memory_bound_s += k.time_s
-    kernels.append(KernelCost("allreduce", 2 * a.num_layers * n * a.hidden_size * ACTIVATION_BYTES if tp > 1 else 0.0,
-                              0.0, 0.0, 0.0, allreduce_s, "latency"))
-    kernels.append(KernelCost("overhead", 0.0, 0.0, 0.0, 0.0, overhead, "latency"))
+    kernels.append(_new(KernelCost, kind="allreduce", bytes=2 * a.num_layers * n * a.hidden_size * ACTIVATION_BYTES if tp > 1 else 0.0,
+                        flops=0.0, memory_s=0.0, compute_s=0.0, time_s=allreduce_s, bound="latency"))
+    kernels.append(_new(KernelCost, kind="overhead", bytes=0.0, flops=0.0, memory_s=0.0, compute_s=0.0, time_s=overhead,
+                        bound="latency"))
     serial = gemm_total + allreduce_s + overhead
-    return StepCost(
+    return _new(StepCost,
         tokens=n,
         weight_bytes=weight_bytes,
         kv_bytes=kv_bytes,
@@ -361,9 +366,10 @@ def prefill(m: Machine, prompt_tokens: float, chunk_tokens: int | None = None, s
         c = step_cost(m, new_tokens=per_pass * prompt_tokens, kv_read_tokens=0.0,
                       attention_pairs=m.arch.causal_pairs(prompt_tokens) * per_pass, sampled_tokens=per_pass)
         return _scaled(c, sequences / per_pass)
-    # Chunk i (0-based) attends to the i x chunk tokens before it. Up to _MAX_CHUNKS chunks are
+    # Chunk i (0-based) attends to the i x chunk tokens before it. Up to _MAX_CHUNKS (8) chunks are
     # costed one by one; a longer prompt is costed on _MAX_CHUNKS evenly spaced chunks, each
-    # standing for its share of the passes (so a 2M-token prompt costs 32 steps, not 1,024).
+    # standing for its share of the passes (so a 2M-token prompt costs 9 steps, not 1,024; the
+    # attention term is linear in i, so a group's middle chunk is its mean).
     passes = -(-int(prompt_tokens) // chunk_tokens)
     full = passes - 1
     last = prompt_tokens - full * chunk_tokens
@@ -377,7 +383,7 @@ def prefill(m: Machine, prompt_tokens: float, chunk_tokens: int | None = None, s
     return _sum(costs)
 
 
-_MAX_CHUNKS = 32
+_MAX_CHUNKS = 8
 
 
 def _chunk(m: Machine, tokens: float, cached: float, sample: bool) -> StepCost:
@@ -388,9 +394,11 @@ def _chunk(m: Machine, tokens: float, cached: float, sample: bool) -> StepCost:
 
 def _scaled(c: StepCost, factor: float) -> StepCost:
     """`factor` identical passes of step c, one after another."""
-    kernels = tuple(KernelCost(k.kind, k.bytes * factor, k.flops * factor, k.memory_s * factor, k.compute_s * factor,
-                               k.time_s * factor, k.bound) for k in c.kernels)
-    return StepCost(
+    kernels = tuple(_new(KernelCost, kind=k.kind, bytes=k.bytes * factor, flops=k.flops * factor,
+                         memory_s=k.memory_s * factor, compute_s=k.compute_s * factor, time_s=k.time_s * factor,
+                         bound=k.bound) for k in c.kernels)
+    return _new(
+        StepCost,
         tokens=c.tokens * factor, weight_bytes=c.weight_bytes * factor, kv_bytes=c.kv_bytes * factor,
         flops=c.flops * factor, memory_time_s=c.memory_time_s * factor, compute_time_s=c.compute_time_s * factor,
         allreduce_time_s=c.allreduce_time_s * factor, overhead_s=c.overhead_s * factor, time_s=c.time_s * factor,
@@ -405,12 +413,13 @@ def _sum(costs: list[StepCost]) -> StepCost:
     for c in costs:
         for k in c.kernels:
             by_kind.setdefault(k.kind, []).append(k)
-    kernels = tuple(KernelCost(kind, sum(k.bytes for k in ks), sum(k.flops for k in ks), sum(k.memory_s for k in ks),
-                               sum(k.compute_s for k in ks), sum(k.time_s for k in ks),
-                               max(ks, key=lambda k: k.time_s).bound) for kind, ks in by_kind.items())
+    kernels = tuple(_new(KernelCost, kind=kind, bytes=sum(k.bytes for k in ks), flops=sum(k.flops for k in ks),
+                         memory_s=sum(k.memory_s for k in ks), compute_s=sum(k.compute_s for k in ks),
+                         time_s=sum(k.time_s for k in ks), bound=max(ks, key=lambda k: k.time_s).bound)
+                    for kind, ks in by_kind.items())
     memory_s = sum(c.memory_time_s for c in costs)
     compute_s = sum(c.compute_time_s for c in costs)
-    return StepCost(
+    return _new(StepCost,
         tokens=sum(c.tokens for c in costs),
         weight_bytes=sum(c.weight_bytes for c in costs),
         kv_bytes=sum(c.kv_bytes for c in costs),
