@@ -31,6 +31,7 @@ from .histogram import LogHistogram
 
 PREFIX_WINDOW_REQUESTS = 1000  # vLLM reports the prefix hit rate over the most recent 1000 queries
 PREEMPTION_WARN_EVERY = 50  # vLLM warns on the first preemption and then every 50th
+JUMP_POINTS = 8  # a gap of more than this many series lengths coarsens the series before sampling it
 QUIET_STEPS = 1000  # a longer idle stretch moves the log clock in one multiplication, not step by step
 LOG_KEEP = 20_000  # first and last entries kept of each log stream (logs.MAX_LINES shows half of each)
 
@@ -244,6 +245,10 @@ class Metrics:
     def sample_until(self, t: float, instances) -> None:
         """Record the state at every sample and log time up to t (the state has not changed since
         the last event, so it is the state at those times)."""
+        # A gap of many series intervals (a fine fixed interval, a long idle stretch) would be
+        # sampled point by point and then merged away: coarsen first, so the work stays bounded.
+        while (t - self.next_sample_s) > JUMP_POINTS * self.max_points * self.interval_s and len(self.series["t_s"]) > 1:
+            self._coarsen()
         while self.next_sample_s <= t or self.next_log_s <= t:
             if self.next_sample_s <= self.next_log_s:
                 self._sample(self.next_sample_s, instances)

@@ -1,0 +1,48 @@
+"""Fuzz links: any query string gives values the pages accept and notices, never an exception."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from hypothesis import given
+from hypothesis import strategies as st
+from kvlab.app.engine_views.settings import LabSettings
+from kvlab.app.engine_views.urlstate import URL_FIELDS, apply_query
+from kvlab.app.query_limits import guard_panel_location, query_pairs
+from kvlab.app.state import SCENARIO_FIELDS, Settings
+from kvlab.app.urlstate import parse_query
+
+from .support import fuzz, hostile
+
+KEYS = st.sampled_from([*SCENARIO_FIELDS, *URL_FIELDS, "config", "theme", "x", "", "a" * 100])
+VALUES = st.one_of(hostile.map(str), st.text(max_size=40), st.just("9" * 5000), st.sampled_from(["true", "fp8", "2", "none"]))
+pair = st.tuples(KEYS, VALUES).map(lambda kv: f"{quote(kv[0])}={quote(kv[1])}")
+queries = st.one_of(st.lists(pair, max_size=12).map(lambda ps: "?" + "&".join(ps)), st.text(max_size=300),
+                    st.just("?" + "a=1&" * 20_000))
+
+
+@fuzz()
+@given(queries)
+def test_app_links(query):
+    values, notices = parse_query(query)
+    assert all(isinstance(n, str) and len(n) < 2000 for n in notices)
+    Settings().param.update(**values)  # what the link gave, the page accepts
+
+
+@fuzz()
+@given(queries)
+def test_lab_links(query):
+    s = LabSettings()
+    notices = apply_query(s, query)
+    assert all(isinstance(n, str) for n in notices)
+    s.config()  # the settings still make a config
+
+
+@fuzz()
+@given(queries)
+def test_panels_own_parser_is_guarded(query):
+    guard_panel_location()
+    from panel.io import location  # Location.query_params calls this on every page
+    assert isinstance(location.parse_query(query if query.startswith("?") else "?" + query), dict)
+    pairs, _ = query_pairs(query)
+    assert all(len(v) <= 64 or k == "config" for k, v in pairs)
