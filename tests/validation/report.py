@@ -223,9 +223,9 @@ def _eval(fields: dict, **changes):
 
 
 def _static(r, out: int) -> tuple[float, float]:
-    """(latency, batch prefill) of one static batch of r.batch prompts: prefill together, then
-    out - 1 decode steps."""
-    prefill = getattr(r, "batch_prefill_s", None) or r.ttft_s * r.batch
+    """(latency, batch prefill) of one static batch of r.batch prompts: prefill together (one
+    engine step, its CPU work included), then out - 1 decode steps."""
+    prefill = (getattr(r, "batch_prefill_s", None) or r.ttft_s * r.batch) + (getattr(r, "cpu_step_s", 0.0) or 0.0)
     return prefill + (out - 1) * r.itl_s, prefill
 
 
@@ -245,7 +245,9 @@ def _predict(mode: str, rec: dict, fields: dict) -> tuple[dict | None, str]:
             return None, why
         latency, _ = _static(r, out)
         note = f"pool holds {r.batch} of {bs}" if bs > r.batch else ""
-        return {"itl": r.itl_s, "ttft": r.ttft_s, "tok_per_s": r.batch * out / latency, "latency": latency}, note
+        # An offline first token still passes through one engine step: the prefill plus the step's CPU work.
+        ttft = r.ttft_s + (getattr(r, "cpu_step_s", 0.0) or 0.0)
+        return {"itl": r.itl_s, "ttft": ttft, "tok_per_s": r.batch * out / latency, "latency": latency}, note
     if mode == "closed":
         r, why = _eval(fields, concurrency=rec["concurrency"])
         if r is None:
