@@ -16,6 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from kvlab.sim.cliargs import Parser, parse, report
+from kvlab.sim.fields import Bound
+
 APP_DIR = Path(__file__).resolve().parent
 ROOT = APP_DIR.parent
 ADDRESS = "127.0.0.1"
@@ -52,15 +55,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+PORT = Bound(1024, 65535, True, "port to listen on", optional=True)
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="kvlab serve", description="Serve kvlab's panels locally on 127.0.0.1.")
-    parser.add_argument("--port", type=int, default=None,
-                        help=f"port to listen on (1024 to 65535; default {DEFAULT_PORT}, or a free port if it is taken)")
+    """Every bad argument reported at once, one line each, exit status 2 (sim.cliargs)."""
+    parser = Parser(prog="kvlab serve", description="Serve kvlab's panels locally on 127.0.0.1.")
+    parser.add_option("port", bound=PORT, unset=f"{DEFAULT_PORT}, or a free port if it is taken")
     parser.add_argument("--no-show", action="store_true", help="do not open a browser")
-    args = parser.parse_args(argv)
-    if args.port is not None and not 1024 <= args.port <= 65535:
-        parser.error(f"--port must be between 1024 and 65535, got {args.port}")
-    return args
+    parsed = parse(parser, list(sys.argv[1:] if argv is None else argv))
+    report(parser.prog, parsed.notices, "note")
+    if parsed.problems:
+        report(parser.prog, parsed.problems)
+        raise SystemExit(2)
+    return parsed.args
 
 
 def command(port: int, show: bool, pages: list[Path]) -> list[str]:

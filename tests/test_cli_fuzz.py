@@ -1,6 +1,6 @@
 """Every kvlab command line refuses bad input with exit status 2 and one line per problem, never a
 traceback: arbitrary big integers, floats (nan, inf, 1e308), unicode and empty strings, given to
-every option of `kvlab`, `kvlab engine` and `kvlab calibrate`.
+every option of `kvlab`, `kvlab engine`, `kvlab calibrate` and `kvlab serve`.
 
 In-process through each `main(argv)` (fast); a few cases also in a subprocess, where a traceback
 would show on stderr. KVLAB_FUZZ_EXAMPLES sets the examples per property (default 150).
@@ -16,6 +16,7 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from kvlab.app import serve as serve_cli
 from kvlab.calibration import cli as calibrate_cli
 from kvlab.sim import cli as sim_cli
 from kvlab.sim.cliargs import flag
@@ -115,6 +116,19 @@ def test_kvlab_calibrate_argument_parsing(capsys, argv):
         code = e.code
     out, err = capsys.readouterr()
     errors = check_lines(err, "kvlab calibrate")
+    assert (code == 0 and not errors) or (code == 2 and errors and out == ""), (argv, code, err)
+
+
+@FUZZ
+@given(argvs(["--port", "--no-show=x", "--prot"]))
+def test_kvlab_serve_argument_parsing(capsys, argv):
+    try:
+        serve_cli.parse_args(argv)
+        code = 0
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    errors = check_lines(err, "kvlab serve")
     assert (code == 0 and not errors) or (code == 2 and errors and out == ""), (argv, code, err)
 
 
