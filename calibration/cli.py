@@ -22,7 +22,7 @@ from pathlib import Path
 
 from kvlab.sim.cliargs import Parser, parse, report
 from kvlab.sim.fields import Bound
-from kvlab.sim.paths import user_profile_dir
+from kvlab.sim.paths import user_data_dir, user_profile_dir
 
 from . import METHOD_VERSION
 from .backend import BackendUnavailable, load_backend
@@ -49,8 +49,8 @@ DEVICE = Bound(0, 1023, True, "CUDA device index to measure")
 BUDGET_S = Bound(1, 7 * 86_400, False, "override the plan's measurement budget, seconds", optional=True)
 SEED = Bound(0, 2**32 - 1, True, "seed of the random input data")
 
-PACKAGE_DIR = Path(__file__).resolve().parent
-CPU_OUTPUT_DIR = PACKAGE_DIR / "out"
+# Never inside the installed package: the user's kvlab folder (sim/paths.py), beside, not in, profiles/.
+CPU_OUTPUT_DIR = user_data_dir() / "cpu-checks"
 
 
 def build_parser() -> Parser:
@@ -64,9 +64,8 @@ def build_parser() -> Parser:
     p.add_argument("--model", action="append", dest="models",
                    help="model id from sim/data/models whose shapes to measure (repeatable)")
     p.add_argument("--output", type=Path, help="profile path (default: <user profile folder>/<gpu>.json, "
-                   f"here {user_profile_dir()}; for the numpy backend calibration/out/cpu-check-numpy.json)")
-    p.add_argument("--log", type=Path, help="raw log path (default: calibration/logs/<name>.log, "
-                   "calibration/out/<name>.log for the numpy backend)")
+                   f"here {user_profile_dir()}; for the numpy backend {CPU_OUTPUT_DIR / 'cpu-check-numpy.json'})")
+    p.add_argument("--log", type=Path, help="raw log path (default: beside the profile, <name>.log)")
     p.add_option("budget_s", bound=BUDGET_S)
     p.add_option("seed", bound=SEED, default=1234)
     p.add_argument("--eager-overhead", action="store_true",
