@@ -1,6 +1,6 @@
 """The built wheel works anywhere: installed into a fresh virtual environment outside the
-repository, `kvlab serve` serves a page, `kvlab build-site` builds the site, the CLI and the
-notebook API run, all from a folder that has its own app.py and sim.py, and nothing is written
+repository, `kvlab serve` serves a page, `kvlab build-site` builds the site, the CLI, `kvlab
+calibrate --backend numpy` and the notebook API run, all from a folder that has its own app.py and sim.py, and nothing is written
 into the installed package.
 
 No network. The wheel is built from the tracked files only (as from a fresh clone) with the
@@ -122,7 +122,8 @@ def test_installed_wheel_works_outside_the_repository(wheel, tmp_path):
         (work / name).write_text(f"raise SystemExit('the folder\\'s own {name} was imported instead of kvlab')\n")
     kvlab_cmd = str(venv / "bin" / "kvlab")
     env = {**os.environ, "HOME": str(tmp_path / "home"), "PYTHONDONTWRITEBYTECODE": "1"}
-    env.pop("PYTHONPATH", None)
+    for var in ("PYTHONPATH", "KVLAB_DATA_DIR", "XDG_DATA_HOME", "KVLAB_PROFILE_PATH"):
+        env.pop(var, None)
 
     t = time.perf_counter()
     out = _run([kvlab_cmd, "--model", "qwen3-8b", "--prompt-tokens", "32768", "--kv-dtype", "fp8", "--json"], cwd=work, env=env)
@@ -133,6 +134,10 @@ def test_installed_wheel_works_outside_the_repository(wheel, tmp_path):
     assert json.loads(out.stdout)["completed"] == 30
     assert "serve" in _run([kvlab_cmd, "--help"], cwd=work, env=env).stdout
     TIMINGS["cli_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    out = _run([kvlab_cmd, "calibrate", "--backend", "numpy", "--quick"], cwd=work, env=env)
+    assert (tmp_path / "home" / ".local" / "share" / "kvlab" / "cpu-checks" / "cpu-check-numpy.json").is_file(), out.stdout[-1000:]
+    TIMINGS["calibrate_numpy_s"] = time.perf_counter() - t
 
     # The notebook API, with the course folder first on sys.path (python -c puts it there).
     t = time.perf_counter()
