@@ -16,14 +16,15 @@ import time
 import panel as pn
 import param
 from kvlab.sim.engine import EngineResult
-from kvlab.sim.engine.sweep import Job, Sweep, rate_sweep_job, sweep_from
+from kvlab.sim.engine.sweep import Job, Sweep, band_from, seed_band_job
 from kvlab.sim.engine.trace import TraceReader
 
 from .settings import NO_COMPARISON, RUN_FIELDS, LabSettings
 
 TICK_MS = 30  # period of the slice callback
 SLICE_S = 0.08  # target CPU time of one slice: the page stays responsive between slices
-FIRST_SLICE_EVENTS = 40_000  # enough for a default run to finish in the first slice
+FIRST_SLICE_EVENTS = 40_000
+SWEEP_SEEDS = 3  # random seeds per rate in the sweep  # enough for a default run to finish in the first slice
 TRACE_FIRST_ROWS = 20_000  # a trace this long is read at once (about 0.1 s); longer ones in slices
 
 
@@ -161,7 +162,9 @@ class LabStore(param.Parameterized):
         if self._sweep_job is not None and not self._sweep_job.done:
             self._sweep_job.cancel()
         base = self.settings.config().with_(arrival="poisson") if self.settings.arrival != "poisson" else self.settings.config()
-        self._sweep_job = rate_sweep_job(base, self.sweep_rates())
+        # Three random seeds of the same workload: the knee is shown as a band, not one draw's point.
+        seed = self.settings.seed
+        self._sweep_job = seed_band_job(base, self.sweep_rates(), [seed + i for i in range(SWEEP_SEEDS)])
         self.param.update(sweep_running=True, sweep_progress=0.0)
         self._ensure_ticking()
 
@@ -172,7 +175,7 @@ class LabStore(param.Parameterized):
         job.advance(events)
         if job.done:
             with _hold():
-                self.param.update(sweep=sweep_from(job), sweep_running=False, sweep_progress=1.0)
+                self.param.update(sweep=band_from(job), sweep_running=False, sweep_progress=1.0)
             self._sweep_job = None
         else:
             self.sweep_progress = job.progress

@@ -1,5 +1,6 @@
-"""p50 and p99 latency against request rate: where the curve leaves its floor is the cliff
-(seed 004). Each point is a full run of the current settings at that Poisson rate."""
+"""p50 and p99 latency against request rate: where the curve leaves its floor is the cliff. Each
+point is a full run of the current settings at that Poisson rate; the shaded band is p99 TTFT's
+range over three random seeds of the workload, and the caption gives the knee's range."""
 
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ class RateSweep(LabView):
         fig.xaxis.axis_label = "request rate (requests/s)"
         fig.yaxis.axis_label = "latency (s)"
         self.src = ColumnDataSource(dict(rate=[], ttft50=[], ttft99=[], e2e99=[], kv=[], tput=[]))
+        self.band = ColumnDataSource(dict(rate=[], low=[], high=[]))
+        fig.varea(x="rate", y1="low", y2="high", source=self.band, fill_color=COLORS["kv"], fill_alpha=0.2,
+                  legend_label="TTFT p99, range over seeds")
         r99 = fig.line(x="rate", y="ttft99", source=self.src, color=COLORS["kv"], line_width=3, legend_label="TTFT p99")
         fig.scatter(x="rate", y="ttft99", source=self.src, color=COLORS["kv"], size=8)
         fig.line(x="rate", y="ttft50", source=self.src, color=COLORS["prefill"], line_width=2, legend_label="TTFT p50")
@@ -60,6 +64,8 @@ class RateSweep(LabView):
         self.src.data = dict(rate=[p.rate_per_s for p in pts], ttft50=[max(p.ttft_p50_s, 1e-4) for p in pts],
                              ttft99=[max(p.ttft_p99_s, 1e-4) for p in pts], e2e99=[max(p.e2e_p99_s, 1e-4) for p in pts],
                              kv=[p.mean_kv_usage for p in pts], tput=[p.throughput_per_s for p in pts])
+        self.band.data = dict(rate=[b.rate_per_s for b in sw.band], low=[max(b.ttft_p99_low_s, 1e-4) for b in sw.band],
+                              high=[max(b.ttft_p99_high_s, 1e-4) for b in sw.band])
         k = sw.knee_rate_per_s
         self.knee.visible = self.knee_label.visible = k is not None
         if k is not None:
@@ -72,6 +78,13 @@ class RateSweep(LabView):
                     f"load), with the KV cache {at.mean_kv_usage:.0%} full.")
         else:
             note = "No knee in this range: p99 TTFT stays within 3x its light-load value. Try higher rates."
+        found = sorted(x for x in sw.seed_knees if x is not None)
+        if len(sw.seed_knees) > 1:
+            spread = (f"{found[0]:g} req/s in every seed" if found and found[0] == found[-1] and len(found) == len(sw.seed_knees)
+                      else f"{found[0]:g} to {found[-1]:g} req/s" if found else "none in range")
+            note += (f" Over {len(sw.seed_knees)} random seeds of the workload (shaded: the p99 range) the knee is at "
+                     f"{spread}" + ("" if len(found) == len(sw.seed_knees) or not found else
+                                    f" ({len(sw.seed_knees) - len(found)} without a knee in range)") + ".")
         if sw.cancelled:
             note = "Sweep cancelled; the points shown finished. " + note
         if sw.errors:

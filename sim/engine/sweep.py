@@ -29,11 +29,25 @@ class SweepPoint:
 
 
 @dataclass(frozen=True)
+class BandPoint:
+    """p99 TTFT at one rate across several random seeds of the same workload."""
+
+    rate_per_s: float
+    ttft_p99_low_s: float
+    ttft_p99_high_s: float
+
+
+@dataclass(frozen=True)
 class Sweep:
+    """`points` and `knee_rate_per_s` are the first seed's; with several seeds, `band` holds each
+    rate's p99 TTFT range over them and `seed_knees` each seed's knee (None: no knee in range)."""
+
     points: list[SweepPoint] = field(default_factory=list)
     knee_rate_per_s: float | None = None
     errors: list[dict] = field(default_factory=list)
     cancelled: bool = False
+    band: list[BandPoint] = field(default_factory=list)
+    seed_knees: list[float | None] = field(default_factory=list)
 
 
 KNEE_METRIC = "ttft_p99_s"
@@ -139,6 +153,28 @@ def sweep_from(job: Job, factor: float = 3.0) -> Sweep:
             continue  # a partial run's tail is not a point on the curve
         pts.append(point(rate, r))
     return Sweep(pts, knee(pts, factor), errors, job.cancelled)
+
+
+def seed_band_job(config: EngineConfig, rates: list[float], seeds: list[int]) -> Job:
+    """The rate sweep once per random seed of the workload, first seed first."""
+    return Job([config.with_(rate_per_s=r, seed=s) for s in seeds for r in rates], labels=[(s, r) for s in seeds for r in rates])
+
+
+def band_from(job: Job, factor: float = 3.0) -> Sweep:
+    """The first seed's sweep, plus the p99 TTFT band and the knee of every seed that finished."""
+    by_seed: dict[int, list[SweepPoint]] = {}
+    errors = []
+    for (seed, rate), r in zip(job.labels, job.results, strict=False):
+        if r.errors:
+            errors.extend(r.errors)
+        elif not r.cancelled:
+            by_seed.setdefault(seed, []).append(point(rate, r))
+    seeds = list(dict.fromkeys(seed for seed, _ in job.labels))
+    first = by_seed.get(seeds[0], []) if seeds else []
+    complete = [by_seed[s] for s in seeds if len(by_seed.get(s, [])) == len(first)]
+    band = [BandPoint(p.rate_per_s, min(c[i].ttft_p99_s for c in complete), max(c[i].ttft_p99_s for c in complete))
+            for i, p in enumerate(first)] if len(complete) > 1 else []
+    return Sweep(first, knee(first, factor), errors, job.cancelled, band, [knee(c, factor) for c in complete])
 
 
 def rate_sweep(config: EngineConfig, rates: list[float], factor: float = 3.0) -> Sweep:
