@@ -34,6 +34,7 @@ def build_parser(prog: str = PROG, epilog: str | None = None) -> Parser:
     # `kvlab` passes its list of commands, shown above the options.
     description = "Evaluate one LLM serving configuration: KV cache, HBM budget, roofline."
     p = Parser(prog=prog, description=f"{epilog}\n\n{description}" if epilog else description,
+               usage=f"{prog} COMMAND [options]  or  {prog} [options]" if epilog else None,
                formatter_class=argparse.RawDescriptionHelpFormatter)
     src = p.add_mutually_exclusive_group()
     src.add_argument("--model", default="qwen3-8b", help=f"catalog model id ({', '.join(catalog.model_ids())}; default %(default)s)")
