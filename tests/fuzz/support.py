@@ -29,7 +29,8 @@ def examples(quick: int = FUZZ_QUICK) -> int:
 
 def fuzz(quick: int = FUZZ_QUICK):
     """Hypothesis settings of one fuzz surface."""
-    return settings(max_examples=examples(quick), deadline=None, derandomize=False, database=None,
+    deadline = os.environ.get("KVLAB_FUZZ_DEADLINE_MS", "")  # set it to hunt slow inputs
+    return settings(max_examples=examples(quick), deadline=int(deadline) if deadline.isdigit() else None, derandomize=False, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
 
 
