@@ -166,3 +166,23 @@ def test_a_link_reopens_the_same_state(browser, lab_server):
     expect(fp8).to_have_class(re.compile("active"))
     assert not page.errors
     context.close()
+
+
+def test_control_changes_update_the_address_bar(lab):
+    """Each kind of control (buttons, a number box, a select) puts its value in the URL; the
+    fixture then checks the server log for tracebacks (every change once raised AttributeError)."""
+    search = lambda: lab.page.evaluate("window.location.search")  # noqa: E731
+    lab.widget("lab-policy").get_by_role("button", name="lanes").click()
+    lab.eventually(lambda: _assert_in("policy=lanes", search()))
+    box = lab.widget("lab-num-requests").locator("input").first
+    box.fill("321")
+    box.press("Enter")
+    lab.eventually(lambda: _assert_in("num_requests=321", search()))
+    lab.page.get_by_text("Hardware and model").first.click()
+    lab.widget("lab-kv-dtype").get_by_role("button", name="fp8").click()
+    lab.eventually(lambda: _assert_in("kv_dtype=fp8", search()))
+    assert "policy=lanes" in search() and "num_requests=321" in search()
+
+
+def _assert_in(needle: str, text: str) -> None:
+    assert needle in text, text
