@@ -1,55 +1,61 @@
-"""`kvlab build-site`: write the static Pyodide site into ./site (or --out).
+"""`kvlab build-site`: write the static site into ./site (or --out).
 
-    kvlab build-site                              # CDN for Pyodide, Panel and Bokeh (the default)
-    kvlab build-site --pyodide-dir DIR --inline   # Pyodide and the JavaScript served from the site itself
+    kvlab build-site                    # every page, Pyodide's core copied into the site
+    kvlab build-site --pyodide-cdn      # pages load Pyodide's core from jsDelivr instead
     kvlab build-site --help
 
-What it does, in order:
-1. Finds the pages: every app/pages/*.py and lessons/*.py that calls `.servable(` (by glob, so
-   new pages need no registration here).
-2. Runs each page once under CPython, so a broken page stops the build with its traceback.
-3. Writes kvlab's own code as two pure wheels (app/site_wheel.py): `kvlab_sim` and `kvlab_app`.
-4. Converts each page with Panel's `convert_app` to the pyodide-worker runtime: a pre-rendered
-   view plus a worker that loads Pyodide, installs Panel and Bokeh from their CDN and numpy from
-   Pyodide's, and installs the two kvlab wheels from a zip packed next to the page (no PyPI).
-5. Patches each page for graceful degradation (app/site_shell.py), rewrites hosts when asked,
-   copies the assets, writes the index (unless a page is itself called `index`), pages.html and
-   build-info.json (versions, URLs, wheel hashes: what tests/site checks).
+The Python that must run per interaction is small (sim and the view layer, standard library
+only); the UI runtime is large. So the two are split:
 
-Nothing here needs the network: the build is offline; only the reader's browser fetches from CDNs.
+- Build time (CPython, Panel): every page script runs once, and Panel lays it out exactly as
+  `kvlab serve` shows it, in the light and the dark theme. Each layout is written as a static
+  Bokeh document (PAGE.html, PAGE.dark.html) whose views and widgets carry stable Bokeh model
+  names (`hbm_bar.bars`, `w.prompt_tokens`). Every file it needs (BokehJS from the bokeh wheel,
+  the files of Panel's dist it names, kvlab's loader, bridge and CSS from static/) is copied
+  into the site, so the site works from any static host, offline, behind a firewall.
+- Run time (browser): the pre-rendered page shows at once. `kvlab/kvlab-bridge.js` starts a
+  module worker that loads Pyodide's core, unpacks kvlab's two pure wheels from the site (one
+  shared copy, no micropip, no PyPI) and runs `kvlab.app.viewlayer.pages.PanelPage`; each widget
+  change becomes one call into Python whose patch is applied with `model.setv(...)`.
+
+Nothing here needs the network.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import contextlib
 import hashlib
 import html
-import io
 import json
 import os
 import re
 import shutil
 import sys
 import tempfile
-import zipfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from kvlab.app.site_shell import TemplateChanged, patch_page, patch_worker, rewrite, worker_pyodide_url
-from kvlab.app.site_wheel import APP_WHEEL, ROOT, SIM_WHEEL, build_wheel, kvlab_version, package_files
+from kvlab.app.site_wheel import ROOT, SITE_WHEELS, build_wheel, kvlab_version
 
-# The current folder, never the package: an installed kvlab must not write into site-packages.
 DEFAULT_OUT = Path("site")
 DEFAULT_PAGE_GLOBS = ("app/pages/*.py", "lessons/*.py")
-ASSETS_DIR = Path(__file__).resolve().parent / "site_assets"
-OWN_PACKAGES = frozenset({"kvlab"})
+STATIC_DIR = ROOT / "static"  # the hand-written loader, bridge and CSS (kvlab/static once installed)
 INFO_FILE = "build-info.json"
 # Written first, so a folder left by a failed build is still recognised as ours and replaced.
 MARKER_FILE = ".kvlab-site"
-# Files of a Pyodide distribution the browser never asks for.
-PYODIDE_SKIP = ("*.map", "*.d.ts", "*.html", "README*", "package.json", "node_modules")
+# Set while pages run at build time: links end in .html, and views name their Bokeh models.
+BUILD_ENV_VAR = "KVLAB_BUILD_SITE"
+# The Pyodide release the site runs, pinned in tests/pyodide/package.json (a test checks they agree).
+PYODIDE_VERSION = "314.0.7"
+PYODIDE_CDN = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/"
+PYODIDE_NPM_DIR = ROOT / "tests" / "pyodide" / "node_modules" / "pyodide"
+# What a module worker's loadPyodide() fetches from the core package; nothing else is copied.
+PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+THEMES = ("light", "dark")
+# Pages whose views the worker serves live (viewlayer.pages.VIEWS); others are static documents
+# with the shell's links, theme and embed mode.
+LIVE_PAGES = ("admission", "phases")
 
 
 class BuildError(RuntimeError):
@@ -59,21 +65,19 @@ class BuildError(RuntimeError):
 @dataclass(frozen=True)
 class Page:
     source: Path
-    name: str  # output file stem: NAME.html, NAME.js
+    name: str  # output file stem: NAME.html, NAME.dark.html
     title: str  # the page's own title once it has run (Document.title), else from the docstring
     summary: str  # the docstring's first line, up to a colon
     group: str  # "panel" or "lesson"
+    bridge: str = "static"  # "panel": widgets answered by the worker; "static": no Python in the browser
 
 
 @dataclass(frozen=True)
 class SiteOptions:
     out_dir: Path = DEFAULT_OUT
     page_globs: tuple[str, ...] = DEFAULT_PAGE_GLOBS
-    pyodide_url: str | None = None  # None: Panel's CDN URL for the Pyodide it pins
-    pyodide_dir: Path | None = None
-    wheels_url: str | None = None
-    panel_cdn_root: str | None = None
-    inline: bool = False
+    pyodide_dir: Path | None = None  # None: the npm package under tests/pyodide, when installed
+    pyodide_cdn: bool = False
     title: str = "kvlab"
 
 
@@ -82,17 +86,7 @@ class SiteReport:
     out_dir: Path
     pages: tuple[Page, ...]
     info: dict = field(repr=False)
-
-
-def site_versions() -> dict:
-    """Versions the built pages load: Pyodide as pinned by the installed Panel, Panel, Bokeh."""
-    import bokeh
-    import panel
-    from panel.io import convert
-
-    return {"pyodide": convert.PYODIDE_VERSION.lstrip("v"), "panel": panel.__version__, "bokeh": bokeh.__version__,
-            "pyodide_cdn_url": convert.PYODIDE_URL, "panel_wheel_url": convert.PANEL_CDN_WHL,
-            "bokeh_wheel_url": convert.BOKEH_CDN_WHL, "panel_cdn_root": convert.CDN_ROOT}
+    notes: tuple[str, ...] = ()
 
 
 def _docstring_head(source: str) -> str:
@@ -118,47 +112,30 @@ def discover_pages(globs: tuple[str, ...] = DEFAULT_PAGE_GLOBS, root: Path = ROO
                 raise BuildError(f"two pages would both be written as {path.stem}.html: {pages[path.stem].source} and {path}; rename one")
             summary = _docstring_head(source)
             group = "lesson" if "lessons" in path.parts else "panel"
-            pages[path.stem] = Page(path.resolve(), path.stem, summary or path.stem.replace("_", " ").title(), summary, group)
+            bridge = "panel" if path.stem in LIVE_PAGES and group == "panel" else "static"
+            pages[path.stem] = Page(path.resolve(), path.stem, summary or path.stem.replace("_", " ").title(), summary, group,
+                                    bridge)
     return list(pages.values())
 
 
-def _absolute_imports(source: str) -> set[str]:
-    """Top-level names of absolute imports (relative imports are the package's own modules)."""
-    names = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            names.update(a.name.split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.split(".")[0])
-    return names
-
-
-def third_party_requirements(sources: list[str]) -> list[str]:
-    """What micropip must install besides Panel, Bokeh and kvlab's wheels, from the imports of the
-    pages and of everything in the kvlab_app wheel. Panel's own table maps import names to
-    distributions (yaml -> pyyaml) and drops the standard library."""
-    from panel.io.mime_render import find_requirements
-
-    names = set().union(*(_absolute_imports(s) for s in sources)) - OWN_PACKAGES
-    reqs = find_requirements("\n".join(f"import {n}" for n in sorted(names)))
-    return sorted(set(reqs) - {"panel", "bokeh"})
-
-
-def run_page(path: Path):
-    """Run one page script under CPython as Panel's converter will, and return its Bokeh Document.
+def run_page(path: Path, theme: str = "light"):
+    """Run one page script under CPython as `panel serve` would, and return its Bokeh Document.
 
     Raises BuildError with the page's traceback when it fails or publishes nothing.
     """
+    import panel as pn
     from bokeh.document import Document
     from panel.io.application import build_single_handler_application
     from panel.io.document import MockSessionContext
+    from panel.io.resources import set_resource_mode
     from panel.io.state import set_curdoc, state
 
     app = build_single_handler_application(str(Path(path).resolve()))
     handler = app._handlers[0]
     doc = Document()
     doc._session_context = lambda: MockSessionContext(document=doc)  # what panel.io.convert does
-    with set_curdoc(doc):
+    # Resources are laid out as CDN URLs, which the build then points at the site's own copies.
+    with set_curdoc(doc), set_resource_mode("cdn"), pn.config.set(theme="dark" if theme == "dark" else "default"):
         app.initialize_document(doc)
         state._on_load(None)
     if getattr(handler, "failed", False):
@@ -168,18 +145,113 @@ def run_page(path: Path):
     return doc
 
 
-def _pyodide_dir_version(path: Path) -> str:
-    if not (path / "pyodide.js").is_file():
-        raise BuildError(f"--pyodide-dir: {path} has no pyodide.js (give the folder of a Pyodide release or npm package)")
-    for meta, key in (("package.json", ("version",)), ("pyodide-lock.json", ("info", "version"))):
-        if (path / meta).is_file():
-            value = json.loads((path / meta).read_text(encoding="utf-8"))
-            for k in key:
-                value = value.get(k, {}) if isinstance(value, dict) else {}
-            if isinstance(value, str):
-                return value
-    raise BuildError(f"--pyodide-dir: cannot tell the Pyodide version of {path} (no package.json or pyodide-lock.json)")
+# ---- resources: every URL the page names, served from the site itself ----------------------------
 
+def _vendor_roots() -> dict[str, tuple[Path, str]]:
+    """CDN prefix -> (local folder holding those files, folder in the site)."""
+    import bokeh
+    import panel
+    from panel.io.resources import CDN_DIST
+
+    bokeh_js = Path(bokeh.__file__).parent / "server" / "static" / "js"
+    # Bokeh's own CDN (bokeh.resources); read as text because Panel rewrites bokeh.resources.CDN on import.
+    bokeh_cdn = "https://cdn.bokeh.org/bokeh/release/"
+    return {CDN_DIST: (Path(panel.__file__).parent / "dist", "vendor/panel/"),
+            bokeh_cdn: (bokeh_js, "vendor/bokeh/")}
+
+
+_CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")]+)['\"]?\s*\)")
+
+
+def _localise(page_html: str, roots: dict, needed: dict[str, Path]) -> str:
+    """Point every CDN URL of Panel and Bokeh at the site's copy; record the files to copy."""
+    for prefix, (folder, target) in roots.items():
+        pattern = re.compile(re.escape(prefix) + r"([^\s\"'\\)<>?#]+)")
+        for rel in set(pattern.findall(page_html)):
+            if rel.endswith("/"):
+                continue
+            # Bokeh's CDN names builds bokeh-3.9.2.min.js; the wheel ships bokeh.min.js.
+            local = re.sub(r"-\d+\.\d+\.\d+(\.\w+)?(?=\.min\.js$)", "", rel) if target == "vendor/bokeh/" else rel
+            src = folder / local
+            if not src.is_file():
+                raise BuildError(f"the page names {prefix}{rel}, which the installed package does not have at {src}")
+            needed[target + rel] = src
+        page_html = page_html.replace(prefix, "./" + target)
+    return page_html
+
+
+def _copy_css_dependencies(needed: dict[str, Path]) -> None:
+    """Fonts and images a copied stylesheet names by relative url(...)."""
+    todo = [k for k in needed if k.endswith(".css")]
+    while todo:
+        key = todo.pop()
+        text = needed[key].read_text(encoding="utf-8", errors="replace")
+        for ref in _CSS_URL.findall(text):
+            if ref.startswith(("data:", "http:", "https:", "#", "/")):
+                continue
+            ref = ref.split("?")[0].split("#")[0]
+            src = (needed[key].parent / ref).resolve()
+            dest = os.path.normpath(os.path.join(os.path.dirname(key), ref)).replace(os.sep, "/")
+            if src.is_file() and dest not in needed:
+                needed[dest] = src
+                if dest.endswith(".css"):
+                    todo.append(dest)
+
+
+# ---- the page shell ------------------------------------------------------------------------------
+
+def _name_models(doc) -> None:
+    """Widgets get `w.<setting>` from their kv-w-* class (views named themselves while the page ran)."""
+    from kvlab.app.controls import name_widget_models
+
+    navs = []
+    for root in doc.roots:
+        name_widget_models(root)
+        navs += [m for m in root.references() if hasattr(getattr(m, "data", None), "query") and hasattr(m.data, "links")]
+    for nav in navs[:1]:  # the address bar (app/share.py): the bridge hands it each new query
+        nav.name = "nav"
+
+
+def _shell(page: Page, theme: str, info: dict) -> str:
+    attrs = {"page": page.name, "bridge": page.bridge, "theme": theme, **info}
+    data = " ".join(f'data-{k.replace("_", "-")}="{html.escape(str(v), quote=True)}"' for k, v in sorted(attrs.items()))
+    return (f'<link rel="stylesheet" href="./kvlab/kvlab-site.css" type="text/css">\n'
+            f'<noscript><div class="kvlab-banner kvlab-error">This page runs the kvlab simulator in your browser and needs '
+            f'JavaScript. What is shown is the default state, computed when the site was built.</div></noscript>\n'
+            f'<script src="./kvlab/kvlab-bridge.js" {data}></script>\n')
+
+
+def render_page(page: Page, theme: str, roots: dict, needed: dict[str, Path], info: dict) -> tuple[str, str]:
+    """(the page's HTML with every resource local, its title)."""
+    import io
+
+    from bokeh.resources import CDN
+    from panel.io.resources import set_resource_mode
+    from panel.io.save import save
+    from panel.io.state import set_curdoc
+
+    doc = run_page(page.source, theme)
+    _name_models(doc)
+    buf = io.StringIO()
+    # Inside the page's own document: Panel's per-session config (the template's design, which
+    # names Bootstrap's JavaScript) applies only there.
+    with set_curdoc(doc), set_resource_mode("cdn"):
+        save(doc, buf, resources=CDN, template=doc.template, template_variables=doc._template_variables, title=doc.title)
+    page_html = buf.getvalue()
+    # The template's own scripts (Bootstrap's, for the sidebar toggle) are listed in its resources
+    # but only a served page loads them; name them in the page's <head>.
+    scripts = doc._template_variables.get("template_resources", {}).get("js", {}).values()
+    tags = "".join(f'<script type="text/javascript" src="{html.escape(src)}"></script>\n' for src in scripts if src not in page_html)
+    page_html = page_html.replace("<head>", "<head>\n" + tags, 1)
+    page_html = _localise(page_html, roots, needed)
+    end = page_html.rfind("</body>")
+    if end < 0:
+        raise BuildError(f"the saved page {page.name} has no </body>")
+    page_html = page_html[:end] + _shell(page, theme, info) + page_html[end:]
+    return page_html, doc.title
+
+
+# ---- the build -------------------------------------------------------------------------------------
 
 def _check_out(out: Path) -> None:
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER_FILE).is_file())):
@@ -201,61 +273,40 @@ def _swap_in(stage: Path, out: Path) -> None:
     stage.rename(out)
 
 
+def _world_readable(folder: Path) -> None:
+    """Any web server's user can read the site: files 644, folders 755 (mkdtemp makes 700)."""
+    folder.chmod(0o755)
+    for path in folder.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+
+
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-# Set while pages run at build time. A page can tell it is being pre-rendered for the static site
-# (links must end in .html there) by this variable, and in the browser by sys.platform == "emscripten".
-BUILD_ENV_VAR = "KVLAB_BUILD_SITE"
+def pyodide_source(opts: SiteOptions) -> tuple[Path | None, str | None]:
+    """(the folder of Pyodide's npm core package to copy, or None when pages use the CDN; a note)."""
+    if opts.pyodide_cdn:
+        return None, None
+    folder = opts.pyodide_dir or PYODIDE_NPM_DIR
+    missing = [f for f in PYODIDE_FILES if not (folder / f).is_file()]
+    if missing:
+        if opts.pyodide_dir is None:  # an installed kvlab has no node_modules: still build, and say so
+            return None, (f"Pyodide {PYODIDE_VERSION} (npm package `pyodide`) is not installed at {folder}, so pages load "
+                          f"it from {PYODIDE_CDN}; for a site that needs no other host, run `npm ci --prefix tests/pyodide` "
+                          "in a checkout or pass --pyodide-dir DIR")
+        raise BuildError(f"--pyodide-dir: {folder} lacks {', '.join(missing)} (give the folder of the npm `pyodide` package)")
+    version = json.loads((folder / "package.json").read_text(encoding="utf-8")).get("version") \
+        if (folder / "package.json").is_file() else None
+    if version != PYODIDE_VERSION:
+        raise BuildError(f"--pyodide-dir: {folder} holds Pyodide {version}; this site runs {PYODIDE_VERSION}")
+    return folder, None
 
 
-def _convert(page: Page, out: Path, requirements: list[str], inline: bool) -> Page:
-    """Convert one page; return it with the title its document set."""
-    from panel.io.convert import convert_app
-
-    title = run_page(page.source).title
-    captured = io.StringIO()
-    with contextlib.redirect_stdout(captured):
-        result = convert_app(str(page.source), out, requirements=requirements, runtime="pyodide-worker",
-                             prerender=True, http_patch=False, inline=inline, verbose=False)
-    if result is None or not (out / f"{page.name}.html").is_file():
-        raise BuildError(f"Panel could not convert {page.source}: {captured.getvalue().strip()}")
-    generic = {"", "Panel Application", "Bokeh Application"}
-    return page if title in generic else replace(page, title=re.sub(r"^kvlab\s*[·|-]\s*", "", title))
-
-
-def _postprocess(page: Page, out: Path, opts: SiteOptions, versions: dict, pyodide_url: str) -> None:
-    html_path, js_path = out / f"{page.name}.html", out / f"{page.name}.js"
-    page_html, worker = html_path.read_text(encoding="utf-8"), js_path.read_text(encoding="utf-8")
-    if opts.wheels_url:
-        base = opts.wheels_url.rstrip("/") + "/"
-        for key in ("panel_wheel_url", "bokeh_wheel_url"):
-            url = versions[key]
-            worker = rewrite(worker, url, base + url.rsplit("/", 1)[1], "--wheels-url")
-    if opts.panel_cdn_root:
-        root = opts.panel_cdn_root.rstrip("/") + "/"
-        if not opts.inline:  # inlined pages may no longer name the CDN in the HTML
-            page_html = rewrite(page_html, versions["panel_cdn_root"], root, "--panel-cdn-root")
-        page_html = page_html.replace(versions["panel_cdn_root"], root)
-        worker = worker.replace(versions["panel_cdn_root"], root)
-    worker = patch_worker(worker, pyodide_url)
-    bokeh_src = next((s for s in _script_srcs(page_html) if "bokeh" in s), "")
-    page_html = patch_page(page_html, "", {"pyodide_version": versions["pyodide"], "pyodide_url": pyodide_url,
-                                           "pyodide_self_hosted": str(opts.pyodide_dir is not None).lower(),
-                                           "bokeh_url": bokeh_src, "page": page.name})
-    html_path.write_text(page_html, encoding="utf-8")
-    js_path.write_text(worker, encoding="utf-8")
-
-
-def _script_srcs(page_html: str) -> list[str]:
-    return re.findall(r'<script[^>]*\bsrc="([^"]+)"', page_html)
-
-
-def _index_html(pages: list[Page], title: str, versions: dict) -> str:
-    groups = (("panel", "Panels"), ("lesson", "Lessons"))
+def _index_html(pages: list[Page], title: str) -> str:
+    """pages.html: a plain list of every page; it works with JavaScript off."""
     parts = []
-    for key, heading in groups:
+    for key, heading in (("panel", "Panels"), ("lesson", "Lessons")):
         items = [p for p in pages if p.group == key]
         if not items:
             continue
@@ -269,16 +320,13 @@ def _index_html(pages: list[Page], title: str, versions: dict) -> str:
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{html.escape(title)}</title>
-<link rel="stylesheet" href="./assets/kvlab-site.css" type="text/css">
+<link rel="stylesheet" href="./kvlab/kvlab-site.css" type="text/css">
 </head>
 <body class="kvlab-index">
 <h1>{html.escape(title)}</h1>
-<p>An interactive teaching simulator of the KV cache of LLM serving. Each page runs the simulator
-in your browser with Pyodide {html.escape(versions["pyodide"])}: the first page you open downloads Python
-and its packages (tens of MB, cached afterwards) and shows a preview until they are ready.</p>
+<p>An interactive teaching simulator of the KV cache of LLM serving. Each page shows its default state at
+once and runs the simulator in your browser (Python in WebAssembly) a few seconds later.</p>
 {body}
-<p class="kvlab-note">Built with Panel {html.escape(versions["panel"])} and Bokeh {html.escape(versions["bokeh"])}.
-The same pages run locally with <code>kvlab serve</code>.</p>
 </body>
 </html>
 """
@@ -286,76 +334,76 @@ The same pages run locally with <code>kvlab serve</code>.</p>
 
 def build(opts: SiteOptions) -> SiteReport:
     """Build the site; raise BuildError with a message that names the option or page at fault."""
-    if (ROOT / "kvlab").is_dir() and str(ROOT) not in sys.path:  # a checkout: pages import its kvlab.*
-        sys.path.insert(0, str(ROOT))
     pages = discover_pages(opts.page_globs)
     if not pages:
         raise BuildError(f"no pages found: looked for scripts calling .servable( in {', '.join(opts.page_globs)}")
-    versions = site_versions()
-    pyodide_version = versions["pyodide"]
-    if opts.pyodide_dir is not None:
-        found = _pyodide_dir_version(opts.pyodide_dir)
-        if found.lstrip("v") != pyodide_version:
-            raise BuildError(f"--pyodide-dir: {opts.pyodide_dir} holds Pyodide {found}, but Panel {versions['panel']}'s worker "
-                             f"loads Pyodide {pyodide_version} with importScripts(); give a {pyodide_version} release")
+    pyodide_dir, note = pyodide_source(opts)
     final_out = opts.out_dir.resolve()
     _check_out(final_out)
     out = _staging_dir(final_out)
+    previous = os.environ.get(BUILD_ENV_VAR)
+    os.environ[BUILD_ENV_VAR] = "1"
     try:
-        info, pages = _build_into(out, pages, opts, versions)
+        info, pages = _build_into(out, pages, opts, pyodide_dir)
+        _world_readable(out)
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)
         raise
+    finally:
+        if previous is None:
+            os.environ.pop(BUILD_ENV_VAR, None)
+        else:
+            os.environ[BUILD_ENV_VAR] = previous
     _swap_in(out, final_out)
-    return SiteReport(final_out, tuple(pages), info)
+    notes = (note,) if note else ()
+    return SiteReport(final_out, tuple(pages), info, notes)
 
 
-def _build_into(out: Path, pages: list[Page], opts: SiteOptions, versions: dict) -> tuple[dict, list[Page]]:
-    """Write the whole site into the empty folder `out`; return build-info and the converted pages."""
-    pyodide_version = versions["pyodide"]
-    with tempfile.TemporaryDirectory(prefix="kvlab-wheels-") as tmp:
-        wheels = [build_wheel(SIM_WHEEL, Path(tmp))]
-        if any((ROOT / p).is_dir() for p in APP_WHEEL.packages):
-            wheels.append(build_wheel(APP_WHEEL, Path(tmp)))
-        app_sources = [path.read_text(encoding="utf-8") for path, rel in package_files(APP_WHEEL) if rel.endswith(".py")]
-        third_party = third_party_requirements([p.source.read_text(encoding="utf-8") for p in pages] + app_sources)
-        requirements = third_party + [str(w) for w in wheels]
-        wheel_info = {w.name: {"sha256": _sha256(w), "bytes": w.stat().st_size} for w in wheels}
-        previous = os.environ.get(BUILD_ENV_VAR)
-        os.environ[BUILD_ENV_VAR] = "1"
-        try:
-            pages = [_convert(page, out, requirements, opts.inline) for page in pages]
-        finally:
-            if previous is None:
-                os.environ.pop(BUILD_ENV_VAR, None)
-            else:
-                os.environ[BUILD_ENV_VAR] = previous
+def _build_into(out: Path, pages: list[Page], opts: SiteOptions, pyodide_dir: Path | None) -> tuple[dict, list[Page]]:
+    import bokeh
+    import panel
 
-    if opts.pyodide_dir is not None:
-        shutil.copytree(opts.pyodide_dir, out / "pyodide", ignore=shutil.ignore_patterns(*PYODIDE_SKIP))
-        pyodide_url = "./pyodide/pyodide.js"
-    else:
-        pyodide_url = opts.pyodide_url or worker_pyodide_url((out / f"{pages[0].name}.js").read_text(encoding="utf-8"))
+    wheels = [build_wheel(spec, out / "wheels") for spec in SITE_WHEELS]
+    pyodide_url = "./pyodide/" if pyodide_dir is not None else PYODIDE_CDN
+    shell_info = {"pyodide_url": pyodide_url, "wheels": " ".join(f"./wheels/{w.name}" for w in wheels),
+                  "kvlab_version": kvlab_version()}
+    roots = _vendor_roots()
+    needed: dict[str, Path] = {}
+    built = []
     for page in pages:
-        _postprocess(page, out, opts, versions, pyodide_url)
-
-    shutil.copytree(ASSETS_DIR, out / "assets")
-    index = _index_html(pages, opts.title, versions)
-    (out / "pages.html").write_text(index, encoding="utf-8")
-    if not any(p.name == "index" for p in pages):
-        (out / "index.html").write_text(index, encoding="utf-8")
-
+        title = page.title
+        for theme in THEMES:
+            page_html, doc_title = render_page(page, theme, roots, needed, shell_info)
+            name = f"{page.name}.html" if theme == "light" else f"{page.name}.dark.html"
+            (out / name).write_text(page_html, encoding="utf-8")
+            if doc_title not in ("", "Panel Application", "Bokeh Application"):
+                title = re.sub(r"^kvlab\s*[·|-]\s*", "", doc_title)
+        built.append(replace(page, title=title))
+    _copy_css_dependencies(needed)
+    for rel, src in sorted(needed.items()):
+        dest = out / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest)
+    if not STATIC_DIR.is_dir():
+        raise BuildError(f"kvlab's static assets are missing: no folder {STATIC_DIR}")
+    shutil.copytree(STATIC_DIR, out / "kvlab")
+    if pyodide_dir is not None:
+        (out / "pyodide").mkdir()
+        for name in PYODIDE_FILES:
+            shutil.copyfile(pyodide_dir / name, out / "pyodide" / name)
+    (out / "pages.html").write_text(_index_html(built, opts.title), encoding="utf-8")
+    if not any(p.name == "index" for p in built):
+        (out / "index.html").write_text(_index_html(built, opts.title), encoding="utf-8")
     info = {
-        "kvlab_version": kvlab_version(), "panel_version": versions["panel"], "bokeh_version": versions["bokeh"],
-        "pyodide_version": pyodide_version, "pyodide_url": pyodide_url,
-        "pyodide_self_hosted": opts.pyodide_dir is not None, "inline": opts.inline,
-        "panel_cdn_root": (opts.panel_cdn_root or versions["panel_cdn_root"]),
-        "wheels_url": opts.wheels_url, "requirements": third_party, "wheels": wheel_info,
-        "pages": [{**asdict(p), "source": _display_path(p.source), "html": f"{p.name}.html", "worker": f"{p.name}.js",
-                   "resources": f"{p.name}.resources.zip"} for p in pages],
+        "kvlab_version": kvlab_version(), "panel_version": panel.__version__, "bokeh_version": bokeh.__version__,
+        "pyodide_version": PYODIDE_VERSION, "pyodide_url": pyodide_url, "pyodide_self_hosted": pyodide_dir is not None,
+        "wheels": {w.name: _sha256(w) for w in wheels},
+        "vendor_files": len(needed),
+        "pages": [{**asdict(p), "source": _display_path(p.source), "html": f"{p.name}.html", "dark": f"{p.name}.dark.html"}
+                  for p in built],
     }
     (out / INFO_FILE).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return info, pages
+    return info, built
 
 
 def _display_path(path: Path) -> str:
@@ -365,58 +413,53 @@ def _display_path(path: Path) -> str:
         return str(path)
 
 
-def packed_wheels(resources_zip: Path) -> dict[str, bytes]:
-    """The kvlab wheels packed next to a page, by file name (what the worker installs with emfs:)."""
-    with zipfile.ZipFile(resources_zip) as zf:
-        return {Path(n).name: zf.read(n) for n in zf.namelist() if n.endswith(".whl")}
-
-
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="kvlab build-site", description="Write kvlab's static Pyodide site (every panel and lesson "
-                                "page, kvlab's wheels, an index) into a folder. Offline; CDNs are used only by the reader's browser.")
+    p = argparse.ArgumentParser(prog="kvlab build-site", description="Write kvlab's static site: every panel and lesson page, "
+                                "pre-rendered, with every file it needs (BokehJS, Panel's CSS, Pyodide's core, kvlab's wheels). "
+                                "Offline; the site needs no other host.")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder to write (default: site/ in the current folder); "
                    "replaced on each build")
     p.add_argument("--pages", nargs="+", metavar="GLOB", default=list(DEFAULT_PAGE_GLOBS),
-                   help="page scripts to convert, as globs relative to the repository or absolute (default: %(default)s)")
+                   help="page scripts to build, as globs relative to the repository or absolute (default: %(default)s)")
     host = p.add_mutually_exclusive_group()
-    host.add_argument("--pyodide-url", metavar="URL", help="where pages load pyodide.js from (default: jsDelivr's CDN for "
-                      "the Pyodide release the installed Panel pins); its folder must hold the full Pyodide distribution")
-    host.add_argument("--pyodide-dir", type=Path, metavar="DIR", help="copy this Pyodide distribution into the site "
-                      "(OUT/pyodide/) and load it from there, for networks that block the CDN")
-    p.add_argument("--wheels-url", metavar="URL", help="folder URL holding the panel and bokeh wheels (default: Panel's CDN)")
-    p.add_argument("--panel-cdn-root", metavar="URL", help="mirror of Panel's CDN for its CSS and bundles "
-                   "(default: https://cdn.holoviz.org/panel/)")
-    p.add_argument("--inline", action="store_true", help="inline BokehJS and Panel's JavaScript into each page "
-                   "(about 3 MB a page) so no JavaScript CDN is needed")
-    p.add_argument("--title", default="kvlab", help="title of the index page (default: %(default)s)")
+    host.add_argument("--pyodide-dir", type=Path, metavar="DIR", help=f"the npm `pyodide` {PYODIDE_VERSION} package to copy "
+                      "into the site (default: tests/pyodide/node_modules/pyodide, installed by `npm ci --prefix tests/pyodide`)")
+    host.add_argument("--pyodide-cdn", action="store_true", help=f"do not copy Pyodide's core; pages load it from {PYODIDE_CDN}")
+    p.add_argument("--title", default="kvlab", help="title of the plain page list, pages.html (default: %(default)s)")
     return p
 
 
-def _check_url(parser: argparse.ArgumentParser, flag: str, value: str | None) -> None:
-    if value is not None and not value.startswith(("https://", "http://", "./", "../", "/")):
-        parser.error(f"{flag}: must be an http(s) URL or a path starting with / ./ or ../, got {value!r}")
+NEXT_STEPS = """\
+Next: serve the folder over HTTP and open it in a browser, for example
+    python -m http.server --bind 127.0.0.1 --directory {out} 8000      # then http://127.0.0.1:8000/
+or copy it to any static host (a course page, GitHub Pages). Opening {out}/index.html directly
+(file://) will not work: browsers refuse to start a web worker and to fetch Pyodide's WebAssembly
+and kvlab's wheels from file:// pages, so the pages would stay at their pre-rendered state."""
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    for flag in ("pyodide_url", "wheels_url", "panel_cdn_root"):
-        _check_url(parser, "--" + flag.replace("_", "-"), getattr(args, flag))
     if args.pyodide_dir is not None and not args.pyodide_dir.is_dir():
         parser.error(f"--pyodide-dir: {args.pyodide_dir} is not a folder")
-    opts = SiteOptions(out_dir=args.out, page_globs=tuple(args.pages), pyodide_url=args.pyodide_url, pyodide_dir=args.pyodide_dir,
-                       wheels_url=args.wheels_url, panel_cdn_root=args.panel_cdn_root, inline=args.inline, title=args.title)
+    opts = SiteOptions(out_dir=args.out, page_globs=tuple(args.pages), pyodide_dir=args.pyodide_dir,
+                       pyodide_cdn=args.pyodide_cdn, title=args.title)
     try:
         report = build(opts)
-    except (BuildError, TemplateChanged) as e:
+    except BuildError as e:
         print(f"kvlab build-site: error: {e}", file=sys.stderr)
         return 1
     info = report.info
-    print(f"kvlab build-site: {len(report.pages)} pages into {report.out_dir}")
+    size = sum(p.stat().st_size for p in report.out_dir.rglob("*") if p.is_file())
+    print(f"kvlab build-site: {len(report.pages)} pages (light and dark) into {report.out_dir}, {size / 1e6:.1f} MB")
     for page in report.pages:
-        print(f"  {page.name}.html  <- {_display_path(page.source)}")
-    print(f"  Pyodide {info['pyodide_version']} from {info['pyodide_url']}; Panel {info['panel_version']}, Bokeh {info['bokeh_version']}")
-    print(f"  packed wheels: {', '.join(info['wheels'])}; from micropip: {', '.join(info['requirements']) or 'nothing else'}")
+        live = "live" if page.bridge == "panel" else "static"
+        print(f"  {page.name}.html  <- {_display_path(page.source)}  ({live})")
+    print(f"  Pyodide {info['pyodide_version']} from {info['pyodide_url']}; BokehJS {info['bokeh_version']}, "
+          f"Panel {info['panel_version']} files copied; wheels: {', '.join(info['wheels'])}")
+    for note in report.notes:
+        print(f"  note: {note}")
+    print(NEXT_STEPS.format(out=_display_path(report.out_dir)))
     return 0
 
 

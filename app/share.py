@@ -71,7 +71,7 @@ class AddressBar(ReactiveHTML):
     _update_links = """
       const next = new URLSearchParams(data.query.replace(/&amp;/g, '&'));
       const current = new URLSearchParams(window.location.search);
-      if (current.has('theme')) { next.set('theme', current.get('theme')); }
+      for (const key of ['theme', 'embed']) { if (current.has(key)) { next.set(key, current.get(key)); } }
       const search = next.toString() ? '?' + next.toString() : '';
       if (search !== window.location.search) {
         window.history.replaceState(window.history.state, '', window.location.pathname + search + window.location.hash);

@@ -1,14 +1,13 @@
 """Pure-Python wheels of kvlab's own packages, for Pyodide (standard library only).
 
-The static site installs kvlab in the browser from wheels packed next to each page, so the browser
-never asks PyPI for it. Two wheels, because the two halves have different audiences:
+The static site's worker unpacks kvlab into Pyodide from wheels served by the site itself (one
+shared copy per site; no micropip, no PyPI). Two wheels, because the two halves have different
+audiences:
 
 - `kvlab_sim`: `sim/` and its JSON data, nothing else. No dependencies; it is also what the
   Pyodide tests load, so the code proven there is byte for byte the code the site ships.
-- `kvlab_app`: `app/` and `lessons/` (the views and lessons the pages import), minus the
-  build-time modules listed in BUILD_ONLY. Its Panel, Bokeh, param and numpy come from Panel's
-  own install step in the page, so it declares no Requires-Dist either: a declared dependency
-  would make micropip look it up on PyPI, which is what packing is meant to avoid.
+- `kvlab_view`: the view layer (`app/viewlayer/`) and the standard-library helpers it imports,
+  with the lazy `app/__init__.py`. No Panel, Bokeh, param or numpy code: the browser runs none.
 
 Why not `pip wheel` or `pyodide build`: the project's wheel would carry the CPython-side
 dependencies (Panel, numpy) and every package at once; `pyodide build` (pyodide-build) downloads
@@ -28,10 +27,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 # 1980-01-01, the earliest time a zip entry can carry: a fixed stamp keeps builds reproducible.
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
-# Files under app/ used only at build time on CPython (a trailing / marks a folder); the browser
-# never imports them, and the site copies site_assets/ to its own assets/ folder.
-BUILD_ONLY = ("app/build_site.py", "app/site_wheel.py", "app/site_shell.py", "app/serve.py", "app/server_setup.py",
-              "app/site_assets/")
 SKIP_PARTS = ("__pycache__",)
 SKIP_SUFFIXES = (".pyc", ".pyo")
 
@@ -42,13 +37,17 @@ class WheelSpec:
     installed under the `kvlab` namespace (sim/ becomes kvlab/sim/)."""
 
     name: str
-    packages: tuple[str, ...]
+    packages: tuple[str, ...]  # repository folders or single files, packed under kvlab/
     summary: str
     namespace_init: bool = False  # carries kvlab/__init__.py (exactly one of the wheels must)
 
 
 SIM_WHEEL = WheelSpec("kvlab_sim", ("sim",), "kvlab's simulator (pure Python, for Pyodide)", namespace_init=True)
-APP_WHEEL = WheelSpec("kvlab_app", ("app", "lessons"), "kvlab's pages and lessons (pure Python, for Pyodide)")
+# Exactly what `import kvlab.app.viewlayer` loads (tests/app/test_viewlayer.py proves the list is closed).
+VIEW_WHEEL = WheelSpec("kvlab_view", ("app/__init__.py", "app/viewlayer", "app/format.py", "app/html.py", "app/palette.py",
+                                      "app/config_paste.py", "app/query_limits.py"),
+                       "kvlab's view layer (pure Python, for Pyodide)")
+SITE_WHEELS = (SIM_WHEEL, VIEW_WHEEL)
 
 
 def kvlab_version(root: Path = ROOT) -> str:
@@ -67,11 +66,11 @@ def package_files(spec: WheelSpec, root: Path = ROOT) -> list[tuple[Path, str]]:
     out = [(init, "kvlab/__init__.py")] if spec.namespace_init else []
     for package in spec.packages:
         base = root / package
-        if not base.is_dir():
+        if not base.exists():
             continue
-        for path in sorted(base.rglob("*")):
+        for path in sorted(base.rglob("*")) if base.is_dir() else [base]:
             rel = path.relative_to(root).as_posix()
-            if not path.is_file() or any(rel == b or (b.endswith("/") and rel.startswith(b)) for b in BUILD_ONLY):
+            if not path.is_file():
                 continue
             if any(part in SKIP_PARTS for part in path.parts) or path.suffix in SKIP_SUFFIXES:
                 continue

@@ -1,0 +1,189 @@
+// kvlab's page shell for the static site (see app/build_site.py and docs/site.md).
+//
+// Every page: the theme the link asks for (PAGE.html or PAGE.dark.html), embed mode (no site
+// header; the page reports its height to the parent frame), and the pre-rendered view shown at
+// once. Live pages (data-bridge="panel") then start kvlab-worker.mjs, and each widget change
+// becomes one call into Python whose patch is applied to the Bokeh models found by name.
+(function () {
+  "use strict";
+  const me = document.currentScript;
+  const info = me.dataset;
+  const params = new URLSearchParams(window.location.search);
+  const KEEP = ["theme", "embed"]; // read by this shell, never by the settings
+
+  // ---- theme: each page is built in both; follow the link --------------------------------------
+  const wantDark = params.get("theme") === "dark";
+  if (wantDark !== (info.theme === "dark")) {
+    window.location.replace("./" + info.page + (wantDark ? ".dark.html" : ".html") + window.location.search + window.location.hash);
+    return;
+  }
+
+  const state = { patches: 0, latencies: [], missing: [], ready: false };
+  window.kvlabBridge = state;
+  const setState = (s) => { document.body.dataset.kvlabState = s; };
+
+  // ---- embed mode --------------------------------------------------------------------------------
+  const embed = ["1", "true"].includes(params.get("embed") || "");
+  if (embed) {
+    document.documentElement.classList.add("kvlab-embed");
+    let last = 0;
+    const report = () => {
+      const height = Math.ceil(document.documentElement.scrollHeight);
+      if (height !== last && window.parent !== window) {
+        last = height;
+        window.parent.postMessage({ type: "kvlab-resize", height, page: info.page }, "*");
+      }
+    };
+    new ResizeObserver(report).observe(document.body);
+    window.addEventListener("load", report);
+    setInterval(report, 1000); // layout inside Bokeh's shadow roots does not always resize <body>
+  }
+
+  // ---- progress and failure ---------------------------------------------------------------------
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text) e.textContent = text;
+    return e;
+  }
+  const started = performance.now();
+  const bar = el("div", "kvlab-banner kvlab-progress");
+  bar.setAttribute("role", "status");
+  bar.setAttribute("aria-live", "polite");
+  const label = el("span", "kvlab-progress-label", "Showing the default state. Starting the simulator in your browser\u2026");
+  const meter = el("progress", "kvlab-progress-meter");
+  meter.max = 3;
+  meter.value = 0;
+  bar.append(label, meter);
+
+  function fail(stage, msg) {
+    bar.remove();
+    setState("failed");
+    const box = el("div", "kvlab-banner kvlab-error");
+    box.setAttribute("role", "alert");
+    box.dataset.stage = stage;
+    box.append(el("strong", "", "The simulator could not start in this browser (" + stage + ")."));
+    box.append(el("p", "", String(msg || "")));
+    box.append(el("p", "", "The numbers shown are the default state, computed when the site was built; the controls will " +
+      "not update them. Reload to try again, or run the same pages locally with `kvlab serve`."));
+    document.body.prepend(box);
+  }
+
+  if (info.bridge !== "panel") {
+    state.ready = true;
+    setState("ready");
+    return;
+  }
+  if (window.location.protocol === "file:") {
+    fail("file", "This page was opened from a file. Browsers do not run web workers or load WebAssembly from file:// " +
+      "pages: serve the folder over HTTP (python -m http.server) and open it from there.");
+    return;
+  }
+  document.body.prepend(bar);
+
+  // ---- the live bridge --------------------------------------------------------------------------
+  function whenBokeh(then) {
+    const tick = () => {
+      const docs = window.Bokeh && window.Bokeh.documents;
+      if (docs && docs.length) then(docs[0]);
+      else setTimeout(tick, 20);
+    };
+    tick();
+  }
+
+  const ACTIVE = new Set(["RadioButtonGroup", "Checkbox", "CheckboxGroup"]);
+  let doc = null;
+  let worker = null;
+  let applying = false;
+  let inflight = null;
+  const pending = new Map();
+  let nextId = 1;
+
+  function apply(patch) {
+    for (const [name, props] of Object.entries(patch || {})) {
+      const model = doc.get_model_by_name(name);
+      if (!model) { state.missing.push(name); console.error("kvlab bridge: no model named " + name); continue; }
+      const values = {};
+      for (const [k, v] of Object.entries(props)) values[k] = v === undefined ? null : v;
+      applying = true;
+      try { model.setv(values); } finally { applying = false; }
+    }
+  }
+
+  function setQuery(query) {
+    const next = new URLSearchParams(query || "");
+    for (const key of KEEP) if (params.has(key)) next.set(key, params.get(key));
+    const search = next.toString() ? "?" + next.toString() : "";
+    const nav = doc.get_model_by_name("nav");
+    if (nav && nav.data) {
+      nav.data.query = search; // the nav's own script updates the address bar and its links
+    } else if (search !== window.location.search) {
+      window.history.replaceState(window.history.state, "", window.location.pathname + search + window.location.hash);
+    }
+  }
+
+  function pump() {
+    if (inflight || !pending.size) return;
+    const [name, value] = pending.entries().next().value;
+    pending.delete(name);
+    inflight = { id: nextId++, t0: performance.now() };
+    worker.postMessage({ type: "change", id: inflight.id, name, value });
+  }
+
+  function watch() {
+    for (const model of doc.all_models) {
+      const name = model.name;
+      if (!name || !name.startsWith("w.")) continue;
+      const prop = ACTIVE.has(model.type) ? "active" : "value";
+      if (!(prop in model.properties)) continue;
+      model.connect(model.properties[prop].change, () => {
+        if (applying) return;
+        pending.delete(name);
+        pending.set(name, model[prop]);
+        pump();
+      });
+    }
+  }
+
+  function onMessage(event) {
+    const m = event.data || {};
+    if (m.type === "progress") {
+      meter.value = m.step - 1;
+      label.textContent = "Showing the default state. Starting the simulator in your browser: step " + m.step + " of " + m.of +
+        " (" + m.label + ")\u2026";
+    } else if (m.type === "ready") {
+      apply(m.patch);
+      setQuery(m.query);
+      bar.remove();
+      state.ready = true;
+      state.timings = Object.assign({ page_ms: performance.now() - started }, m.timings);
+      watch();
+      setState("ready");
+    } else if (m.type === "patch") {
+      apply(m.patch);
+      setQuery(m.query);
+      if (m.error) console.warn("kvlab bridge: " + m.error);
+      if (inflight) state.latencies.push(performance.now() - inflight.t0);
+      state.patches += 1;
+      inflight = null;
+      pump();
+    } else if (m.type === "error") {
+      fail(m.stage, m.msg);
+    }
+  }
+
+  whenBokeh((d) => {
+    doc = d;
+    try {
+      worker = new Worker(new URL("./kvlab-worker.mjs", me.src), { type: "module" });
+    } catch (e) {
+      fail("worker", String(e.message || e));
+      return;
+    }
+    worker.onmessage = onMessage;
+    worker.onerror = (e) => fail("worker", e.message || "kvlab-worker.mjs could not start");
+    const abs = (u) => new URL(u, window.location.href).href;
+    worker.postMessage({ type: "boot", page: info.page, search: window.location.search, pyodideUrl: abs(info.pyodideUrl),
+                         wheels: info.wheels.split(" ").map(abs) });
+  });
+})();
