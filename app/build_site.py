@@ -160,6 +160,10 @@ def _vendor_roots() -> dict[str, tuple[Path, str]]:
             bokeh_cdn: (bokeh_js, "vendor/bokeh/")}
 
 
+def roots_panel_dist(roots: dict) -> Path:
+    return next(folder for folder, target in roots.values() if target == "vendor/panel/")
+
+
 _CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")]+)['\"]?\s*\)")
 
 
@@ -379,6 +383,8 @@ def _build_into(out: Path, pages: list[Page], opts: SiteOptions, pyodide_dir: Pa
             if doc_title not in ("", "Panel Application", "Bokeh Application"):
                 title = re.sub(r"^kvlab\s*[·|-]\s*", "", doc_title)
         built.append(replace(page, title=title))
+    # Panel's template names ./favicon.ico beside the page: ship Panel's own icon there.
+    needed["favicon.ico"] = roots_panel_dist(roots) / "images" / "favicon.ico"
     _copy_css_dependencies(needed)
     for rel, src in sorted(needed.items()):
         dest = out / rel

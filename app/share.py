@@ -28,7 +28,12 @@ _COPY_JS = """
 const text = %(text)s;
 const button = cb_obj;
 const original = %(label)s;
-const flash = (label) => { button.label = label; setTimeout(() => { button.label = original; }, 1600); };
+const warning = %(warn)s;
+const flash = (label) => {
+  button.label = warning ? label + ' (' + warning + ')' : label;
+  setTimeout(() => { button.label = original; }, warning ? 6000 : 1600);
+};
+window.kvlabCopyWarning = warning;
 const fallback = () => {
   const ta = document.createElement('textarea');
   ta.value = text; ta.setAttribute('readonly', ''); ta.style.position = 'fixed'; ta.style.opacity = '0';
@@ -44,10 +49,20 @@ if (navigator.clipboard && window.isSecureContext) {
 }
 """
 LINK_TEXT = "window.location.href"
-# The iframe snippet: the URL is attribute-escaped (& and ") before it goes between quotes.
-EMBED_TEXT = ("'<iframe src=\"' + window.location.href.replace(/&/g, '&amp;').replace(/\"/g, '%%22') + "
-              "'\" title=\"kvlab: %(title)s\" width=\"100%%\" height=\"%(height)d\" style=\"border:0\" loading=\"lazy\"></iframe>'")
+# The iframe snippet, in embed mode (no site header): the URL is attribute-escaped (& and ")
+# before it goes between quotes, and a short script sizes the iframe to the height the page
+# reports with postMessage (static/kvlab-bridge.js), so course notes show no inner scroll bar.
+EMBED_TEXT = ("(() => { const u = new URL(window.location.href); u.searchParams.set('embed', '1');"
+              " return '<iframe src=\"' + u.href.replace(/&/g, '&amp;').replace(/\"/g, '%%22') + "
+              "'\" title=\"kvlab: %(title)s\" width=\"100%%\" height=\"%(height)d\" style=\"border:0\" loading=\"lazy\" "
+              "data-kvlab-embed></iframe>\\n<script>addEventListener(\"message\", function (e) { var d = e.data; "
+              "if (!d || d.type !== \"kvlab-resize\") return; document.querySelectorAll(\"iframe[data-kvlab-embed]\")"
+              ".forEach(function (f) { if (f.contentWindow === e.source) f.style.height = d.height + \"px\"; }); });<' + "
+              "'/script>'; })()")
 EMBED_HEIGHT_PX = 1150
+# An embed of 127.0.0.1 or localhost works only on the machine that copied it: the button says so.
+LOCAL_WARNING_JS = ("(['localhost', '127.0.0.1', '[::1]', '0.0.0.0'].includes(window.location.hostname) "
+                    "? 'local address: only this computer can open it' : null)")
 
 
 class AddressBar(ReactiveHTML):
@@ -65,6 +80,8 @@ class AddressBar(ReactiveHTML):
     """
 
     query = param.String(default="", doc="the state's query string, '?a=1&b=2' or ''")
+    keep_url = param.Boolean(default=False, doc="leave the address bar as opened until the query changes (the static "
+                             "site: the page was laid out at build time and its link's state arrives from the browser bridge)")
     links = param.List(default=[], doc="[[href without query, title, is_current], ...]")
 
     _template = '<nav id="nav" class="kv-nav" aria-label="panels"></nav>'
@@ -89,22 +106,22 @@ class AddressBar(ReactiveHTML):
       }
     """
     _scripts = {
-        "render": _build_links + _update_links,
+        "render": _build_links + "if (!data.keep_url) {" + _update_links + "}",
         "links": _build_links + _update_links,
         "query": _update_links,
     }
 
 
-def copy_button(name: str, text_js: str, **kw) -> pn.widgets.Button:
+def copy_button(name: str, text_js: str, warn_js: str = "null", **kw) -> pn.widgets.Button:
     button = pn.widgets.Button(label=name, color="primary", variant="outline", **kw)
-    button.js_on_click(code=_COPY_JS % {"text": text_js, "label": json.dumps(name)})
+    button.js_on_click(code=_COPY_JS % {"text": text_js, "label": json.dumps(name), "warn": warn_js})
     return button
 
 
 def share_buttons(title: str) -> list[pn.widgets.Button]:
     embed = EMBED_TEXT % {"title": esc(title).replace("'", "\\'"), "height": EMBED_HEIGHT_PX}
     return [copy_button("Copy link", LINK_TEXT, width=120, margin=(5, 5)),
-            copy_button("Copy embed code", embed, width=170, margin=(5, 5))]
+            copy_button("Copy embed code", embed, LOCAL_WARNING_JS, width=170, margin=(5, 5))]
 
 
 def theme_button() -> pn.widgets.Button:
@@ -133,7 +150,8 @@ def nav_links(current: str, pages=None, query: str = "") -> AddressBar:
     links = [[f"./index{ext}", "Home", current == "index"]]
     links += [[f"./{slug}{ext}", title, slug == current] for slug, title, _ in pages or PAGES]
     links.append([f"./lessons{ext}", "Lessons", current in ("lessons", "glossary") or current.startswith("lesson_")])
-    return AddressBar(links=links, query=query, stylesheets=[NAV_CSS], margin=(0, 10))
+    return AddressBar(links=links, query=query, keep_url=os.environ.get("KVLAB_BUILD_SITE") == "1", stylesheets=[NAV_CSS],
+                      margin=(0, 10))
 
 
 def page_extension() -> str:

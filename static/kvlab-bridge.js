@@ -8,7 +8,8 @@
   "use strict";
   const me = document.currentScript;
   const info = me.dataset;
-  const params = new URLSearchParams(window.location.search);
+  const openedWith = window.location.search; // the link's state, before anything on the page rewrites it
+  const params = new URLSearchParams(openedWith);
   const KEEP = ["theme", "embed"]; // read by this shell, never by the settings
 
   // ---- theme: each page is built in both; follow the link --------------------------------------
@@ -18,7 +19,10 @@
     return;
   }
 
-  const state = { patches: 0, latencies: [], missing: [], ready: false };
+  const waiters = [];
+  // For tests and benchmarks: `await kvlabBridge.nextPatch()` resolves once the next patch is applied.
+  const state = { patches: 0, latencies: [], missing: [], ready: false,
+                  nextPatch: () => new Promise((resolve) => waiters.push(resolve)) };
   window.kvlabBridge = state;
   const setState = (s) => { document.body.dataset.kvlabState = s; };
 
@@ -91,7 +95,6 @@
     tick();
   }
 
-  const ACTIVE = new Set(["RadioButtonGroup", "Checkbox", "CheckboxGroup"]);
   let doc = null;
   let worker = null;
   let applying = false;
@@ -134,7 +137,8 @@
     for (const model of doc.all_models) {
       const name = model.name;
       if (!name || !name.startsWith("w.")) continue;
-      const prop = ACTIVE.has(model.type) ? "active" : "value";
+      // Inputs, sliders and selects hold `value`; button groups and checkboxes hold `active`.
+      const prop = "value" in model.properties ? "value" : "active";
       if (!(prop in model.properties)) continue;
       model.connect(model.properties[prop].change, () => {
         if (applying) return;
@@ -166,6 +170,7 @@
       if (inflight) state.latencies.push(performance.now() - inflight.t0);
       state.patches += 1;
       inflight = null;
+      for (const resolve of waiters.splice(0)) resolve(state.patches);
       pump();
     } else if (m.type === "error") {
       fail(m.stage, m.msg);
@@ -183,7 +188,7 @@
     worker.onmessage = onMessage;
     worker.onerror = (e) => fail("worker", e.message || "kvlab-worker.mjs could not start");
     const abs = (u) => new URL(u, window.location.href).href;
-    worker.postMessage({ type: "boot", page: info.page, search: window.location.search, pyodideUrl: abs(info.pyodideUrl),
+    worker.postMessage({ type: "boot", page: info.page, search: openedWith, pyodideUrl: abs(info.pyodideUrl),
                          wheels: info.wheels.split(" ").map(abs) });
   });
 })();

@@ -76,8 +76,11 @@ def test_embed_code_is_an_iframe_of_this_state(kv_page):
     page = kv_page.open("/phases?prompt_tokens=32768&concurrency=8")
     page.page.get_by_role("button", name="Copy embed code").click()
     snippet = page.page.evaluate("navigator.clipboard.readText()")
-    assert snippet.startswith('<iframe src="' + kv_page.base + "/phases?prompt_tokens=32768&amp;concurrency=8")
-    assert snippet.endswith("></iframe>") and 'title="kvlab: Two phases, opposite bottlenecks"' in snippet
+    assert snippet.startswith('<iframe src="' + kv_page.base + "/phases?prompt_tokens=32768&amp;concurrency=8&amp;embed=1")
+    assert 'title="kvlab: Two phases, opposite bottlenecks"' in snippet and "data-kvlab-embed></iframe>" in snippet
+    assert snippet.rstrip().endswith("</script>") and "kvlab-resize" in snippet  # sizes the iframe to the page
+    # Served from 127.0.0.1, the address works only on this machine: the button says so.
+    assert "local address" in page.page.evaluate("window.kvlabCopyWarning")
 
 
 def test_hostile_link_values_are_ignored_with_a_notice(kv_page):

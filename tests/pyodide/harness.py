@@ -3,8 +3,9 @@
 Shared by the Pyodide tests, the site tests and benchmarks/pyodide_*.py. No pytest here: callers
 decide whether a missing runtime is a skip (tests) or an error (benchmarks).
 
-Runtimes are named by role, not version: "newest" is the latest Pyodide on npm, "site" is the one
-the built site loads (Panel's `panel convert` pins it; package.json aliases it as pyodide-panel).
+Runtimes are named by role, not version: "newest" is the latest Pyodide on npm, the one the static
+site ships (app/build_site.py pins it); "site" is the release Panel's `panel convert` pins
+(package.json aliases it as pyodide-panel), kept as a second runtime sim is proven in.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Builds of the static site shared by the site tests (each build takes a couple of seconds)."""
+"""One build of the real site shared by the site tests (every page, light and dark), and the
+helpers that run `kvlab build-site` as a user runs it."""
 
 from __future__ import annotations
 
@@ -19,24 +20,19 @@ def build_site(out: Path, *options: str, offline: bool = False) -> subprocess.Co
     cmd = [sys.executable, "-m", "kvlab.cli", "build-site", "--out", str(out), *options]
     if offline:
         cmd = ["unshare", "-n", *cmd]
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
 def can_unshare_network() -> bool:
     return shutil.which("unshare") is not None and subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode == 0
 
 
-def build_offline(out: Path, *options: str) -> tuple[Path, bool]:
-    """Build, inside an empty network namespace when the machine allows one; assert it worked."""
-    offline = can_unshare_network()
-    proc = build_site(out, *options, offline=offline)
-    assert proc.returncode == 0, f"build failed:\n{proc.stdout}\n{proc.stderr[-6000:]}"
-    return out, offline
-
-
 @pytest.fixture(scope="session")
-def cdn_site(tmp_path_factory) -> tuple[Path, bool]:
-    """The default build (CDN for Pyodide, Panel, Bokeh) of the fixture page, offline when the
-    machine allows a network namespace: what the tests of the build machinery read. Returns
-    (folder, built_offline)."""
-    return build_offline(tmp_path_factory.mktemp("site") / "static", "--pages", FIXTURE_PAGES)
+def real_site(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess, bool]:
+    """The default build of every page (Pyodide's core copied in when the npm package is
+    installed), offline when the machine allows a network namespace: (folder, process, offline)."""
+    offline = can_unshare_network()
+    out = tmp_path_factory.mktemp("site") / "site"
+    proc = build_site(out, offline=offline)
+    assert proc.returncode == 0, f"build failed:\n{proc.stdout}\n{proc.stderr[-6000:]}"
+    return out, proc, offline

@@ -1,5 +1,5 @@
-"""Each page the site converts runs under CPython exactly as the build runs it (Panel's converter
-executes every page once to pre-render it); pages are discovered by the build's own glob."""
+"""Each page the site builds runs under CPython exactly as the build runs it (the build lays every
+page out once, in each theme); pages are discovered by the build's own glob."""
 
 from __future__ import annotations
 

@@ -1,0 +1,249 @@
+"""Benchmark: the static site in Chromium, served from 127.0.0.1, every other host unresolvable.
+
+    .venv/bin/python benchmarks/site_load.py                      # builds the site into a temporary folder
+    .venv/bin/python benchmarks/site_load.py --site site --runs 3
+    .venv/bin/python benchmarks/site_load.py --old-build DIR      # + what a pyodide-worker build downloads
+
+Method (v1), per page:
+- Cold load: a fresh browser context (empty HTTP cache), from navigation start to the first
+  interaction answered: the worker reports ready, then one slider move's patch is applied. For
+  static pages (no worker), to the shell's ready state. Median over --runs.
+- Warm load: the same page opened again in the same context (HTTP cache warm), to the same point.
+- Slider: 50 moves of the prompt slider on a live page, each timed in the page from setting the
+  widget's value to the patch being applied to the models (p50, p95).
+- Bytes: the sum of response bodies and headers of every request of the cold load (page, worker,
+  Pyodide, wheels), from Playwright's request sizes; the server sends no compression.
+- Bare Pyodide: a page that only starts the same Pyodide core in a module worker (the floor).
+- Site size: every file of the build.
+Other hosts are blocked with Chromium's --host-resolver-rules, not with request routing, because
+Playwright's routing turns the HTTP cache off (which would make warm loads cold).
+Figures depend on the machine's load (2 shared cores here); compare runs from one session only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.pyodide import harness  # noqa: E402
+
+METHOD_VERSION = 1
+BLOCK_OTHER_HOSTS = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
+BOOT_TIMEOUT_MS = 240_000
+BARE_PAGE = """<!doctype html><meta charset="utf-8"><title>bare Pyodide</title><script type="module">
+const t0 = performance.now();
+const w = new Worker(URL.createObjectURL(new Blob([`
+  self.onmessage = async (e) => { const { loadPyodide } = await import(e.data + "pyodide.mjs");
+    await loadPyodide({ indexURL: e.data }); self.postMessage("ready"); };`], { type: "text/javascript" })), { type: "module" });
+w.onmessage = () => { window.bareReadyMs = performance.now() - t0; };
+w.postMessage(new URL("./pyodide/", location.href).href);
+</script>"""
+
+
+def _pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, max(0, round(q * (len(values) - 1))))]
+
+
+def _first_interaction(page, live: bool) -> float:
+    """ms from navigation start to the first interaction answered."""
+    page.wait_for_function("['ready', 'failed'].includes(document.body.dataset.kvlabState)", timeout=BOOT_TIMEOUT_MS)
+    if page.evaluate("document.body.dataset.kvlabState") != "ready":
+        raise RuntimeError(page.evaluate("(document.querySelector('[role=alert]') || {}).textContent"))
+    if not live:
+        return page.evaluate("performance.now()")
+    return page.evaluate("""async () => { const m = Bokeh.documents[0].get_model_by_name('w.prompt_tokens');
+        const done = window.kvlabBridge.nextPatch(); m.value = m.value === 13 ? 12 : 13; await done; return performance.now(); }""")
+
+
+def _slider_moves(page, moves: int) -> list[float]:
+    return page.evaluate("""async (n) => { const m = Bokeh.documents[0].get_model_by_name('w.prompt_tokens'); const out = [];
+        for (let i = 0; i < n; i++) { const v = 8 + ((i * 5) % 64) / 8; if (v === m.value) continue;
+          const t0 = performance.now(); const done = window.kvlabBridge.nextPatch(); m.value = v; await done;
+          await new Promise(requestAnimationFrame); out.push(performance.now() - t0); } return out; }""", moves)
+
+
+@harness.in_own_thread
+def measure(site: Path, pages: list[tuple[str, bool]], runs: int, moves: int) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    results: dict = {"pages": {}}
+    with tempfile.TemporaryDirectory(prefix="kvlab-bare-") as tmp:
+        bare_dir = Path(tmp)
+        (bare_dir / "bare.html").write_text(BARE_PAGE, encoding="utf-8")
+        (bare_dir / "pyodide").symlink_to(site / "pyodide")
+        with harness.serve_directory(site) as base, harness.serve_directory(bare_dir) as bare_base, sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=harness.CHROMIUM, args=[*harness.CHROMIUM_ARGS, BLOCK_OTHER_HOSTS])
+            try:
+                bare = []
+                for _ in range(runs):
+                    ctx = browser.new_context()
+                    p = ctx.new_page()
+                    p.goto(bare_base + "bare.html")
+                    p.wait_for_function("window.bareReadyMs", timeout=BOOT_TIMEOUT_MS)
+                    bare.append(p.evaluate("window.bareReadyMs + performance.timeOrigin - performance.timeOrigin"))
+                    ctx.close()
+                results["bare_pyodide_ms"] = statistics.median(bare)
+                for name, live in pages:
+                    cold, warm, sizes, slider = [], [], [], []
+                    for run in range(runs):
+                        ctx = browser.new_context(viewport={"width": 1300, "height": 900})
+                        requests = []
+                        ctx.on("requestfinished", lambda r, requests=requests: requests.append(r))
+                        p = ctx.new_page()
+                        p.goto(base + f"{name}.html")
+                        cold.append(_first_interaction(p, live))
+                        total = 0
+                        for r in requests:
+                            s = r.sizes()
+                            total += s["responseBodySize"] + s["responseHeadersSize"]
+                        sizes.append(total)
+                        if live and run == 0:
+                            slider = _slider_moves(p, moves)
+                        p.close()
+                        p = ctx.new_page()
+                        p.goto(base + f"{name}.html")
+                        warm.append(_first_interaction(p, live))
+                        ctx.close()
+                    results["pages"][name] = {"live": live, "cold_ms": statistics.median(cold), "warm_ms": statistics.median(warm),
+                                              "bytes": statistics.median(sizes), "cold_runs_ms": cold,
+                                              "slider_p50_ms": _pct(slider, 0.5) if slider else None,
+                                              "slider_p95_ms": _pct(slider, 0.95) if slider else None, "slider_moves": len(slider)}
+                    print(f"  {name}: cold {results['pages'][name]['cold_ms']:.0f} ms, warm {results['pages'][name]['warm_ms']:.0f} ms",
+                          file=sys.stderr, flush=True)
+            finally:
+                browser.close()
+    return results
+
+
+def old_build_downloads(old: Path) -> dict:
+    """What a page of the old `panel convert --to pyodide-worker` build downloads before its first
+    slider answers, from that build's own files: the page and every URL it names, its worker and
+    resources zip, Pyodide's full distribution files the worker loads, micropip, and the packages
+    micropip installs (Panel's and Bokeh's wheels and their dependencies, resolved through Pyodide
+    0.29.3's lock file). Sizes: local files, or the same files in the installed bokeh/panel and
+    the npm pyodide 0.29.3 core; packages fetched from Pyodide's CDN or PyPI have no size offline."""
+    import bokeh
+    import panel
+
+    lock = json.loads((harness.NODE_MODULES / "pyodide-panel" / "pyodide-lock.json").read_text())["packages"]
+    core = harness.NODE_MODULES / "pyodide-panel"
+    local = {"https://cdn.bokeh.org/bokeh/release/": Path(bokeh.__file__).parent / "server" / "static" / "js",
+             f"https://cdn.holoviz.org/panel/{panel.__version__}/dist/": Path(panel.__file__).parent / "dist"}
+    out = {}
+    for html_path in sorted(old.glob("*.html")):
+        if html_path.name == "pages.html":
+            continue
+        name = html_path.stem
+        text = html_path.read_text()
+        items = [(html_path.name, html_path.stat().st_size)]
+        for url in sorted(set(re.findall(r'(?:src|href)="(https://[^"]+)"', text))):
+            size = None
+            for prefix, folder in local.items():
+                if url.startswith(prefix):
+                    rel = re.sub(r"-\d+\.\d+\.\d+(?=\.min\.js$)", "", url[len(prefix):].split("?")[0])
+                    f = folder / rel
+                    size = f.stat().st_size if f.is_file() else None
+            items.append((url, size))
+        worker = old / f"{name}.js"
+        items += [(worker.name, worker.stat().st_size), (f"{name}.resources.zip", (old / f"{name}.resources.zip").stat().st_size)]
+        for f in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"):
+            items.append((f"https://cdn.jsdelivr.net/pyodide/v0.29.3/full/{f}", (core / f).stat().st_size))
+        installs = re.search(r"micropip\.install\(\[(.*?)\]", worker.read_text()).group(1)
+        wanted = [w.strip().strip("'\"") for w in installs.split(",")]
+        seen: set[str] = set()
+
+        def need(pkg: str, seen=seen, items=items) -> None:
+            key = pkg.lower().replace("_", "-")
+            if key in seen:
+                return
+            seen.add(key)
+            entry = lock.get(key) or lock.get(pkg)
+            if entry is None:
+                items.append((f"PyPI: {pkg} (not in Pyodide's distribution)", None))
+                return
+            items.append((f"https://cdn.jsdelivr.net/pyodide/v0.29.3/full/{entry['file_name']}", None))
+            for dep in entry.get("depends", []):
+                need(dep)
+
+        need("micropip")
+        for w in wanted:
+            if w.startswith("emfs:"):
+                continue
+            if w.startswith("https://"):
+                items.append((w, None))
+                dist = w.rsplit("/", 1)[1].split("-")[0]
+                deps = {"bokeh": ["jinja2", "contourpy", "numpy", "packaging", "pandas", "pillow", "pyyaml", "tornado",
+                                  "xyzservices", "narwhals"],
+                        "panel": ["param", "pyviz_comms", "markdown", "markdown-it-py", "linkify-it-py", "mdit-py-plugins",
+                                  "requests", "tqdm", "bleach", "typing-extensions", "packaging"]}[dist]
+                for d in deps:  # Requires-Dist of bokeh 3.9.2 and panel 1.9.4 (their installed METADATA)
+                    need(d)
+            else:
+                need(w)
+        known = sum(s for _, s in items if s)
+        out[name] = {"files": len(items), "known_bytes": known, "unknown_size": sum(1 for _, s in items if s is None),
+                     "items": items}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--site", type=Path, help="a built site (default: build one into a temporary folder)")
+    parser.add_argument("--runs", type=int, default=3, help="cold/warm loads per page (default: %(default)s)")
+    parser.add_argument("--moves", type=int, default=50, help="slider moves per live page (default: %(default)s)")
+    parser.add_argument("--pages", nargs="*", help="page names (default: every page of the build)")
+    parser.add_argument("--old-build", type=Path, help="a pyodide-worker build of the old way, to list its downloads")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    tmp = None
+    site = args.site
+    if site is None:
+        tmp = tempfile.TemporaryDirectory(prefix="kvlab-site-bench-")
+        site = Path(tmp.name) / "site"
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "kvlab", "build-site", "--out", str(site)], cwd=ROOT, check=True,
+                       capture_output=True)
+        print(f"built the site in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    info = json.loads((site / "build-info.json").read_text())
+    pages = [(p["name"], p["bridge"] == "panel") for p in info["pages"] if not args.pages or p["name"] in args.pages]
+    figures = measure(site, pages, args.runs, args.moves)
+    figures["site_bytes"] = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
+    figures["method_version"] = METHOD_VERSION
+    print(f"\nkvlab site_load v{METHOD_VERSION}: {site} ({figures['site_bytes'] / 1e6:.1f} MB on disk), {args.runs} runs")
+    print(f"bare Pyodide {info['pyodide_version']} boot in a module worker: {figures['bare_pyodide_ms']:.0f} ms (median)")
+    print(f"{'page':<16}{'cold ms':>9}{'warm ms':>9}{'x bare':>8}{'slider p50':>12}{'p95 ms':>8}{'MB cold':>9}")
+    for name, f in figures["pages"].items():
+        ratio = f["cold_ms"] / figures["bare_pyodide_ms"] if f["live"] else float("nan")
+        p50 = f"{f['slider_p50_ms']:.1f}" if f["slider_p50_ms"] is not None else "-"
+        p95 = f"{f['slider_p95_ms']:.1f}" if f["slider_p95_ms"] is not None else "-"
+        print(f"{name:<16}{f['cold_ms']:>9.0f}{f['warm_ms']:>9.0f}{ratio:>8.2f}{p50:>12}{p95:>8}{f['bytes'] / 1e6:>9.2f}")
+    if args.old_build:
+        figures["old_build"] = old_build_downloads(args.old_build)
+        print("\nold pyodide-worker build, per page (before the first slider answers):")
+        for name, f in figures["old_build"].items():
+            print(f"  {name}: {f['files']} downloads, {f['known_bytes'] / 1e6:.1f} MB in files of known size, "
+                  f"+ {f['unknown_size']} packages whose size is not known offline")
+        first = next(iter(figures["old_build"].values()))
+        print("  downloads of one page:")
+        for url, size in first["items"]:
+            print(f"    {url}  {size / 1e6:.2f} MB" if size else f"    {url}")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
+    if tmp is not None:
+        tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
