@@ -20,7 +20,7 @@ class BatchChart(StoreView):
 
     def build(self):
         fig = base_figure(self.dark, height=340, title=TITLE,
-                          y_range=Range1d(0, 1))
+                          x_range=Range1d(0, 1), y_range=Range1d(0, 1))
         fig.xaxis.axis_label = "sequences in the decode batch"
         fig.yaxis.axis_label = "tokens/s, all streams"
         fig.yaxis.formatter = NumeralTickFormatter(format="0,0")

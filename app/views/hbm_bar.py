@@ -4,7 +4,7 @@ bar shows is `viewlayer.hbm_bar`)."""
 from __future__ import annotations
 
 import panel as pn
-from bokeh.models import ColumnDataSource, HoverTool, LabelSet, Span
+from bokeh.models import ColumnDataSource, HoverTool, LabelSet, Range1d, Span
 
 from ..palette import ink
 from ..viewlayer.hbm_bar import COLUMNS, view_hbm_bar
@@ -15,11 +15,13 @@ class HbmBar(StoreView):
     view_name = "hbm_bar"
 
     def build(self):
-        fig = base_figure(self.dark, height=150, y_range=(-0.6, 0.6), title="HBM, in the order the engine fills it")
+        # Explicit ranges: BokehJS's DataRange1d keeps the bounds it started with, so ends the view
+        # sets later would not show (in the served app or the static site).
+        fig = base_figure(self.dark, height=150, y_range=(-0.6, 0.6), x_range=Range1d(0, 1),
+                          title="HBM, in the order the engine fills it")
         fig.yaxis.visible = False
         fig.ygrid.visible = False
         fig.xaxis.axis_label = "GiB"
-        fig.x_range.start = 0
         self.source = ColumnDataSource({k: [] for k in COLUMNS})
         bars = fig.hbar(y=0, height=0.8, left="left", right="right", fill_color="color", line_color=ink(self.dark),
                         line_alpha=0.35, source=self.source)

@@ -9,7 +9,7 @@ its time, so a step that also waits on an all-reduce or launch overhead sits bel
 
 from __future__ import annotations
 
-from bokeh.models import ColumnDataSource, CustomJSTickFormatter, HoverTool, NumeralTickFormatter, Span
+from bokeh.models import ColumnDataSource, CustomJSTickFormatter, HoverTool, NumeralTickFormatter, Range1d, Span
 
 from ..palette import COLORS, ink, muted
 from ..viewlayer.roofline import POINT_COLUMNS, TITLE, view_roofline
@@ -26,8 +26,8 @@ class RooflineChart(StoreView):
     view_name = "roofline"
 
     def build(self):
-        fig = base_figure(self.dark, height=340, x_axis_type="log", y_axis_type="log",
-                          title=TITLE)
+        fig = base_figure(self.dark, height=340, x_axis_type="log", y_axis_type="log", title=TITLE,
+                          x_range=Range1d(0.3, 3e4), y_range=Range1d(1e9, 1e16))  # explicit: the view sets both ends
         fig.xaxis.axis_label = "arithmetic intensity (FLOP per byte of HBM traffic)"
         fig.yaxis.axis_label = "FLOP/s (one GPU)"
         fig.xaxis.formatter = NumeralTickFormatter(format="0,0.[0]")

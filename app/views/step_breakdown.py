@@ -7,7 +7,7 @@ do not overlap and add on after (their row appears only when they are non-zero).
 
 from __future__ import annotations
 
-from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LabelSet
+from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LabelSet, Range1d
 
 from ..palette import ink
 from ..viewlayer.step_breakdown import BAR_COLUMNS, COMPUTE, MEMORY, phase_terms, view_step_breakdown
@@ -23,9 +23,8 @@ class StepBreakdown(StoreView):
         super().__init__(**params)
 
     def build(self):
-        fig = base_figure(self.dark, height=210, y_range=FactorRange(factors=[COMPUTE, MEMORY]))
+        fig = base_figure(self.dark, height=210, y_range=FactorRange(factors=[COMPUTE, MEMORY]), x_range=Range1d(0, 1))
         fig.xaxis.axis_label = "milliseconds"
-        fig.x_range.start = 0
         fig.ygrid.visible = False
         self.bars = ColumnDataSource({k: [] for k in BAR_COLUMNS})
         self.labels = ColumnDataSource(dict(row=[], x=[], text=[]))
