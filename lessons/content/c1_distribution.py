@@ -31,8 +31,9 @@ def build() -> Lesson:
 
     q1 = Prediction(
         key="c1-ratio",
-        question=(f"{r.model_name} on {r.gpus} GPUs (tensor parallel) serves prompts with a median near 6,000 tokens and a "
-                  f"long tail, at {cfg['workload']['rate_per_s']:g} requests per second, about a quarter of what it can "
+        question=(f"{r.model_name} on {r.gpus} GPUs (tensor parallel) serves prompts with a median near "
+                  f"{cfg['workload']['prompt_tokens']:,} tokens and a "
+                  f"long tail, at {cfg['workload']['rate_per_s']:g} requests per second, well below what it can "
                   "take. How does the 99th-percentile time to first token compare with the median?"),
         choices=(
             Choice("about the same", "Light load makes queues short, but prompt lengths still vary by a factor of a "
@@ -62,6 +63,7 @@ ITL at most {r.itl_target_s * 1e3:g} ms.
         between("the median TTFT is about 0.3 s", r.ttft_s.p50, 0.25, 0.45),
         between("p99 TTFT is between 2 and 3.5 s", r.ttft_s.p99, 2.0, 3.5),
         holds("every request completes", r.completed == r.num_requests, f"{r.completed}/{r.num_requests}"),
+        holds("the load is light: under one request waits on average", r.mean_waiting < 1.0, f"{r.mean_waiting:.3f}"),
     ), LiveView("lab", ("summary", "distribution"), {"preset": PRESET}, ("rate_per_s", "policy"),
                 "The run's TTFT histogram and cumulative distribution, p50, p90 and p99 marked."),
         (TryThis("In the serving lab, read the TTFT histogram, then raise the request rate from 0.5 to 1.5.",

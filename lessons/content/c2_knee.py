@@ -33,12 +33,14 @@ def _band(ks) -> str:
 def build() -> Lesson:
     base, double, fp8 = knees("seed004-cliff"), knees("cliff-2x-hbm"), knees("seed004-cliff-fp8")
     pts = sweep0("seed004-cliff").points
+    w = lab_config("seed004-cliff").workload
     mid = sum(base) / len(base)
     mid2 = sum(double) / len(double)
 
     q1 = Prediction(
         key="c2-hbm",
-        question=(f"Qwen3-8B on one H100, prompts of about 6,000 tokens and answers of about 600. As the request rate "
+        question=(f"Qwen3-8B on one H100, prompts of about {w.prompt_tokens:,} tokens and answers of about "
+                  f"{w.output_tokens:,}. As the request rate "
                   f"rises, p99 TTFT leaves its floor near {_band(base)}. Give the same GPU twice the memory and the same "
                   f"bandwidth. The knee moves to about..."),
         choices=(

@@ -23,16 +23,18 @@ def capacity(caching: bool) -> float:
 def build() -> Lesson:
     on, off = lab(PRESET), lab(PRESET, prefix_caching=False)
     ratio = on.ttft_s.p50 / off.ttft_s.p50
+    w = lab_config(PRESET).workload
     cap_on, cap_off = capacity(True), capacity(False)
 
     q1 = Prediction(
         key="e1-ttft",
-        question=("A retrieval app: 90% of requests open with the same 2,000-token instructions; prompts are about 2,400 "
-                  "tokens; 6 requests/s on one H100. Turn prefix caching on. Median time to first token becomes..."),
+        question=(f"A retrieval app: {w.prefix_fraction:.0%} of requests open with the same {w.prefix_tokens:,}-token "
+                  f"instructions; prompts are about {w.prompt_tokens:,} tokens; {w.rate_per_s:g} requests/s on one H100. "
+                  "Turn prefix caching on. Median time to first token becomes..."),
         choices=(
             Choice("x0.9", "This assumes the prefix is a small part of the work; it is most of each prompt."),
             Choice("x0.5", "Closer, but a hit skips the whole shared part, not half of it."),
-            Choice("about x0.2", "A hit computes only the suffix, a few hundred tokens instead of 2,400."),
+            Choice("about x0.2", f"A hit computes only the suffix, a few hundred tokens instead of {w.prompt_tokens:,}."),
         ),
         answer=bucket(ratio, [(0.35, "about x0.2"), (0.7, "x0.5")], "x0.9"),
         reveal=(f"**{secs(off.ttft_s.p50)} to {secs(on.ttft_s.p50)}** (x{ratio:.2f}); {pct(on.prefix_hit_rate)} of prompt "
