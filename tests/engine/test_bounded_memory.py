@@ -56,3 +56,26 @@ def test_capped_logs_do_not_depend_on_how_much_is_kept(monkeypatch):
     assert small.vllm_log == big.vllm_log and small.sglang_log == big.sglang_log
     assert len(small.vllm_log) == 801 and "lines omitted" in small.vllm_log[400]
     assert full.ttft_s == small.ttft_s
+
+
+def test_what_cannot_fit_the_budget_is_refused_naming_the_limit():
+    from kvlab.sim.engine import run
+    assert run.MAX_REQUESTS_IN_BUDGET * run.BYTES_PER_REQUEST <= BUDGET_BYTES == run.MEMORY_BUDGET_BYTES
+    r = simulate(EngineConfig().with_(num_requests=2_000_000))
+    assert r.errors[0]["field"] == "num_requests" and "memory budget of 256 MB" in r.errors[0]["message"]
+    assert "at most 400,000 requests" in r.errors[0]["message"]
+
+
+def test_bytes_per_request_is_what_a_run_takes():
+    cfg = EngineConfig().with_(num_requests=5000, rate_per_s=50, prompt_dist="fixed", prompt_tokens=200, output_dist="fixed",
+                               output_tokens=20)
+    r, peak = _peak(cfg)
+    assert r.ok and peak / 5000 < M_BYTES_PER_REQUEST_SLACK * run_bytes()
+
+
+M_BYTES_PER_REQUEST_SLACK = 1.5
+
+
+def run_bytes() -> int:
+    from kvlab.sim.engine import run
+    return run.BYTES_PER_REQUEST
