@@ -11,6 +11,7 @@ from __future__ import annotations
 import panel as pn
 from bokeh.models import CustomJSTickFormatter
 
+from .a11y import labelled
 from .config_paste import MAX_CONFIG_CHARS
 from .state import CUSTOM_MODEL, Settings
 from .store import Store
@@ -18,13 +19,15 @@ from .viewlayer.controls import CONCURRENCY_END, STEPS_PER_OCTAVE, log2, slider_
 
 TOKEN_FORMAT_JS = "return Math.round(2 ** tick).toLocaleString('en-US')"
 ENGINE_DEFAULT = "the engine's default"
+VISUALLY_HIDDEN_LABEL = (
+    "label { position: absolute !important; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }")
 CONFIG_PLACEHOLDER = '{\n  "num_hidden_layers": 36,\n  "hidden_size": 4096,\n  "num_attention_heads": 32,\n  ...\n}'
 
 
 class LogTokenSlider(pn.viewable.Viewer):
     """A log2 slider and an exact integer box, both editing one Integer param of Settings."""
 
-    def __init__(self, settings: Settings, name: str, end_tokens: int, slider_name: str):
+    def __init__(self, settings: Settings, name: str, end_tokens: int, slider_name: str, unit: str = "tokens"):
         super().__init__()
         self.settings = settings
         self.name_ = name
@@ -36,9 +39,12 @@ class LogTokenSlider(pn.viewable.Viewer):
             value=min(self._log(value), self._log(end_tokens)), format=CustomJSTickFormatter(code=TOKEN_FORMAT_JS),
             sizing_mode="stretch_width",
             margin=(5, 10, 0, 10))
-        self.box = pn.widgets.IntInput.from_param(settings.param[name], label="", width=110, margin=(0, 10, 5, 10),
-                                                  css_classes=[f"kv-w-{name}-exact"])
-        self.slider.css_classes = [f"kv-w-{name}"]
+        # The box's label is for screen readers only: sighted users read the slider's title just above.
+        self.box = pn.widgets.IntInput.from_param(settings.param[name], label=f"{slider_name.split(' (')[0]}, exact value",
+                                                  width=110, margin=(0, 10, 5, 10), css_classes=[f"kv-w-{name}-exact"],
+                                                  stylesheets=[VISUALLY_HIDDEN_LABEL])
+        # kv-log2-<unit>: the page script (app/templates/a11y.js) announces the handle in <unit>, not log2.
+        self.slider.css_classes = [f"kv-w-{name}", f"kv-log2-{unit}"]
         self.slider.param.watch(self._from_slider, "value")
         settings.param.watch(self._from_settings, name)
 
@@ -78,14 +84,8 @@ class LogTokenSlider(pn.viewable.Viewer):
 
 
 def _heading(text: str) -> pn.pane.HTML:
-    return pn.pane.HTML(f"<h4 style='margin:14px 0 0;font-size:0.95rem;letter-spacing:0.04em;"
-                        f"text-transform:uppercase;opacity:0.7'>{text}</h4>", margin=(0, 10))
-
-
-def _labelled(widget, label: str) -> pn.Column:
-    """RadioButtonGroup draws no title of its own; give it the param's label."""
-    title = pn.pane.HTML(f"<label style='font-size:0.875rem'>{label}</label>", margin=(6, 10, 0, 10))
-    return pn.Column(title, widget, sizing_mode="stretch_width", margin=0)
+    return pn.pane.HTML(f"<h2 style='margin:14px 0 0;font-size:0.95rem;letter-spacing:0.04em;"
+                        f"text-transform:uppercase;opacity:0.85'>{text}</h2>", margin=(0, 10))
 
 
 class Controls(pn.viewable.Viewer):
@@ -103,7 +103,7 @@ class Controls(pn.viewable.Viewer):
             visible=s.model == CUSTOM_MODEL, **wide)
         self.prompt = LogTokenSlider(s, "prompt_tokens", store.context_tokens, "Prompt tokens (log scale)")
         self.output = LogTokenSlider(s, "output_tokens", store.context_tokens, "Output tokens (log scale)")
-        self.concurrency = LogTokenSlider(s, "concurrency", CONCURRENCY_END, "Concurrent requests (log scale)")
+        self.concurrency = LogTokenSlider(s, "concurrency", CONCURRENCY_END, "Concurrent requests (log scale)", unit="requests")
         self.widgets = {
             "gpu": pn.widgets.Select.from_param(p.gpu, **wide),
             "kv_dtype": pn.widgets.RadioButtonGroup.from_param(p.kv_dtype, color="primary", variant="outline", **wide),
@@ -145,7 +145,7 @@ class Controls(pn.viewable.Viewer):
         w = dict(self.widgets)
         p = self.store.settings.param
         for key in ("kv_dtype", "weight_dtype", "tp", "allocation", "engine"):
-            w[key] = _labelled(w[key], p[key].label)
+            w[key] = labelled(w[key], p[key].label)
         advanced = pn.Card(
             *(w[k] for k in ("block_size_tokens", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static",
                              "max_model_len", "gpu_memory_gib", "dollars_per_gpu_hour")),

@@ -21,9 +21,10 @@ BASE_CSS = """
 .kv-tile { background: var(--kv-surface); border: 1px solid var(--kv-border); border-radius: 10px;
            padding: 10px 14px 12px; border-top: 5px solid var(--kv-accent, #888); min-width: 0; }
 .kv-tile .label { font-size: 0.82rem; text-transform: uppercase; letter-spacing: 0.04em; opacity: 0.75; }
-.kv-tile .value { font-size: clamp(1.7rem, 2.4vw, 2.4rem); font-weight: 700; line-height: 1.15; font-variant-numeric: tabular-nums;
-                  white-space: nowrap; }
-.kv-tile .value small { font-size: 1rem; font-weight: 600; opacity: 0.8; margin-left: 2px; }
+.kv-tile .value { font-size: clamp(1.7rem, 2.4vw, 2.4rem); font-weight: 700; line-height: 1.15; font-variant-numeric: tabular-nums; }
+/* The digits never break; the unit goes under them when the card is too narrow for both (it never spills out). */
+.kv-tile .value span { white-space: nowrap; }
+.kv-tile .value small { font-size: 1rem; font-weight: 600; opacity: 0.85; margin-left: 2px; display: inline-block; white-space: nowrap; }
 .kv-tile .caption { font-size: 0.85rem; opacity: 0.85; min-height: 1.2em; }
 .kv-tile.hero .value { font-size: clamp(2rem, 3.2vw, 3.1rem); }
 .kv-formula { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.95rem;
@@ -89,7 +90,7 @@ def console(lines: list[str]) -> str:
     for line in lines:
         cls = "line error" if line.startswith("ERROR") else "line warning" if line.startswith("WARNING") else "line"
         rows.append(f'<div class="{cls}">{esc(line)}</div>')
-    return f'<div class="kv-console" role="log" aria-label="engine log" data-kv="log">{"".join(rows)}</div>'
+    return f'<div class="kv-console" role="log" aria-label="engine log" tabindex="0" data-kv="log">{"".join(rows)}</div>'
 
 
 def legend(items: list[tuple[str, str, str, str]]) -> str:

@@ -7,9 +7,10 @@ import panel as pn
 # The course map comes from the lessons package (lessons/render.py), one definition for both pages.
 from kvlab.lessons.render import COURSE_CSS, LESSON_CSS, course_map_html
 
+from .a11y import KvTemplate
 from .config_paste import parse_config_text
 from .html import BASE_CSS, esc
-from .page import HEADER_COLOR, META_VIEWPORT, PAGE_CSS, SITE
+from .page import HEADER_COLOR, SITE
 from .share import PAGES, nav_links, page_extension, theme_button
 from .state import Settings
 from .urlstate import apply_values, encode_query, parse_query
@@ -35,7 +36,7 @@ def _carried_query() -> str:
     return encode_query(settings, parse_config_text(settings.config_text)[0])[0]
 
 
-def build_landing() -> pn.template.BootstrapTemplate:
+def build_landing() -> KvTemplate:
     pages = PAGES
     ext = page_extension()
     dark = "?theme=dark" if pn.config.theme == "dark" else ""
@@ -49,9 +50,6 @@ def build_landing() -> pn.template.BootstrapTemplate:
                         f'<div class="kv-cards">{cards(pages)}</div><h2 class="kv-section-title">Lessons</h2>'
                         f'{course_map_html(ext)}',
                         stylesheets=[LANDING_CSS, LESSON_CSS, COURSE_CSS], sizing_mode="stretch_width")
-    template = pn.template.BootstrapTemplate(
+    return KvTemplate(
         title=f"{SITE}: the KV cache, simulated", header=[nav_links("index", pages, query=_carried_query()), theme_button()],
-        main=[body], header_background=HEADER_COLOR, meta_viewport=META_VIEWPORT, busy_indicator=None,
-        theme="dark" if pn.config.theme == "dark" else "default")
-    template.config.raw_css = [PAGE_CSS]
-    return template
+        main=[body], header_background=HEADER_COLOR, theme="dark" if pn.config.theme == "dark" else "default")

@@ -22,16 +22,17 @@ from .query_limits import guard_panel_location
 guard_panel_location()
 
 # Copy text to the clipboard; fall back to a hidden textarea where the async clipboard is not
-# available (an iframe without clipboard permission, a plain-http host), then flash the result
-# on the button itself.
+# available (a plain-http host), and where both are blocked (an iframe without clipboard
+# permission) show the text in a visible box, selected, for the reader to copy. The result is
+# written on the button itself (`button`, the Bokeh model: cb_obj is the click event) and
+# announced through the button's label.
 _COPY_JS = """
 const text = %(text)s;
-const button = cb_obj;
 const original = %(label)s;
 const warning = %(warn)s;
 const flash = (label) => {
   button.label = warning ? label + ' (' + warning + ')' : label;
-  setTimeout(() => { button.label = original; }, warning ? 6000 : 1600);
+  setTimeout(() => { button.label = original; }, warning ? 6000 : 2500);
 };
 window.kvlabCopyWarning = warning;
 const fallback = () => {
@@ -41,11 +42,18 @@ const fallback = () => {
   let ok = false; try { ok = document.execCommand('copy'); } catch (e) { ok = false; }
   ta.remove(); return ok;
 };
+const blocked = () => {
+  box.value = text; box.visible = true;
+  flash('Copy blocked: text below');
+};
 window.kvlabLastCopied = text;
 if (navigator.clipboard && window.isSecureContext) {
-  navigator.clipboard.writeText(text).then(() => flash('Copied \u2713'), () => flash(fallback() ? 'Copied \u2713' : 'Press Ctrl+C'));
+  navigator.clipboard.writeText(text).then(() => { box.visible = false; flash('Copied \u2713'); },
+                                           () => { if (fallback()) { box.visible = false; flash('Copied \u2713'); } else { blocked(); } });
+} else if (fallback()) {
+  box.visible = false; flash('Copied \u2713');
 } else {
-  flash(fallback() ? 'Copied \u2713' : 'Press Ctrl+C');
+  blocked();
 }
 """
 LINK_TEXT = "window.location.href"
@@ -112,16 +120,20 @@ class AddressBar(ReactiveHTML):
     }
 
 
-def copy_button(name: str, text_js: str, warn_js: str = "null", **kw) -> pn.widgets.Button:
+def copy_button(name: str, text_js: str, box: pn.widgets.TextAreaInput, warn_js: str = "null", **kw) -> pn.widgets.Button:
     button = pn.widgets.Button(label=name, color="primary", variant="outline", **kw)
-    button.js_on_click(code=_COPY_JS % {"text": text_js, "label": json.dumps(name), "warn": warn_js})
+    button.js_on_click(args={"button": button, "box": box},
+                       code=_COPY_JS % {"text": text_js, "label": json.dumps(name), "warn": warn_js})
     return button
 
 
-def share_buttons(title: str) -> list[pn.widgets.Button]:
+def share_buttons(title: str) -> list:
+    """"Copy link", "Copy embed code", and the box that shows the text when the clipboard is blocked."""
     embed = EMBED_TEXT % {"title": esc(title).replace("'", "\\'"), "height": EMBED_HEIGHT_PX}
-    return [copy_button("Copy link", LINK_TEXT, width=120, margin=(5, 5)),
-            copy_button("Copy embed code", embed, LOCAL_WARNING_JS, width=170, margin=(5, 5))]
+    box = pn.widgets.TextAreaInput(label="The browser blocked the clipboard: select this text and copy it (Ctrl+C)", visible=False,
+                                   sizing_mode="stretch_width", height=90, margin=(5, 10), css_classes=["kv-w-copy-fallback"])
+    return [copy_button("Copy link", LINK_TEXT, box, width=120, margin=(5, 5)),
+            copy_button("Copy embed code", embed, box, LOCAL_WARNING_JS, width=170, margin=(5, 5)), box]
 
 
 def theme_button() -> pn.widgets.Button:

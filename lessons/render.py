@@ -16,8 +16,9 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import panel as pn
+from kvlab.app.a11y import KvTemplate
 from kvlab.app.html import BASE_CSS, esc
-from kvlab.app.page import HEADER_COLOR, META_VIEWPORT, PAGE_CSS, SITE
+from kvlab.app.page import HEADER_COLOR, SITE
 from kvlab.app.share import nav_links, page_extension, theme_button
 
 from . import course
@@ -263,16 +264,14 @@ def lesson_body(lesson: Lesson) -> LessonBody:
     return LessonBody(lesson)
 
 
-def page(title: str, slug: str, body) -> pn.template.BootstrapTemplate:
-    template = pn.template.BootstrapTemplate(
+def page(title: str, slug: str, body) -> KvTemplate:
+    # KvTemplate (app/a11y.py): skip link, landmarks, named widgets, focus rings, the phone layout.
+    return KvTemplate(
         title=f"{SITE} · {title}", header=[nav_links(current=slug), theme_button()], main=[body],
-        header_background=HEADER_COLOR, meta_viewport=META_VIEWPORT, busy_indicator=None,
-        theme="dark" if pn.config.theme == "dark" else "default")
-    template.config.raw_css = [PAGE_CSS]
-    return template
+        header_background=HEADER_COLOR, theme="dark" if pn.config.theme == "dark" else "default")
 
 
-def lesson_page(lesson: Lesson) -> pn.template.BootstrapTemplate:
+def lesson_page(lesson: Lesson) -> KvTemplate:
     return page(f"{lesson.code} {lesson.title}", lesson.slug, lesson_body(lesson))
 
 
@@ -307,7 +306,7 @@ COURSE_CSS = """
 """
 
 
-def course_page() -> pn.template.BootstrapTemplate:
+def course_page() -> KvTemplate:
     ext = page_extension()
     body = pn.pane.HTML(f'<div class="kv-lesson"><h1>Lessons</h1><p>Each lesson asks you to predict first, then shows what '
                         f'the simulator computes, with the views it talks about inline.</p>{course_map_html(ext)}</div>',
@@ -315,7 +314,7 @@ def course_page() -> pn.template.BootstrapTemplate:
     return page("Lessons", "lessons", pn.Column(body, max_width=1000, sizing_mode="stretch_width"))
 
 
-def glossary_page() -> pn.template.BootstrapTemplate:
+def glossary_page() -> KvTemplate:
     from .content.glossary import TERMS
 
     ext = page_extension()

@@ -12,8 +12,8 @@ TABLE_CSS = """
 .kv-compare { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
 .kv-compare th, .kv-compare td { padding: 5px 10px; border-bottom: 1px solid var(--kv-border); text-align: right; }
 .kv-compare th:first-child, .kv-compare td:first-child { text-align: left; }
-.kv-compare .better { color: #009E73; font-weight: 600; }
-.kv-compare .worse { color: #D55E00; font-weight: 600; }
+.kv-compare .better { color: var(--kv-good, #006B4F); font-weight: 600; }
+.kv-compare .worse { color: var(--kv-bad, #A83A00); font-weight: 600; }
 """
 
 # (label, getter, formatter, lower is better)
@@ -43,19 +43,22 @@ class PolicyComparison(LabView):
             self.pane.object = ('<p class="kv-caption" data-kv="lab-compare">Choose a policy under "Compare with" to run it on '
                                 'the same requests.</p>')
             return
-        head = (f"<tr><th></th><th>{html.esc(a.policy)}</th><th>{html.esc(b.policy)}</th>"
+        head = (f"<tr><th>Figure</th><th>{html.esc(a.policy)} (this run)</th><th>{html.esc(b.policy)} (comparison)</th>"
                 f"<th>{html.esc(b.policy)} / {html.esc(a.policy)}</th></tr>")
         rows = []
         for label, get, fmt, lower in ROWS:
             x, y = get(a), get(b)
             ratio = y / x if x else None
-            cls = ""
+            cls = verdict = ""
             if ratio is not None and lower is not None and abs(ratio - 1) > 0.05:
+                # The verdict is about the comparison policy, in words as well as colour.
                 cls = "better" if (ratio < 1) == lower else "worse"
-            r_text = "\u2014" if ratio is None else f"{ratio:.2f}x"
+                verdict = f" ({b.policy} {cls})"
+            r_text = ("\u2014" if ratio is None else f"{ratio:.2f}x") + verdict
             rows.append(f'<tr><td>{html.esc(label)}</td><td>{html.esc(fmt(x))}</td><td>{html.esc(fmt(y))}</td>'
                         f'<td class="{cls}">{html.esc(r_text)}</td></tr>')
         caption = (f"{html.esc(a.policy)}: {html.esc(policy_label(a.policy))}. {html.esc(b.policy)}: {html.esc(policy_label(b.policy))}. "
-                   "Green: the comparison is better by more than 5%; red: worse.")
+                   f"The last column says whether {html.esc(b.policy)}, the comparison, does better or worse than this run "
+                   "(by more than 5%; lower latency and preemptions, higher throughput and goodput are better).")
         self.pane.object = (f'<table class="kv-compare" data-kv="lab-compare">{head}{"".join(rows)}</table>'
                             f'<p class="kv-caption">{caption}</p>')

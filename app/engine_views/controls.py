@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import panel as pn
 
+from ..a11y import labelled
+from ..controls import VISUALLY_HIDDEN_LABEL
 from .settings import LAB_PRESETS, PRESET_LABELS
 from .store import LabStore
 
@@ -14,8 +16,8 @@ WIDE = dict(sizing_mode="stretch_width")
 
 
 def _heading(text: str) -> pn.pane.HTML:
-    return pn.pane.HTML(f"<h4 style='margin:14px 0 0;font-size:0.95rem;letter-spacing:0.04em;text-transform:uppercase;"
-                        f"opacity:0.7'>{text}</h4>", margin=(0, 10))
+    return pn.pane.HTML(f"<h2 style='margin:14px 0 0;font-size:0.95rem;letter-spacing:0.04em;text-transform:uppercase;"
+                        f"opacity:0.85'>{text}</h2>", margin=(0, 10))
 
 
 class LabControls(pn.viewable.Viewer):
@@ -28,7 +30,12 @@ class LabControls(pn.viewable.Viewer):
         w = {
             "preset": pn.widgets.Select.from_param(p.preset, options={PRESET_LABELS[k]: k for k in LAB_PRESETS}, **WIDE),
             "arrival": pn.widgets.RadioButtonGroup.from_param(p.arrival, **choice),
-            "rate_per_s": pn.widgets.EditableFloatSlider.from_param(p.rate_per_s, start=0.1, end=40.0, step=0.1, **WIDE),
+            # A slider and an exact box (EditableFloatSlider draws its title outside the slider, which
+            # leaves the handle and the box without a name for screen readers).
+            "rate_per_s": pn.Column(pn.widgets.FloatSlider.from_param(p.rate_per_s, start=0.1, end=40.0, step=0.1, **WIDE),
+                                    pn.widgets.FloatInput.from_param(p.rate_per_s, label=f"{p.rate_per_s.label}, exact value",
+                                                                     step=0.1, width=110, stylesheets=[VISUALLY_HIDDEN_LABEL]),
+                                    margin=0, **WIDE),
             "burst_cv": pn.widgets.FloatInput.from_param(p.burst_cv, step=0.5, **WIDE),
             "clients": pn.widgets.IntInput.from_param(p.clients, **WIDE),
             "think_time_s": pn.widgets.FloatInput.from_param(p.think_time_s, step=0.5, **WIDE),
@@ -93,7 +100,10 @@ class LabControls(pn.viewable.Viewer):
             w[f"{kind}_tokens"].visible = dist != "uniform"
 
     def __panel__(self):
-        w = self.widgets
+        # Button groups draw no title of their own: give each its parameter's label, which also names
+        # the group for screen readers (app/templates/a11y.js).
+        w = {k: labelled(v, self.store.settings.param[k].label) if isinstance(v, pn.widgets.RadioButtonGroup) else v
+             for k, v in self.widgets.items()}
 
         def card(title, *names, collapsed=True, extra=()):
             return pn.Card(*(w[n] for n in names), *extra, title=title, collapsed=collapsed, sizing_mode="stretch_width",

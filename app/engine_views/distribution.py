@@ -13,6 +13,7 @@ import panel as pn
 from bokeh.models import ColumnDataSource, HoverTool, Label, NumeralTickFormatter, Span
 
 from .. import html
+from ..a11y import labelled
 from ..palette import ink
 from ..views.base import base_figure, bokeh_pane
 from .base import COMPARE_COLOR, MAIN_COLOR, MARK_COLORS, LabView, below_plot, seconds
@@ -86,7 +87,9 @@ class LatencyDistribution(LabView):
                 # Stacked near the top of the frame (screen units from the bottom), p99 written leftwards
                 # of its line so the tail's label stays inside the plot.
                 right = mark == "p99"
-                label = Label(x=1, y=200 - 17 * i, y_units="screen", text="", text_font_size="12px", text_color=MARK_COLORS[mark],
+                # The top row sits inside the frame even when the legend below wraps to two lines on a
+                # phone (higher, it ran into the title).
+                label = Label(x=1, y=170 - 17 * i, y_units="screen", text="", text_font_size="12px", text_color=MARK_COLORS[mark],
                               x_offset=-4 if right else 4, text_align="right" if right else "left", text_font_style="bold")
                 fig.add_layout(span)
                 fig.add_layout(label)
@@ -95,7 +98,7 @@ class LatencyDistribution(LabView):
         self.caption = pn.pane.HTML("", margin=(0, 10), sizing_mode="stretch_width")
         row = pn.FlexBox(*(pn.Column(bokeh_pane(f), styles={"flex": "1 1 420px", "min-width": "0"}, margin=0)
                            for f in (self.hist, self.cdf_fig)), flex_wrap="wrap", sizing_mode="stretch_width", margin=0)
-        return pn.Column(self.metric, row, self.caption, sizing_mode="stretch_width", margin=(0, 0, 10, 0))
+        return pn.Column(labelled(self.metric, "Latency shown"), row, self.caption, sizing_mode="stretch_width", margin=(0, 0, 10, 0))
 
     def refresh(self) -> None:
         key = METRICS[self.metric.value]

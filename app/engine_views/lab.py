@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import panel as pn
 
+from ..a11y import KvTemplate
 from ..html import BASE_CSS
 from ..page import HEADER_COLOR, SITE
 from ..share import nav_links, share_buttons, theme_button
@@ -33,7 +34,7 @@ SIDEBAR_WIDTH_PX = 340
 
 
 def _section(title: str, note: str, *items) -> pn.Column:
-    head = pn.pane.HTML(f"<h3 style='margin:18px 0 2px;font-size:1.15rem'>{title}</h3><p class='kv-caption'>{note}</p>",
+    head = pn.pane.HTML(f"<h2 style='margin:18px 0 2px;font-size:1.15rem'>{title}</h2><p class='kv-caption'>{note}</p>",
                         stylesheets=[BASE_CSS], margin=(0, 10), sizing_mode="stretch_width")
     return pn.Column(head, *items, sizing_mode="stretch_width", margin=0)
 
@@ -99,19 +100,17 @@ def lab_with_address_bar(query: str = "", synchronous: bool = False):
     return lab, bar
 
 
-def build_lab_page() -> pn.template.BootstrapTemplate:
+def build_lab_page() -> KvTemplate:
     lab, bar = lab_with_address_bar(_query())
     lead = pn.pane.HTML(f'<p class="kv-caption">{LEAD}</p>', stylesheets=[BASE_CSS], sizing_mode="stretch_width", margin=(8, 10, 0, 10))
     toolbar = pn.FlexBox(lead, *share_buttons(TITLE), flex_wrap="wrap", align_items="center", sizing_mode="stretch_width", margin=0)
     toolbar[0].styles = {"flex": "1 1 320px"}
-    template = pn.template.BootstrapTemplate(
+    return KvTemplate(
         title=f"{SITE} \u00b7 {TITLE}",
         header=[bar, theme_button()],
         sidebar=[lab.controls],
         main=[toolbar, lab.main],
         header_background=HEADER_COLOR,
         sidebar_width=SIDEBAR_WIDTH_PX,
-        busy_indicator=None,
         theme="dark" if pn.config.theme == "dark" else "default",
     )
-    return template

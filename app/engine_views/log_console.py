@@ -6,6 +6,7 @@ from __future__ import annotations
 import panel as pn
 
 from .. import html
+from ..a11y import labelled
 from ..views.base import html_pane
 from .base import LabView
 
@@ -36,7 +37,7 @@ def render(lines: list[str]) -> str:
     for line in lines:
         cls = "raw warn" if line.startswith("WARNING") else ("raw comment" if line.startswith("#") else "raw")
         rows.append(f'<div class="{cls}">{html.esc(line)}</div>')
-    return f'<div class="kv-console" role="log" aria-label="engine log" data-kv="lab-log">{"".join(rows)}</div>'
+    return f'<div class="kv-console" role="log" aria-label="engine log" tabindex="0" data-kv="lab-log">{"".join(rows)}</div>'
 
 
 class LogConsole(LabView):
@@ -46,7 +47,7 @@ class LogConsole(LabView):
         self.source.param.watch(lambda *_: self.refresh(), "value")
         self.pane = html_pane(margin=(5, 10))
         self.pane.stylesheets = [*self.pane.stylesheets, CONSOLE_CSS]
-        return pn.Column(self.source, self.pane, sizing_mode="stretch_width", margin=0)
+        return pn.Column(labelled(self.source, "Log shown"), self.pane, sizing_mode="stretch_width", margin=0)
 
     def refresh(self) -> None:
         r = self.store.result

@@ -85,4 +85,7 @@ class SummaryTiles(LabView):
             html.tile("lab-preemptions", "Preemptions", f"{r.preemptions:,}", pre_caption, COLORS["kv"]),
         ) + (f'<p class="kv-caption" data-kv="lab-policy">{html.esc(policy_label(r.policy))}; {r.completed:,} requests on '
              f'{r.instances} instance(s), {r.gpus} GPU(s); mean running {r.mean_running:.1f}, waiting {r.mean_waiting:.1f}; '
-             f'prefix hit rate {r.prefix_hit_rate:.0%}</p>')
+             f'prefix hit rate {r.prefix_hit_rate:.0%}. The KV pool holds {r.kv_pool_tokens:,} tokens by '
+             f'{html.esc(self.store.settings.engine)}\'s accounting (whole blocks, after its memory profiling); the admission '
+             f'panel counts by the engine chosen there (its default, "textbook", has no blocks or profiling), so pick the '
+             f'same engine there to compare pools.</p>')

@@ -51,8 +51,10 @@ class RateSweep(LabView):
         # Bokeh pane's own layout parameters makes Panel (1.9) copy the rendered figure's stylesheets
         # back into the pane, which raises a TypeError (ImportedStyleSheet is not a str) on the server.
         self.chart = pn.Column(bokeh_pane(fig, margin=(5, 10)), visible=False, sizing_mode="stretch_width", margin=0)
-        return pn.Column(pn.Row(low, high, points, self.button, margin=0), self.caption, self.chart,
-                         sizing_mode="stretch_width", margin=0)
+        # The range boxes and the button wrap on a phone instead of running off its edge.
+        controls = pn.FlexBox(low, high, points, self.button, flex_wrap="wrap", align_items="end", margin=0,
+                              sizing_mode="stretch_width")
+        return pn.Column(controls, self.caption, self.chart, sizing_mode="stretch_width", margin=0)
 
     def refresh(self) -> None:
         self.button.disabled = self.store.sweep_running
@@ -77,7 +79,11 @@ class RateSweep(LabView):
             note = (f"The p99 TTFT leaves its floor at {k:g} requests/s ({seconds(at.ttft_p99_s)}, {times:.0f}x the lightest "
                     f"load), with the KV cache {at.mean_kv_usage:.0%} full.")
         else:
-            note = "No knee in this range: p99 TTFT stays within 3x its light-load value. Try higher rates."
+            low, high = pts[0].rate_per_s if pts else 0, pts[-1].rate_per_s if pts else 0
+            peak_kv = max((p.mean_kv_usage for p in pts), default=0.0)
+            note = (f"The cliff is beyond this sweep: from {low:g} to {high:g} requests/s the p99 TTFT stays within 3x its "
+                    f"light-load value (the KV cache at most {peak_kv:.0%} full on average). Set \"Sweep to\" higher, "
+                    f"e.g. {2 * high:g}, and run it again to find it.")
         found = sorted(x for x in sw.seed_knees if x is not None)
         if len(sw.seed_knees) > 1:
             spread = (f"{found[0]:g} req/s in every seed" if found and found[0] == found[-1] and len(found) == len(sw.seed_knees)

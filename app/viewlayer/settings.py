@@ -6,6 +6,8 @@ the same settings as a plain dict, so both runtimes agree on every name, default
 
 from __future__ import annotations
 
+import re
+
 from kvlab.sim import catalog, gpu_ids, model_ids, profile_names
 from kvlab.sim.scenario import ALLOCATIONS, ENGINES, FIELDS, TP_SIZES, Scenario
 from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
@@ -51,9 +53,15 @@ LABELS = {
 }
 
 
+def natural_key(text: str) -> list:
+    """Digits compare as numbers: 'Qwen3-4B' < 'Qwen3-14B' < 'Qwen3-32B' (as text, 32B sorts before 4B)."""
+    return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", text)]
+
+
 def model_choices() -> dict[str, str]:
-    """Label -> catalog id, plus the pasted-config entry last."""
-    choices = {catalog.model_name(m): m for m in model_ids()}
+    """Label -> catalog id, by family then size (natural order), plus the pasted-config entry last."""
+    names = {catalog.model_name(m): m for m in model_ids()}
+    choices = {name: names[name] for name in sorted(names, key=natural_key)}
     choices[CUSTOM_MODEL_LABEL] = CUSTOM_MODEL
     return choices
 

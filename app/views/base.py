@@ -17,7 +17,8 @@ import panel as pn
 import param
 from bokeh.plotting import figure
 
-from ..html import BASE_CSS
+from .. import readouts
+from ..html import BASE_CSS, esc
 from ..palette import ink, muted
 from ..store import Store
 from ..viewlayer.pages import _same
@@ -113,6 +114,23 @@ class TextPane(pn.pane.HTML):
 def html_pane(**kw) -> TextPane:
     """An HTML pane for text this package builds (every interpolated string escaped in app.html)."""
     return TextPane("", stylesheets=[BASE_CSS], sizing_mode="stretch_width", **kw)
+
+
+def blocked_state(store: Store) -> tuple[str, str] | None:
+    """Why nothing runs in the store's configuration (weights, context, pool), or None."""
+    s = store.settings
+    return readouts.blocked(store.result, s.prompt_tokens, s.output_tokens, store.context_tokens)
+
+
+def summary_pane(key: str) -> TextPane:
+    """The text under a chart: the numbers it draws, in words (data-kv=`key`)."""
+    pane = html_pane(margin=(0, 10, 8, 10))
+    pane.kv_key = key
+    return pane
+
+
+def set_summary(pane: TextPane, text: str, legend_html: str = "") -> None:
+    pane.object = f'{legend_html}<p class="kv-caption" data-kv="{pane.kv_key}">{esc(text)}</p>'
 
 
 def base_figure(dark: bool, height: int, **kw):

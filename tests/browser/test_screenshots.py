@@ -68,3 +68,28 @@ def test_screenshot_of_lab_and_lesson(browser, server, name, path, viewport, rea
     page.screenshot(path=str(out))
     assert png_size(out) == viewport
     context.close()
+
+
+def _phone_pages():
+    from .axe import PAGES
+    return PAGES
+
+
+@pytest.mark.parametrize(("path", "ready"), _phone_pages(), ids=[p for p, _ in _phone_pages()])
+def test_phone_screenshot_of_every_page(browser, server, path, ready):
+    """Every page at 390x844, as a phone shows it (docs/img/phone-<page>.png with the refresh switch).
+    The first screen must hold the page's numbers or text: nothing wider than the phone."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    try:
+        page.goto(server + path)
+        page.locator(ready).first.wait_for(timeout=60_000)
+        page.wait_for_timeout(800)
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 1, f"{path}: {overflow}px of sideways scroll on a 390 px phone"
+        IMG.mkdir(parents=True, exist_ok=True)
+        out = IMG / f"phone-{path.strip('/') or 'index'}.png"
+        page.screenshot(path=str(out))
+        assert png_size(out) == (390, 844)
+    finally:
+        context.close()

@@ -1,0 +1,167 @@
+// kvlab: names and states for the parts of Bokeh's widgets that carry none, kept up to date as
+// the page changes. Bokeh draws each widget inside its own shadow root, where the page's HTML
+// cannot reach, so this walks the open shadow roots and watches each one for new content.
+//   - slider handles: an aria-label (the slider's title) and, for log2 sliders, aria-valuetext
+//     in tokens or requests instead of the log2 position ("4,096 tokens", not "12.00");
+//   - number boxes' spin buttons: "Increase <field>" / "Decrease <field>", out of the Tab order
+//     (the arrow keys in the box do the same);
+//   - checkboxes and inputs without a visible label: the text beside them or the widget's title;
+//   - number boxes: a visible note when a typed value is outside the box's bounds (Bokeh ignores it);
+//   - charts' event layers: out of the Tab order (no keyboard tools; the text summary has the numbers);
+//   - button groups: role=group named by the title above them (.kv-group-title), and
+//     aria-pressed on each option so the chosen one is announced.
+(() => {
+  const observed = new WeakSet();
+  const clean = (s) => (s || '').replace(/\s+/g, ' ').trim();
+  const hasName = (el) => clean(el.getAttribute('aria-label')) || el.getAttribute('aria-labelledby');
+
+  const sliderTitle = (root) => {
+    const t = root.querySelector('.bk-slider-title');
+    return t && t.firstChild ? clean(t.firstChild.textContent).replace(/:$/, '') : '';
+  };
+
+  // The nearest visible title: in this shadow root, then in the ones around it.
+  const widgetLabel = (root) => {
+    for (let r = root, i = 0; r && i < 4; i++, r = r.host ? r.host.getRootNode() : null) {
+      const title = sliderTitle(r);
+      if (title) { return title; }
+      for (const l of r.querySelectorAll('label')) {
+        if (l.style.display !== 'none' && clean(l.textContent)) { return clean(l.textContent); }
+      }
+    }
+    return '';
+  };
+
+  const groupLabel = (host) => {
+    const prev = host && host.previousElementSibling;
+    if (prev && prev.classList.contains('kv-group-title')) {
+      const title = (prev.shadowRoot || prev).querySelector('.kv-group-label');
+      return title ? clean(title.textContent) : '';
+    }
+    return host && host.getAttribute('aria-label') ? host.getAttribute('aria-label') : '';
+  };
+
+  const log2Unit = (host) => {
+    for (const c of (host ? host.classList : [])) { if (c.startsWith('kv-log2-')) { return c.slice(8); } }
+    return '';
+  };
+
+  const valueText = (handle, unit) => {
+    // aria-valuenow is rounded to one decimal; the slider's own value is exact.
+    const target = handle.closest('.noUi-target');
+    const exact = target && target.noUiSlider ? Number(target.noUiSlider.get(true)) : Number(handle.getAttribute('aria-valuenow'));
+    const v = Math.round(2 ** exact);
+    const text = `${v.toLocaleString('en-US')} ${unit}`;
+    if (handle.getAttribute('aria-valuetext') !== text) { handle.setAttribute('aria-valuetext', text); }
+  };
+
+  const patch = (root) => {
+    const host = root.host;
+    for (const handle of root.querySelectorAll('.noUi-handle')) {
+      if (!hasName(handle)) { const t = sliderTitle(root) || widgetLabel(root); if (t) { handle.setAttribute('aria-label', t); } }
+      const unit = log2Unit(host);
+      if (unit && !handle.dataset.kvValuetext) {
+        handle.dataset.kvValuetext = '1';
+        valueText(handle, unit);
+        // noUiSlider rewrites aria-valuetext with every move; answer each move with tokens.
+        new MutationObserver(() => valueText(handle, unit)).observe(handle, {attributes: true, attributeFilter: ['aria-valuenow', 'aria-valuetext']});
+      }
+    }
+    for (const btn of root.querySelectorAll('.bk-spin-btn')) {
+      if (!hasName(btn)) {
+        const label = widgetLabel(root) || 'the value';
+        btn.setAttribute('aria-label', `${btn.classList.contains('bk-spin-btn-up') ? 'Increase' : 'Decrease'} ${label}`);
+        btn.setAttribute('tabindex', '-1');
+      }
+    }
+    for (const box of root.querySelectorAll('input[type="checkbox"]')) {
+      if (!hasName(box) && !(box.labels && box.labels.length)) {
+        const label = box.nextElementSibling ? clean(box.nextElementSibling.textContent) : '';
+        if (label) { box.setAttribute('aria-label', label); }
+      }
+    }
+    for (const el of root.querySelectorAll('input:not([type="checkbox"]):not([type="radio"]):not([type="file"]), select, textarea')) {
+      const visible = el.labels && [...el.labels].some((l) => l.style.display !== 'none' && clean(l.textContent));
+      if (!visible && !hasName(el)) { const t = widgetLabel(root); if (t) { el.setAttribute('aria-label', t); } }
+    }
+    for (const group of root.querySelectorAll('.bk-btn-group')) {
+      const buttons = group.querySelectorAll('button.bk-btn');
+      if (buttons.length < 2) { continue; }
+      if (!hasName(group)) {
+        const label = groupLabel(host);
+        group.setAttribute('role', 'group');
+        if (label) { group.setAttribute('aria-label', label); }
+      }
+      for (const b of buttons) { b.setAttribute('aria-pressed', b.classList.contains('bk-active') ? 'true' : 'false'); }
+    }
+    // A chart's event layer takes focus for keyboard tools; the charts have none, and their
+    // numbers are in the text summary under each, so it is left out of the Tab order.
+    for (const layer of root.querySelectorAll('.bk-layer.bk-events[tabindex]')) {
+      if (layer.getAttribute('tabindex') !== '-1') { layer.setAttribute('tabindex', '-1'); }
+    }
+    if (root.querySelector('input.bk-input')) { guardRanges(); }
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) { watch(el.shadowRoot); }
+    }
+  };
+
+  // A number box given a value outside its bounds: Bokeh keeps the typed text and sends nothing, so
+  // the page silently goes on showing the old value. Say so beside the box, and put the value in
+  // use back in it.
+  const fmtNum = (x) => Number(x).toLocaleString('en-US', {maximumFractionDigits: 6});
+  const checkRange = (view, input) => {
+    const m = view.model;
+    const typed = input.value.trim().replace(/,/g, '');
+    const x = Number(typed);
+    const wrapper = input.closest('.bk-input-group') || input.parentElement;
+    let note = wrapper.querySelector('.kv-range-note');
+    const bad = typed !== '' && (Number.isNaN(x) || (m.low != null && x < m.low) || (m.high != null && x > m.high));
+    if (!bad) {
+      if (note) { note.remove(); }
+      input.removeAttribute('aria-invalid');
+      return;
+    }
+    if (!note) {
+      note = document.createElement('div');
+      note.className = 'kv-range-note';
+      note.setAttribute('role', 'alert');
+      note.style.cssText = 'font-size: 0.85rem; margin-top: 3px; color: var(--kv-bad, #A83A00);';
+      wrapper.appendChild(note);
+    }
+    const range = `${m.low != null ? fmtNum(m.low) : '…'} to ${m.high != null ? fmtNum(m.high) : '…'}`;
+    const kept = m.value == null ? 'left empty' : `kept ${fmtNum(m.value)}`;
+    note.textContent = `${input.value.trim()} is outside the allowed ${range}; ${kept}.`;
+    input.setAttribute('aria-invalid', 'true');
+    input.value = m.value == null ? '' : String(m.value);
+  };
+  const guardRanges = () => {
+    if (!window.Bokeh || !Bokeh.index || !Bokeh.index.query) { return; }
+    for (const v of Bokeh.index.query((v) => v.model && (v.model.type === 'Spinner' || v.model.type === 'NumericInput'))) {
+      const input = v.input_el;
+      if (!input || input.dataset.kvRange) { continue; }
+      input.dataset.kvRange = '1';
+      input.addEventListener('change', () => checkRange(v, input));
+    }
+  };
+
+  const pending = new Set();
+  let scheduled = false;
+  const schedule = (root) => {
+    pending.add(root);
+    if (!scheduled) {
+      scheduled = true;
+      requestAnimationFrame(() => { scheduled = false; const roots = [...pending]; pending.clear(); roots.forEach(patch); });
+    }
+  };
+
+  function watch(root) {
+    if (observed.has(root)) { return; }
+    observed.add(root);
+    new MutationObserver(() => schedule(root)).observe(root, {childList: true, subtree: true, attributes: true, attributeFilter: ['class']});
+    patch(root);
+  }
+
+  const start = () => watch(document.body);
+  if (document.body) { start(); } else { document.addEventListener('DOMContentLoaded', start); }
+  window.kvlabA11yPatch = () => patch(document.body);
+})();

@@ -1,0 +1,68 @@
+"""axe-core (npm, tests/browser/node_modules) run inside a real page, and the list of every page
+the app serves with the selector that says the page has finished rendering.
+
+axe walks open shadow roots, so Panel's components (each in its own shadow DOM) are checked
+too. Only "critical" and "serious" violations fail the test; "moderate" and "minor" ones are
+reported in the failure message when there are failures, and by scripts that call `run_axe`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvlab.app.serve import page_scripts
+
+AXE_JS = Path(__file__).resolve().parent / "node_modules" / "axe-core" / "axe.min.js"
+BLOCKING = ("critical", "serious")
+
+# What must be on a page before it is checked; any other page (the lessons, the course map, the
+# glossary) is ready once its lesson text is drawn.
+READY = {
+    "/": "text=Panels",
+    "/admission": '[data-kv="log"]',
+    "/phases": '[data-kv="log"]',
+    "/serving_lab": '[data-kv="lab-log"]',
+}
+LESSON_READY = ".kv-lesson"
+
+
+def _pages() -> list[tuple[str, str]]:
+    """(path, ready selector) for every page `kvlab serve` serves, so a new page is checked too."""
+    paths = ["/" if p.stem == "index" else f"/{p.stem}" for p in page_scripts()]
+    return [(path, READY.get(path, LESSON_READY)) for path in paths]
+
+
+PAGES = _pages()
+VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
+
+# axe's own options: WCAG 2.x A and AA rules plus its best practices (landmarks, one h1, skip link).
+RUN_JS = """async () => {
+  const r = await axe.run(document, {resultTypes: ['violations']});
+  return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+                                 nodes: v.nodes.map(n => ({target: JSON.stringify(n.target), html: n.html.slice(0, 160),
+                                                          summary: (n.failureSummary || '').slice(0, 300)}))}));
+}"""
+
+
+def run_axe(page) -> list[dict]:
+    """Inject axe-core into `page` (once) and return its violations."""
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE_JS))
+    return page.evaluate(RUN_JS)
+
+
+def counts(violations: list[dict]) -> dict[str, int]:
+    """Violating nodes by impact."""
+    out = {"critical": 0, "serious": 0, "moderate": 0, "minor": 0}
+    for v in violations:
+        out[v["impact"] or "minor"] += len(v["nodes"])
+    return out
+
+
+def describe(violations: list[dict], impacts=BLOCKING) -> str:
+    lines = []
+    for v in violations:
+        if v["impact"] in impacts:
+            lines.append(f"{v['impact']} {v['id']} ({v['help']}): {len(v['nodes'])} node(s)")
+            lines += [f"    {n['target']} {n['html'][:120]}\n      {n['summary'][:240]}" for n in v["nodes"][:4]]
+    return "\n".join(lines)

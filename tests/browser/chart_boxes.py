@@ -1,0 +1,69 @@
+"""Where Bokeh drew each chart's words: the screen box of every figure title, Label and LabelSet
+text, read from BokehJS's own views after layout (canvas text has no DOM box to measure).
+
+Boxes are in the figure's canvas pixels: {plot, kind, text, left, right, top, bottom, canvas_width,
+canvas_height}. Text widths come from the canvas's measureText with the label's own font.
+"""
+
+BOXES_JS = """() => {
+  const ctx = document.createElement('canvas').getContext('2d');
+  const val = (p) => (p && typeof p === 'object' && 'value' in p) ? p.value : p;
+  const font = (m, prefix) => [val(m[prefix + '_font_style']) || 'normal', val(m[prefix + '_font_size']) || '13px',
+                               val(m[prefix + '_font']) || 'helvetica'].join(' ');
+  const measure = (text, f) => { ctx.font = f; const t = ctx.measureText(text);
+                                 return [t.width, (t.actualBoundingBoxAscent || 0) + (t.actualBoundingBoxDescent || 0)]; };
+  const out = [];
+  const plots = [...Bokeh.index.query((v) => v.model && v.model.type === 'Figure')];
+  plots.forEach((pv, n) => {
+    if (!pv.el || !pv.el.isConnected || pv.bbox.width === 0) { return; }
+    const W = pv.bbox.width, H = pv.bbox.height;
+    const title = pv.model.title;
+    const base = {plot: n, canvas_width: W, canvas_height: H};
+    if (title && title.text && title.visible) {
+      const [w, h] = measure(title.text, font(title, 'text'));
+      const tv = Bokeh.index.find_one(title);
+      const sx = tv && tv._rect ? tv._rect.sx : 0;
+      out.push({...base, kind: 'title', text: title.text, left: sx, right: sx + w, top: 0, bottom: h});
+    }
+    for (const r of [...pv.model.center, ...pv.model.above, ...pv.model.below]) {
+      const rv = Bokeh.index.find_one(r);
+      if (!rv || !r.visible) { continue; }
+      if (r.type === 'Label' && r.text && rv._rect) {
+        const q = rv._rect;
+        const left = q.sx - q.anchor.x * q.width, top = q.sy - q.anchor.y * q.height;
+        out.push({...base, kind: 'label', text: r.text, left, right: left + q.width, top, bottom: top + q.height});
+      }
+      if (r.type === 'LabelSet' && rv.sx) {
+        const texts = r.source.data[val(r.text) && r.text.field ? r.text.field : 'text'] || [];
+        const align = val(r.text_align) || 'left', baseline = val(r.text_baseline) || 'bottom';
+        texts.forEach((text, i) => {
+          if (!text) { return; }
+          const [w, h] = measure(text, font(r, 'text'));
+          const x = rv.sx[i] + (val(r.x_offset) || 0), y = rv.sy[i] - (val(r.y_offset) || 0);
+          const left = align === 'right' ? x - w : align === 'center' ? x - w / 2 : x;
+          const top = baseline === 'middle' ? y - h / 2 : baseline === 'top' ? y : y - h;
+          out.push({...base, kind: 'labelset', text, left, right: left + w, top, bottom: top + h});
+        });
+      }
+    }
+  });
+  return out;
+}"""
+
+
+def overlaps(a: dict, b: dict, slack_px: float = 1.0) -> bool:
+    return (a["left"] < b["right"] - slack_px and b["left"] < a["right"] - slack_px
+            and a["top"] < b["bottom"] - slack_px and b["top"] < a["bottom"] - slack_px)
+
+
+def problems(boxes: list[dict]) -> list[str]:
+    """Words cut off by the canvas edge, and pairs of words drawn over each other in one chart."""
+    found = []
+    for b in boxes:
+        if b["left"] < -1 or b["right"] > b["canvas_width"] + 1:
+            found.append(f"cut: {b['kind']} {b['text']!r} spans {b['left']:.0f}-{b['right']:.0f} px of {b['canvas_width']:.0f}")
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            if a["plot"] == b["plot"] and overlaps(a, b):
+                found.append(f"overlap: {a['text']!r} and {b['text']!r}")
+    return found

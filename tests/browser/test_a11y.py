@@ -1,0 +1,178 @@
+"""Every page the app serves passes axe-core with no critical and no serious violation, in both
+themes, at 1280 px and on a 390x844 phone; and the keyboard walk: skip link, visible focus,
+slider values in tokens, the log reachable."""
+
+from __future__ import annotations
+
+import pytest
+
+from .axe import AXE_JS, PAGES, VIEWPORTS, counts, describe, run_axe
+
+pytestmark = pytest.mark.browser
+
+
+
+@pytest.fixture
+def axe_installed():
+    if not AXE_JS.is_file():  # scripts/test installs it (npm ci in tests/browser)
+        pytest.fail(f"axe-core is not installed: run `npm ci --prefix tests/browser` ({AXE_JS} missing)", pytrace=False)
+
+DEEP_ACTIVE_JS = """() => {
+  let el = document.activeElement;
+  while (el && el.shadowRoot && el.shadowRoot.activeElement) { el = el.shadowRoot.activeElement; }
+  if (!el) { return null; }
+  const s = getComputedStyle(el);
+  return {tag: el.tagName, cls: String(el.className || ''), text: (el.textContent || '').trim().slice(0, 60),
+          role: el.getAttribute('role') || '', label: el.getAttribute('aria-label') || '',
+          valuetext: el.getAttribute('aria-valuetext') || '',
+          outline: s.outlineStyle !== 'none' ? parseFloat(s.outlineWidth) : 0, shadow: s.boxShadow};
+}"""
+
+
+def _open(browser, server, path, viewport, theme="light"):
+    phone = viewport == "phone"
+    context = browser.new_context(viewport=VIEWPORTS[viewport], is_mobile=phone, has_touch=phone)
+    page = context.new_page()
+    sep = "&" if "?" in path else "?"
+    page.goto(server + path + (f"{sep}theme=dark" if theme == "dark" else ""))
+    return context, page
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+@pytest.mark.parametrize(("path", "ready"), PAGES, ids=[p for p, _ in PAGES])
+def test_axe_no_critical_or_serious(axe_installed, browser, server, path, ready, viewport, theme):
+    context, page = _open(browser, server, path, viewport, theme)
+    try:
+        page.locator(ready).first.wait_for(timeout=60_000)
+        page.wait_for_timeout(600)  # the naming script runs on the next animation frame after each render
+        violations = run_axe(page)
+        found = counts(violations)
+        assert found["critical"] == 0 and found["serious"] == 0, f"{path} {viewport} {theme}: {found}\n{describe(violations)}"
+    finally:
+        context.close()
+
+
+def _active(page):
+    return page.evaluate(DEEP_ACTIVE_JS)
+
+
+def test_keyboard_walk_skip_link_focus_and_tokens(browser, server):
+    context, page = _open(browser, server, "/admission", "desktop")
+    try:
+        page.wait_for_selector('[data-kv="log"]', timeout=60_000)
+        page.wait_for_timeout(600)
+        page.keyboard.press("Tab")
+        first = _active(page)
+        assert first["text"] == "Skip to the content" and first["outline"] >= 2, first
+        page.keyboard.press("Enter")
+        page.keyboard.press("Tab")
+        after_skip = _active(page)
+        assert after_skip["text"] == "Copy link", after_skip  # past the header, straight to the page's own tools
+        # Walk on (through the views, round the end of the page, then the header and the settings):
+        # every stop shows a focus ring, and the prompt slider speaks in tokens.
+        handle = None
+        for _ in range(80):
+            page.keyboard.press("Tab")
+            el = _active(page)
+            if el["tag"] == "BODY":  # past the end of the page, before focus comes round to the top
+                continue
+            assert el["outline"] >= 2 or "inset" in (el["shadow"] or ""), f"focus not visible on {el}"
+            assert el["tag"] != "BUTTON" or el["text"] or el["label"], f"unnamed button {el}"
+            if el["role"] == "slider" and el["label"].startswith("Prompt tokens"):
+                handle = el
+                break
+        assert handle is not None, "Tab never reached the prompt slider"
+        assert handle["valuetext"] == "4,096 tokens", handle
+        page.keyboard.press("ArrowRight")  # one eighth of a doubling up
+        page.wait_for_function("""() => { let el = document.activeElement;
+            while (el && el.shadowRoot && el.shadowRoot.activeElement) { el = el.shadowRoot.activeElement; }
+            return el.getAttribute('aria-valuetext') === '4,467 tokens'; }""", timeout=10_000)
+    finally:
+        context.close()
+
+
+def test_keyboard_reaches_the_lab_log_and_names_its_button_groups(browser, server):
+    context, page = _open(browser, server, "/serving_lab", "desktop")
+    try:
+        page.wait_for_selector('[data-kv="lab-log"]', timeout=60_000)
+        page.wait_for_timeout(600)
+        groups = page.evaluate("""() => { const out = []; const walk = (root) => {
+            for (const g of root.querySelectorAll('.bk-btn-group')) {
+              if (g.querySelectorAll('button').length > 1) {
+                out.push([g.getAttribute('role'), g.getAttribute('aria-label'),
+                          [...g.querySelectorAll('button')].filter(b => b.getAttribute('aria-pressed') === 'true').length]);
+              }
+            }
+            for (const el of root.querySelectorAll('*')) { if (el.shadowRoot) { walk(el.shadowRoot); } } };
+            walk(document); return out; }""")
+        assert len(groups) >= 5, groups
+        for role, label, pressed in groups:
+            assert role == "group" and label and pressed == 1, groups
+        assert any(label == "Latency shown" for _, label, _ in groups), groups
+        seen = []
+        for _ in range(250):
+            page.keyboard.press("Tab")
+            el = _active(page)
+            seen.append(el)
+            if el and el["role"] == "log":
+                break
+        assert seen[-1] and seen[-1]["role"] == "log" and seen[-1]["label"] == "engine log", seen[-5:]
+    finally:
+        context.close()
+
+
+BLOCK_CLIPBOARD_JS = """
+// What an iframe without clipboard permission does: the async clipboard refuses, execCommand fails.
+Object.defineProperty(navigator, 'clipboard', {value: {writeText: () => Promise.reject(new Error('blocked'))}});
+document.execCommand = () => false;
+"""
+
+
+@pytest.mark.parametrize("blocked", [False, True], ids=["allowed", "blocked"])
+def test_copy_link_confirms_on_the_button_or_shows_the_text(browser, server, blocked):
+    context = browser.new_context(viewport=VIEWPORTS["desktop"])
+    if blocked:
+        context.add_init_script(BLOCK_CLIPBOARD_JS)
+    else:
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
+    page = context.new_page()
+    try:
+        page.goto(server + "/admission?prompt_tokens=32768")
+        page.wait_for_selector('[data-kv="log"]', timeout=60_000)
+        page.get_by_role("button", name="Copy link").click()
+        if not blocked:
+            page.get_by_role("button", name="Copied \u2713").wait_for(timeout=5_000)
+            assert "prompt_tokens=32768" in page.evaluate("navigator.clipboard.readText()")
+        else:
+            page.get_by_role("button", name="Copy blocked: text below").wait_for(timeout=5_000)
+            box = page.get_by_label("The browser blocked the clipboard", exact=False)
+            box.wait_for(timeout=5_000)
+            assert "prompt_tokens=32768" in box.input_value()
+        page.get_by_role("button", name="Copy link").wait_for(timeout=5_000)  # the label comes back
+    finally:
+        context.close()
+
+
+NOTES_JS = """() => { const out = []; const walk = (r) => {
+  for (const e of r.querySelectorAll('.kv-range-note')) { out.push(e.textContent); }
+  for (const e of r.querySelectorAll('*')) { if (e.shadowRoot) { walk(e.shadowRoot); } } };
+  walk(document); return out; }"""
+
+
+def test_an_out_of_range_exact_value_is_named_not_kept(browser, server):
+    context, page = _open(browser, server, "/admission", "desktop")
+    try:
+        page.wait_for_selector('[data-kv="log"]', timeout=60_000)
+        box = page.locator(".kv-w-prompt_tokens-exact input")
+        box.fill("-5")
+        box.press("Enter")
+        page.wait_for_function(f"() => ({NOTES_JS})().length === 1", timeout=10_000)
+        assert page.evaluate(NOTES_JS) == ["-5 is outside the allowed 1 to 2,097,152; kept 4,096."]
+        assert box.input_value() == "4096" and box.get_attribute("aria-invalid") == "true"
+        box.fill("8192")
+        box.press("Enter")
+        page.wait_for_function(f"() => ({NOTES_JS})().length === 0", timeout=10_000)
+        page.wait_for_function("() => window.location.search === '?prompt_tokens=8192'", timeout=10_000)  # the value is in use
+    finally:
+        context.close()
