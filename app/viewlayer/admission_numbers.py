@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import format as fmt
 from .. import html
 from ..palette import COLORS
+from . import readouts
 
 LIMIT_CAPTIONS = {
     "concurrency": "all {c:,} requests run",
@@ -26,7 +27,7 @@ def cost_tiles(r, s) -> list[str]:
     return [html.tile("dollars_per_million_tokens", "Cost per million tokens", value, caption, COLORS["compute"])]
 
 
-def view_admission_numbers(result, settings) -> dict:
+def view_admission_numbers(result, settings, context_tokens: int | None = None) -> dict:
     r, s = result, settings
     ok = r is not None and r.ok
     seqs = r.max_sequences if ok else None
@@ -38,9 +39,15 @@ def view_admission_numbers(result, settings) -> dict:
     else:
         limit = ""
     context = s["prompt_tokens"] + s["output_tokens"]
+    seq_caption = f"of {fmt.tokens(context)} tokens each" if ok else ""
+    stop = readouts.blocked_in(r, s, context_tokens)
+    if stop is not None:
+        # Nothing runs: say why instead of a batch (and, past the context, a fit) that cannot happen.
+        batch, limit = None, stop[0]
+        if stop[0] == "longer than the context":
+            seqs, seq_caption = None, stop[0]
     return {"pane": {"html": html.tiles(
-        html.tile("max_sequences", "Sequences that fit", fmt.count(seqs),
-                  f"of {fmt.tokens(context)} tokens each" if ok else "", COLORS["kv_used"], hero=True),
+        html.tile("max_sequences", "Sequences that fit", fmt.count(seqs), seq_caption, COLORS["kv_used"], hero=True),
         html.tile("batch", "Batch actually run", fmt.count(batch), limit, COLORS["decode"], hero=True),
         html.tile("kv_pool", "KV pool", fmt.gib(r.kv_pool_bytes) if ok else fmt.DASH,
                   f"{r.kv_pool_tokens:,} tokens" if ok else "", COLORS["kv_free"]),

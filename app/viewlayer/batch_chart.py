@@ -8,11 +8,23 @@ cache to every step, and stops where the KV pool is full.
 from __future__ import annotations
 
 from .. import format as fmt
+from . import readouts
 
 TITLE = "Throughput against batch: amortisation flattens"
 
 
-def view_batch_chart(result, settings=None, batch=None) -> dict:
+def view_batch_chart(result, settings=None, batch=None, context_tokens: int | None = None) -> dict:
+    stop = readouts.blocked_in(result, settings, context_tokens) if settings is not None else None
+    if stop is not None:  # nothing runs: no curve and no point, and the summary says why
+        out = _view_batch_chart(result, settings, None)
+        out["summary"] = readouts.summary("summary-batch", f"Nothing runs ({stop[0]}), so there is no batch to draw.")
+        return out
+    out = _view_batch_chart(result, settings, batch)
+    out["summary"] = readouts.summary("summary-batch", readouts.batch_summary(batch, result))
+    return out
+
+
+def _view_batch_chart(result, settings=None, batch=None) -> dict:
     c, r = batch, result
     if c is None or not c.batch or r is None or r.itl_s is None:
         return {"curve": {"data": {"x": [], "y": [], "per": [], "itl": []}}, "ideal": {"data": {"x": [], "y": []}},
@@ -28,5 +40,6 @@ def view_batch_chart(result, settings=None, batch=None) -> dict:
         "pool": {"location": r.max_sequences},
         "x_range": {"start": 0, "end": max(top, 1) * 1.04},
         "y_range": {"end": max(c.tokens_per_s) * 1.6},
-        "title": {"text": f"Throughput against batch (the KV pool stops it at {r.max_sequences:,})"},
+        # Short enough for a 390 px phone (tests/browser/test_chart_labels.py measures it).
+        "title": {"text": f"Throughput against batch (pool full at {r.max_sequences:,})"},
     }

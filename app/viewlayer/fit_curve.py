@@ -10,12 +10,20 @@ from __future__ import annotations
 import math
 
 from .. import format as fmt
+from . import readouts
 
 POINT_COLUMNS = ("x", "y", "text", "dx", "align")
 NOTHING_FITS = "Not one sequence fits at any prompt length."
 
 
-def view_fit_curve(result, settings, fit=None) -> dict:
+def view_fit_curve(result, settings, fit=None, context_tokens: int | None = None) -> dict:
+    out = _view_fit_curve(result, settings, fit)
+    out["summary"] = readouts.summary("summary-fit", readouts.fit_curve_summary(fit, result, settings["prompt_tokens"],
+                                                                                settings["concurrency"]))
+    return out
+
+
+def _view_fit_curve(result, settings, fit=None) -> dict:
     r, s = result, settings
     requests = {"requests": {"location": s["concurrency"]},
                 "requests_label": {"y": s["concurrency"], "y_units": "data", "text": f"{s['concurrency']:,} requests offered"}}

@@ -4,11 +4,12 @@ and capacity problems (weights that do not fit, a request longer than the pool).
 from __future__ import annotations
 
 from .. import html
+from . import readouts
 
 EMPTY_CONFIG = "is empty"
 
 
-def view_notices(result, settings=None, issues=(), url_notices=(), link_note: str = "") -> dict:
+def view_notices(result, settings=None, issues=(), url_notices=(), link_note: str = "", context_tokens: int | None = None) -> dict:
     parts = []
     if url_notices:
         parts.append(html.notice("warn", "Some settings in the link were ignored; the rest were kept.",
@@ -23,6 +24,9 @@ def view_notices(result, settings=None, issues=(), url_notices=(), link_note: st
                                  [f"{i['field']}: {i['message']}" for i in issues], "errors"))
     if result is not None and result.warnings:
         parts.append(html.notice("warn", "What stops this configuration", list(result.warnings), "warnings"))
+    stop = readouts.blocked_in(result, settings, context_tokens) if settings is not None else None
+    if stop is not None and stop[0] != "longer than the context":  # sim's own warning already says that one
+        parts.append(html.notice("error", "Nothing runs in this configuration", [stop[1]], "blocked"))
     if link_note:
         parts.append(html.notice("info", "About the link", [link_note], "link_note"))
     return {"pane": {"html": "".join(parts), "visible": bool(parts)}}

@@ -29,26 +29,26 @@ from .step_breakdown import view_step_breakdown
 
 def _notices(c: Computed, s: dict, page: PanelPage | None) -> dict:
     notices = [*page.url_notices, *page.input_notices] if page else ()
-    return view_notices(c.result, s, c.issues, notices, page.link_note if page else "")
+    return view_notices(c.result, s, c.issues, notices, page.link_note if page else "", c.context_tokens)
 
 
 # (view name, function of (computed, settings, page) -> {part: props}), in page order.
 VIEWS = {
     "admission": (
         ("notices", _notices),
-        ("admission_numbers", lambda c, s, p: view_admission_numbers(c.result, s)),
+        ("admission_numbers", lambda c, s, p: view_admission_numbers(c.result, s, c.context_tokens)),
         ("hbm_bar", lambda c, s, p: view_hbm_bar(c.result, s)),
         ("kv_formula", lambda c, s, p: view_kv_formula(c.result, s)),
-        ("fit_curve", lambda c, s, p: view_fit_curve(c.result, s, c.fit)),
+        ("fit_curve", lambda c, s, p: view_fit_curve(c.result, s, c.fit, c.context_tokens)),
         ("engine_log", lambda c, s, p: view_engine_log(c.result, s)),
     ),
     "phases": (
         ("notices", _notices),
-        ("phase_numbers", lambda c, s, p: view_phase_numbers(c.result, s)),
-        ("step_prefill", lambda c, s, p: view_step_breakdown(c.result, s, "prefill")),
-        ("step_decode", lambda c, s, p: view_step_breakdown(c.result, s, "decode")),
-        ("roofline", lambda c, s, p: view_roofline(c.result, s)),
-        ("batch_chart", lambda c, s, p: view_batch_chart(c.result, s, c.batch)),
+        ("phase_numbers", lambda c, s, p: view_phase_numbers(c.result, s, c.context_tokens)),
+        ("step_prefill", lambda c, s, p: view_step_breakdown(c.result, s, "prefill", c.context_tokens)),
+        ("step_decode", lambda c, s, p: view_step_breakdown(c.result, s, "decode", c.context_tokens)),
+        ("roofline", lambda c, s, p: view_roofline(c.result, s, c.context_tokens)),
+        ("batch_chart", lambda c, s, p: view_batch_chart(c.result, s, c.batch, c.context_tokens)),
         ("engine_log", lambda c, s, p: view_engine_log(c.result, s)),
     ),
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import format as fmt
 from .. import html
 from ..palette import COLORS
+from . import readouts
 from .admission_numbers import cost_tiles
 
 
@@ -12,9 +13,18 @@ def _bound(kind: str | None) -> str:
     return f"{kind}-bound" if kind else ""
 
 
-def view_phase_numbers(result, settings) -> dict:
+def view_phase_numbers(result, settings, context_tokens: int | None = None) -> dict:
     r, s = result, settings
     ok = r is not None and r.ok
+    stop = readouts.blocked_in(r, s, context_tokens)
+    if stop is not None:  # nothing runs: no latency or throughput exists; the tiles say why instead
+        dash = [html.tile(key, label, fmt.DASH, stop[0] if i < 2 else "", COLORS[color], hero=i < 2)
+                for i, (key, label, color) in enumerate((
+                    ("ttft", "Time to first token", "prefill"), ("itl", "Inter-token latency", "decode"),
+                    ("tokens_per_s", "Aggregate throughput", "decode"), ("per_stream", "Per stream", "decode"),
+                    ("tensor_duty", "Tensor-core duty, decode", "compute"),
+                    ("weight_share", "Weight share of decode bytes", "weights")))]
+        return {"pane": {"html": html.tiles(*dash, *cost_tiles(r, s), columns=3)}}
     running = ok and r.itl_s is not None
     prefill_duty = r.prefill_compute_s / r.ttft_s if ok and r.ttft_s else None
     return {"pane": {"html": html.tiles(

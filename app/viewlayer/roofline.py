@@ -13,12 +13,25 @@ from kvlab.sim import load_profile
 
 from .. import format as fmt
 from ..palette import COLORS
+from . import readouts
 
 TITLE = "Roofline: where prefill and decode land"
 POINT_COLUMNS = ("x", "y", "color", "marker", "name", "text", "flops", "dx", "align")
 
 
-def view_roofline(result, settings) -> dict:
+def view_roofline(result, settings, context_tokens: int | None = None) -> dict:
+    stop = readouts.blocked_in(result, settings, context_tokens)
+    out = _view_roofline(result if stop is None else None, settings)
+    if stop is not None:
+        text = f"Nothing runs ({stop[0]}), so no step is plotted."
+    else:
+        bw = result.hbm_bandwidth_bytes_per_s * load_profile(result.profile).bandwidth_efficiency if result is not None and result.ok else 0
+        text = readouts.roofline_summary(result, bw, settings["prompt_tokens"])
+    out["summary"] = readouts.summary("summary-roofline", text)
+    return out
+
+
+def _view_roofline(result, settings) -> dict:
     r = result
     if r is None or not r.ok:
         return {"roof": {"data": {"x": [], "y": []}}, "datasheet": {"data": {"x": [], "y": []}},

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .. import format as fmt
 from ..palette import COLORS
+from . import readouts
 
 MEMORY, COMPUTE, SERIAL = "memory", "compute", "not overlapped"
 FADED = 0.4
@@ -31,13 +32,15 @@ def phase_terms(r, phase: str) -> dict[str, float] | None:
     return dict(weight=weight, kv=kv, compute=compute, allreduce=allreduce, overhead=overhead, total=total)
 
 
-def view_step_breakdown(result, settings, phase: str = "decode") -> dict:
+def view_step_breakdown(result, settings, phase: str = "decode", context_tokens: int | None = None) -> dict:
     r = result
-    t = phase_terms(r, phase)
+    stop = readouts.blocked_in(r, settings, context_tokens)
+    t = phase_terms(r, phase) if stop is None else None
     if t is None:
         return {"bars": {"data": {k: [] for k in BAR_COLUMNS}}, "labels": {"data": {"row": [], "x": [], "text": []}},
                 "y_range": {"factors": [COMPUTE, MEMORY]}, "x_range": {"end": 1.0},
-                "title": {"text": f"{phase.capitalize()}: no step to show"}}
+                "title": {"text": f"{phase.capitalize()}: nothing runs" + (f" ({stop[0]})" if stop else "")},
+                "summary": readouts.summary(f"summary-{phase}", readouts.step_summary(None, phase))}
     memory_s = t["weight"] + t["kv"]
     binding = COMPUTE if t["compute"] > memory_s else MEMORY
     serial_s = t["allreduce"] + t["overhead"]
@@ -62,15 +65,19 @@ def view_step_breakdown(result, settings, phase: str = "decode") -> dict:
         data["term"].append(term)
         data["ms"].append((right - left) * 1e3)
     ends = {MEMORY: memory_s, COMPUTE: t["compute"], SERIAL: serial_s}
-    if phase == "prefill":
-        title = f"Prefill: one {settings['prompt_tokens']:,}-token prompt, {fmt.ms(t['total'])} ({r.prefill_bound}-bound)"
-    else:
-        title = f"Decode: one step for {r.batch:,} sequences, {fmt.ms(t['total'])} ({r.decode_bound}-bound)"
+    # Short enough not to be cut at 390 px, with the binding side in it (what the chart teaches); the
+    # prompt length, the batch and every term are in the summary under the chart.
+    bound = r.prefill_bound if phase == "prefill" else r.decode_bound
+    title = f"{phase.capitalize()}: {fmt.ms(t['total'])}, {bound}-bound"
+    what = (f"a {settings['prompt_tokens']:,}-token prompt" if phase == "prefill"
+            else f"a batch of {readouts.plural(r.batch, 'sequence')}")
     return {
         "bars": {"data": data},
         "labels": {"data": {"row": rows, "x": [ends[row] * 1e3 for row in rows],
                             "text": [fmt.ms(ends[row]) + ("  \u25c0 binds" if row == binding else "") for row in rows]}},
         "y_range": {"factors": rows},
-        "x_range": {"end": max(ends.values()) * 1e3 * 1.35},
+        # Room right of the longest bar for its label ("27.9 ms  \u25c0 binds") at every width down to a phone.
+        "x_range": {"end": max(ends.values()) * 1e3 * 1.8},
         "title": {"text": title},
+        "summary": readouts.summary(f"summary-{phase}", readouts.step_summary(t, phase, what)),
     }

@@ -17,8 +17,7 @@ import panel as pn
 import param
 from bokeh.plotting import figure
 
-from .. import readouts
-from ..html import BASE_CSS, esc
+from ..html import BASE_CSS
 from ..palette import ink, muted
 from ..store import Store
 from ..viewlayer.pages import _same
@@ -116,23 +115,6 @@ def html_pane(**kw) -> TextPane:
     return TextPane("", stylesheets=[BASE_CSS], sizing_mode="stretch_width", **kw)
 
 
-def blocked_state(store: Store) -> tuple[str, str] | None:
-    """Why nothing runs in the store's configuration (weights, context, pool), or None."""
-    s = store.settings
-    return readouts.blocked(store.result, s.prompt_tokens, s.output_tokens, store.context_tokens)
-
-
-def summary_pane(key: str) -> TextPane:
-    """The text under a chart: the numbers it draws, in words (data-kv=`key`)."""
-    pane = html_pane(margin=(0, 10, 8, 10))
-    pane.kv_key = key
-    return pane
-
-
-def set_summary(pane: TextPane, text: str, legend_html: str = "") -> None:
-    pane.object = f'{legend_html}<p class="kv-caption" data-kv="{pane.kv_key}">{esc(text)}</p>'
-
-
 def base_figure(dark: bool, height: int, **kw):
     """A figure styled for the panels: no toolbar clutter, transparent so the page's theme shows."""
     fig = figure(height=height, sizing_mode="stretch_width", toolbar_location=None, tools="",
@@ -153,6 +135,13 @@ def base_figure(dark: bool, height: int, **kw):
         grid.grid_line_color = faint
         grid.grid_line_alpha = 0.25
     return fig
+
+
+def chart_with_summary(view: StoreView, fig, **kw) -> pn.Column:
+    """A chart and, under it, its text summary (the view layer's "summary" part: the numbers the
+    chart draws, for readers who cannot see the canvas)."""
+    view.summary = view.parts["summary"] = html_pane(margin=(0, 10, 8, 10))
+    return pn.Column(bokeh_pane(fig, **kw), view.summary, sizing_mode="stretch_width", margin=0)
 
 
 def bokeh_pane(fig, **kw) -> pn.pane.Bokeh:

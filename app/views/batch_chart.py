@@ -11,7 +11,7 @@ from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Rang
 
 from ..palette import COLORS, ink, muted
 from ..viewlayer.batch_chart import TITLE, view_batch_chart
-from .base import StoreView, base_figure, bokeh_pane
+from .base import StoreView, base_figure, chart_with_summary
 
 
 class BatchChart(StoreView):
@@ -44,7 +44,7 @@ class BatchChart(StoreView):
         self.fig = fig
         self.parts.update(curve=self.curve, ideal=self.ideal, point=self.point, pool=self.pool, x_range=fig.x_range,
                           y_range=fig.y_range, title=fig.title)
-        return bokeh_pane(fig, margin=(5, 10))
+        return chart_with_summary(self, fig, margin=(5, 10))
 
     def data(self) -> dict:
-        return view_batch_chart(self.store.result, self.store.settings.values(), self.store.batch)
+        return view_batch_chart(self.store.result, self.store.settings.values(), self.store.batch, context_tokens=self.store.context_tokens)

@@ -11,7 +11,7 @@ from bokeh.models import ColumnDataSource, HoverTool, Label, NumeralTickFormatte
 
 from ..palette import COLORS, ink, muted
 from ..viewlayer.fit_curve import POINT_COLUMNS, view_fit_curve
-from .base import StoreView, base_figure, bokeh_pane
+from .base import StoreView, base_figure, chart_with_summary
 
 
 class FitCurveChart(StoreView):
@@ -43,7 +43,7 @@ class FitCurveChart(StoreView):
         self.fig = fig
         self.parts.update(curve=self.curve, point=self.point, requests=self.requests, requests_label=self.requests_label,
                           empty=self.empty)
-        return bokeh_pane(fig, margin=(5, 10))
+        return chart_with_summary(self, fig, margin=(5, 10))
 
     def data(self) -> dict:
-        return view_fit_curve(self.store.result, self.store.settings.values(), self.store.fit)
+        return view_fit_curve(self.store.result, self.store.settings.values(), self.store.fit, context_tokens=self.store.context_tokens)

@@ -13,7 +13,7 @@ from bokeh.models import ColumnDataSource, CustomJSTickFormatter, HoverTool, Num
 
 from ..palette import COLORS, ink, muted
 from ..viewlayer.roofline import POINT_COLUMNS, TITLE, view_roofline
-from .base import StoreView, base_figure, bokeh_pane
+from .base import StoreView, base_figure, chart_with_summary
 
 FLOPS_TICKS = """
 const units = [[1e15, 'P'], [1e12, 'T'], [1e9, 'G'], [1e6, 'M']];
@@ -54,7 +54,7 @@ class RooflineChart(StoreView):
         self.fig = fig
         self.parts.update(roof=self.roof, datasheet=self.datasheet, points=self.points, ridge=self.ridge, x_range=fig.x_range,
                           y_range=fig.y_range, title=fig.title)
-        return bokeh_pane(fig, margin=(5, 10))
+        return chart_with_summary(self, fig, margin=(5, 10))
 
     def data(self) -> dict:
-        return view_roofline(self.store.result, self.store.settings.values())
+        return view_roofline(self.store.result, self.store.settings.values(), context_tokens=self.store.context_tokens)

@@ -7,11 +7,11 @@ do not overlap and add on after (their row appears only when they are non-zero).
 
 from __future__ import annotations
 
-from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LabelSet, Range1d
+from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LabelSet, Legend, LegendItem, Range1d
 
-from ..palette import ink
+from ..palette import COLORS, ink
 from ..viewlayer.step_breakdown import BAR_COLUMNS, COMPUTE, MEMORY, phase_terms, view_step_breakdown
-from .base import StoreView, base_figure, bokeh_pane
+from .base import StoreView, base_figure, chart_with_summary
 
 
 class StepBreakdown(StoreView):
@@ -33,12 +33,20 @@ class StepBreakdown(StoreView):
         fig.add_layout(LabelSet(x="x", y="row", text="text", source=self.labels, x_offset=6, text_baseline="middle",
                                 text_font_size="13px", text_font_style="bold", text_color=ink(self.dark)))
         fig.add_tools(HoverTool(renderers=[r], tooltips=[("", "@term"), ("time", "@ms{0,0.00} ms")]))
+        # A legend for every colour the bars use: weight read and KV read share the memory row.
+        keys = [("weights", "weight read"), ("kv", "KV read"), ("compute", "tensor-core compute")]
+        if self.phase == "prefill":
+            keys.remove(("kv", "KV read"))
+        glyphs = [fig.scatter(x=[], y=[], marker="square", size=12, color=COLORS[c]) for c, _ in keys]  # legend keys only
+        fig.add_layout(Legend(items=[LegendItem(label=name, renderers=[g]) for g, (_, name) in zip(glyphs, keys, strict=True)],
+                              orientation="horizontal", background_fill_alpha=0, border_line_alpha=0,
+                              label_text_color=ink(self.dark), spacing=12, padding=2, margin=2), "below")
         self.fig = fig
         self.parts.update(bars=self.bars, labels=self.labels, y_range=fig.y_range, x_range=fig.x_range, title=fig.title)
-        return bokeh_pane(fig, margin=(5, 10))
+        return chart_with_summary(self, fig, margin=(5, 10))
 
     def data(self) -> dict:
-        return view_step_breakdown(self.store.result, self.store.settings.values(), self.phase)
+        return view_step_breakdown(self.store.result, self.store.settings.values(), self.phase, context_tokens=self.store.context_tokens)
 
 
 __all__ = ["StepBreakdown", "phase_terms"]

@@ -2,12 +2,26 @@
 summary under each chart (the numbers the chart draws, for readers who cannot see it).
 
 Pure functions of sim's result and the settings, standard library only, so the Panel views and
-the static site's bridge can share them (they belong in app/viewlayer once it lands).
+the static site's bridge share them.
 """
 
 from __future__ import annotations
 
-from . import format as fmt
+from .. import format as fmt
+from .. import html
+
+SUMMARY_CSS_CLASS = "kv-caption kv-summary"
+
+
+def summary(key: str, text: str) -> dict:
+    """A chart's text summary as a view part: {"html": <p data-kv=key>text</p>}."""
+    return {"html": f'<p class="{SUMMARY_CSS_CLASS}" data-kv="{html.esc(key)}">{html.esc(text)}</p>'}
+
+
+def blocked_in(result, settings, context_tokens: int | None) -> tuple[str, str] | None:
+    """`blocked` for a settings dict; without a context length the context check is skipped."""
+    return blocked(result, settings["prompt_tokens"], settings["output_tokens"],
+                   context_tokens if context_tokens is not None else 1 << 62)
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:
