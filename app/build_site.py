@@ -204,13 +204,20 @@ def _copy_css_dependencies(needed: dict[str, Path]) -> None:
 
 # ---- the page shell ------------------------------------------------------------------------------
 
-def _name_models(doc) -> None:
-    """Widgets get `w.<setting>` from their kv-w-* class (views named themselves while the page ran)."""
+def _name_models(doc, live: bool) -> None:
+    """Widgets get `w.<setting>` from their kv-w-* class (views named themselves while the page ran).
+    A page the bridge does not drive keeps no view names: a lesson may show one view twice, and
+    BokehJS cannot look up a name two models share."""
     from kvlab.app.controls import name_widget_models
 
+    if not live:
+        for model in doc.models:
+            if model.name and "." in model.name:
+                model.name = None
     navs = []
     for root in doc.roots:
-        name_widget_models(root)
+        if live:
+            name_widget_models(root)
         navs += [m for m in root.references() if hasattr(getattr(m, "data", None), "query") and hasattr(m.data, "links")]
     for nav in navs[:1]:  # the address bar (app/share.py): the bridge hands it each new query
         nav.name = "nav"
@@ -235,7 +242,7 @@ def render_page(page: Page, theme: str, roots: dict, needed: dict[str, Path], in
     from panel.io.state import set_curdoc
 
     doc = run_page(page.source, theme)
-    _name_models(doc)
+    _name_models(doc, page.bridge == "panel")
     buf = io.StringIO()
     # Inside the page's own document: Panel's per-session config (the template's design, which
     # names Bootstrap's JavaScript) applies only there.

@@ -13,6 +13,9 @@ built when the step is revealed, at the state the text describes, with the lesso
 
 from __future__ import annotations
 
+import json
+import os
+from html import escape
 from urllib.parse import urlencode
 
 import panel as pn
@@ -44,6 +47,19 @@ LESSON_CSS = BASE_CSS + """
 .kv-why ul { padding-left: 20px; }
 .kv-why li.right { font-weight: 600; }
 .kv-caption { font-size: 15px; }
+"""
+
+# A choice clicked in the static site: lock the choices, mark the right one (and a wrong pick),
+# show the explanation and the reveal; the same outcome as StepView.commit on the server.
+STATIC_REVEAL_JS = """
+const buttons = [%(buttons)s];
+if (buttons.some((b) => b.disabled)) { return; }
+const solid = (b, kind) => { b.button_type = kind; b.css_classes = b.css_classes.filter((c) => c !== 'outline'); };
+for (const b of buttons) { b.disabled = true; if (b.label === %(answer)s) { solid(b, 'success'); } }
+if (buttons[%(index)d].label !== %(answer)s) { solid(buttons[%(index)d], 'danger'); }
+why.text = %(why)s;
+why.visible = true;
+body.visible = true;
 """
 
 PANEL_NAMES = {"admission": "the admission panel", "phases": "the phases panel", "serving_lab": "the serving lab"}
@@ -178,6 +194,29 @@ class StepView(pn.viewable.Viewer):
                       styles={"border": "1px solid var(--kv-border, #ccc)", "border-radius": "10px", "padding": "8px 14px"},
                       margin=(12, 0)),
             self.body, sizing_mode="stretch_width", margin=0)
+        if os.environ.get("KVLAB_BUILD_SITE") == "1":
+            self._static_reveal()
+
+    def _reveal_parts(self) -> list:
+        p = self.step.prediction
+        parts: list = [_md(p.reveal), _md(self.step.prose)]
+        if self.step.view is not None:
+            parts.append(live_view(self.step.view))
+        if self.step.try_this:
+            parts.append(_try_this(self.step.try_this, self.ext))
+        return parts
+
+    def _static_reveal(self) -> None:
+        """The static site runs no Python behind a lesson: the reveal is built now (hidden), and
+        each choice shows it in the browser with the text `commit` would write (site's addition)."""
+        p = self.step.prediction
+        self.body.objects = self._reveal_parts()
+        args = {"why": self.why, "body": self.body, **{f"b{i}": b for i, b in enumerate(self.buttons)}}
+        for i, choice in enumerate(p.choices):
+            why = escape(f'<div class="kv-lesson">{why_html(p, choice.label)}</div>')
+            self.buttons[i].js_on_click(args=args, code=STATIC_REVEAL_JS % {
+                "buttons": ", ".join(f"b{j}" for j in range(len(self.buttons))), "index": i,
+                "answer": json.dumps(p.answer), "why": json.dumps(why)})
 
     def commit(self, index: int, notify: bool = True) -> None:
         if self.picked is not None:
@@ -193,12 +232,8 @@ class StepView(pn.viewable.Viewer):
             self.buttons[index].color, self.buttons[index].variant = "danger", "solid"
         self.why.object = f'<div class="kv-lesson">{why_html(p, picked)}</div>'
         self.why.visible = True
-        parts: list = [_md(p.reveal), _md(self.step.prose)]
-        if self.step.view is not None:
-            parts.append(live_view(self.step.view))
-        if self.step.try_this:
-            parts.append(_try_this(self.step.try_this, self.ext))
-        self.body.objects = parts
+        if not self.body.objects:
+            self.body.objects = self._reveal_parts()
         self.body.visible = True
         if notify:
             self.on_answer(p.key, index)

@@ -34,7 +34,7 @@ MOVES = {
     "phases": [("w.prompt_tokens", 7.0), ("w.concurrency", 8.0), ("w.gpu", "h200"), ("w.model", "qwen3-14b"),
                ("w.engine", 2), ("w.mem_fraction_static", 0.8), ("w.kv_dtype", 2), ("w.tp", 2), ("w.max_model_len", 8192)],
 }
-PANE_SUFFIX = ".pane"
+LESSON = "lesson_a1"  # its first step has "try this" links
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -110,6 +110,19 @@ def _visit_site(site: Path, pages: list[str]) -> dict:
                     seen["latencies_ms"] = page.evaluate("window.kvlabBridge.latencies")
                 out["pages"][name] = seen
                 page.close()
+
+            # A lesson: predict (the first choice of the first step), then the reveal, then "try this".
+            page, errors, _ = open_page(f"{LESSON}.html")
+            step = page.locator(".kv-predict").first
+            out["lesson"] = {"reveal_before": page.locator(".kv-reveal").first.is_visible(),
+                             "choice": step.locator("button").first.inner_text()}
+            step.locator("button").first.click()
+            page.locator(".kv-reveal").first.wait_for(state="visible", timeout=10_000)
+            out["lesson"].update(why=step.locator(".kv-why").first.inner_text(),
+                                 disabled=[b.is_disabled() for b in step.locator("button").all()],
+                                 try_links=[a.get_attribute("href") for a in page.locator(".kv-reveal").first.locator(".kv-try a").all()],
+                                 errors=errors)
+            page.close()
 
             # A link with theme=dark opens the dark build of the page, live.
             page, errors, _ = open_page("phases.html?theme=dark&prompt_tokens=128")
@@ -223,3 +236,21 @@ def test_embed_from_another_origin_hides_the_header_and_resizes(visit):
     assert embed["height"] > 400
     assert embed["header_visible"] is False
     assert embed["errors"] == []
+
+
+def test_lesson_predict_then_reveal_then_try_this(visit, real_site):
+    from kvlab.lessons import course
+    from kvlab.lessons.render import why_html
+
+    seen = visit["lesson"]
+    assert seen["reveal_before"] is False  # the question comes before the answer
+    prediction = course.lesson("A1").steps[0].prediction
+    assert seen["choice"] == prediction.choices[0].label
+    expected = why_html(prediction, prediction.choices[0].label)
+    assert seen["why"].split("\n")[0].strip() in expected.replace("<strong>", "").replace("</strong>", "")
+    assert seen["disabled"] and all(seen["disabled"])  # the prediction is locked once made
+    assert seen["try_links"], "the first step of A1 has try-this links"
+    site = real_site[0]
+    for href in seen["try_links"]:
+        assert (site / href.split("?")[0].removeprefix("./")).is_file(), href
+    assert seen["errors"] == []
