@@ -55,3 +55,31 @@ def _follow_try_this_and_return(kv_page, lesson):
     page.reload()
     page.locator(".kv-reveal").get_by_text(step.prediction.gives_away[0].replace("**", "")).first.wait_for(timeout=30_000)
     page.get_by_text("Recap").first.wait_for(timeout=15_000)
+
+
+def test_reveal_works_without_a_python_server(browser, tmp_path, monkeypatch):
+    """The static site has no Python behind the page: a saved lesson still reveals on a pick, in
+    the browser alone, with its live views laid out in advance."""
+    import panel as pn
+    from bokeh.resources import INLINE
+    from kvlab.lessons.render import lesson_body
+
+    monkeypatch.setenv("KVLAB_BUILD_SITE", "1")
+    lesson = course.lesson("A6")
+    path = tmp_path / "a6.html"
+    pn.panel(lesson_body(lesson)).save(str(path), resources=INLINE)
+    page = browser.new_page()
+    try:
+        page.goto(path.as_uri())
+        q = lesson.steps[0].prediction
+        page.get_by_text(q.question[:50]).first.wait_for(timeout=30_000)
+        probe = page.locator(".kv-reveal").get_by_text(q.gives_away[0].replace("**", ""))
+        assert probe.count() == 0 or not probe.first.is_visible()
+        wrong = next(c.label for c in q.choices if c.label != q.answer)
+        page.locator(".kv-predict").nth(0).get_by_role("button", name=wrong, exact=True).click()
+        probe.first.wait_for(timeout=10_000)
+        assert page.get_by_text(f"You predicted {wrong}").first.is_visible()
+        assert page.locator(".kv-predict").nth(0).get_by_role("button", name=q.answer, exact=True).is_disabled()
+        assert page.locator(".kv-reveal .kv-live").count() == sum(s.view is not None for s in lesson.steps)
+    finally:
+        page.close()
