@@ -63,7 +63,8 @@ PHONE_CSS = """
   #container { height: auto !important; min-height: 100vh; overflow: visible !important; }
   #content { flex-direction: column; flex-wrap: nowrap; overflow: visible !important; height: auto; }
   #main { order: 1; overflow: visible; padding: 8px 4px 12px 4px; }
-  #sidebar { order: 2; width: 100% !important; max-width: none !important; height: auto; max-height: 40vh; overflow-y: auto;
+  /* #content > #sidebar: more specific than the template's own later #sidebar width rule. */
+  #content > #sidebar { order: 2; width: 100% !important; max-width: none !important; height: auto; max-height: 40vh; overflow-y: auto;
              position: sticky; bottom: 0; z-index: 20; background: var(--bs-body-bg); border-right: none;
              border-top: 2px solid var(--bs-border-color); box-shadow: 0 -6px 16px rgba(0, 0, 0, 0.18); padding: 4px 6px 8px; }
   #header .kv-title { font-size: 1.1em; white-space: normal; line-height: 1.3em; }
