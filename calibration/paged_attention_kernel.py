@@ -28,7 +28,8 @@ from __future__ import annotations
 BLOCK_TOKENS = 16  # vLLM's default page size, in tokens
 THREADS = 128
 
-SOURCE = r"""
+# What both versions share: the layout macros, bf16 conversion, and the kernel that merges the splits.
+_PRELUDE = r"""
 #ifndef GROUP
 #error GROUP (query heads per KV head) must be defined
 #endif
@@ -40,9 +41,6 @@ SOURCE = r"""
 #define THREADS 128
 #define SLOTS (THREADS / LANES)
 #define BLOCK_TOKENS 16
-#ifndef UNROLL
-#define UNROLL 4
-#endif
 // -infinity by its bits: NVRTC without headers may not define INFINITY
 #define NEG_INF __int_as_float(0xff800000)
 
@@ -61,6 +59,34 @@ __device__ __forceinline__ unsigned short float_to_bf16(float f) {
     return (unsigned short)(b >> 16);
 }
 
+"""
+
+_COMBINE = r"""
+extern "C" __global__ void paged_decode_combine(const float* __restrict__ part_o, const float* __restrict__ part_ml,
+                                                unsigned short* __restrict__ out, int splits)
+{
+    // grid (B * Hq), block HEAD_DIM threads: merge the splits of one head.
+    const long long head = blockIdx.x;
+    const int d = threadIdx.x;
+    float mm = NEG_INF;
+    for (int s = 0; s < splits; ++s) mm = fmaxf(mm, part_ml[(head * splits + s) * 2]);
+    float ll = 0.f, o = 0.f;
+    for (int s = 0; s < splits; ++s) {
+        const float ms = part_ml[(head * splits + s) * 2];
+        if (ms == NEG_INF) continue;
+        const float w = exp2f(ms - mm);
+        ll += part_ml[(head * splits + s) * 2 + 1] * w;
+        o += part_o[(head * splits + s) * HEAD_DIM + d] * w;
+    }
+    out[head * HEAD_DIM + d] = float_to_bf16(ll > 0.f ? o / ll : 0.f);
+}
+"""
+
+# Version 2: UNROLL tokens in flight per slot, one rescale per UNROLL tokens.
+SOURCE = _PRELUDE + r"""
+#ifndef UNROLL
+#define UNROLL 4
+#endif
 extern "C" __global__ void __launch_bounds__(THREADS)
 paged_decode_split(const unsigned short* __restrict__ q,        // [B, Hkv*GROUP, D] bf16
                    const unsigned short* __restrict__ k_cache,  // [blocks, BLOCK_TOKENS, Hkv, D] bf16
@@ -180,58 +206,10 @@ paged_decode_split(const unsigned short* __restrict__ q,        // [B, Hkv*GROUP
     }
 }
 
-extern "C" __global__ void paged_decode_combine(const float* __restrict__ part_o, const float* __restrict__ part_ml,
-                                                unsigned short* __restrict__ out, int splits)
-{
-    // grid (B * Hq), block HEAD_DIM threads: merge the splits of one head.
-    const long long head = blockIdx.x;
-    const int d = threadIdx.x;
-    float mm = NEG_INF;
-    for (int s = 0; s < splits; ++s) mm = fmaxf(mm, part_ml[(head * splits + s) * 2]);
-    float ll = 0.f, o = 0.f;
-    for (int s = 0; s < splits; ++s) {
-        const float ms = part_ml[(head * splits + s) * 2];
-        if (ms == NEG_INF) continue;
-        const float w = exp2f(ms - mm);
-        ll += part_ml[(head * splits + s) * 2 + 1] * w;
-        o += part_o[(head * splits + s) * HEAD_DIM + d] * w;
-    }
-    out[head * HEAD_DIM + d] = float_to_bf16(ll > 0.f ? o / ll : 0.f);
-}
-"""
-
+""" + _COMBINE
 
 # Version 1, kept as the fallback the benchmark uses (and says so) if version 2 fails its check.
-SOURCE_V1 = r"""
-#ifndef GROUP
-#error GROUP (query heads per KV head) must be defined
-#endif
-#ifndef HEAD_DIM
-#error HEAD_DIM must be defined
-#endif
-#define VEC 8
-#define LANES (HEAD_DIM / VEC)
-#define THREADS 128
-#define SLOTS (THREADS / LANES)
-#define BLOCK_TOKENS 16
-// -infinity by its bits: NVRTC without headers may not define INFINITY
-#define NEG_INF __int_as_float(0xff800000)
-
-__device__ __forceinline__ void bf16x8_to_float(const uint4 w, float* f) {
-    const unsigned int u[4] = {w.x, w.y, w.z, w.w};
-    #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        f[2 * i] = __uint_as_float(u[i] << 16);
-        f[2 * i + 1] = __uint_as_float(u[i] & 0xffff0000u);
-    }
-}
-
-__device__ __forceinline__ unsigned short float_to_bf16(float f) {
-    unsigned int b = __float_as_uint(f);
-    b += 0x7fffu + ((b >> 16) & 1u);  // round to nearest even
-    return (unsigned short)(b >> 16);
-}
-
+SOURCE_V1 = _PRELUDE + r"""
 extern "C" __global__ void __launch_bounds__(THREADS)
 paged_decode_split(const unsigned short* __restrict__ q,        // [B, Hkv*GROUP, D] bf16
                    const unsigned short* __restrict__ k_cache,  // [blocks, BLOCK_TOKENS, Hkv, D] bf16
@@ -327,25 +305,7 @@ paged_decode_split(const unsigned short* __restrict__ q,        // [B, Hkv*GROUP
     }
 }
 
-extern "C" __global__ void paged_decode_combine(const float* __restrict__ part_o, const float* __restrict__ part_ml,
-                                                unsigned short* __restrict__ out, int splits)
-{
-    // grid (B * Hq), block HEAD_DIM threads: merge the splits of one head.
-    const long long head = blockIdx.x;
-    const int d = threadIdx.x;
-    float mm = NEG_INF;
-    for (int s = 0; s < splits; ++s) mm = fmaxf(mm, part_ml[(head * splits + s) * 2]);
-    float ll = 0.f, o = 0.f;
-    for (int s = 0; s < splits; ++s) {
-        const float ms = part_ml[(head * splits + s) * 2];
-        if (ms == NEG_INF) continue;
-        const float w = exp2f(ms - mm);
-        ll += part_ml[(head * splits + s) * 2 + 1] * w;
-        o += part_o[(head * splits + s) * HEAD_DIM + d] * w;
-    }
-    out[head * HEAD_DIM + d] = float_to_bf16(ll > 0.f ? o / ll : 0.f);
-}
-"""
+""" + _COMBINE
 
 SOURCES = {"v2": SOURCE, "v1": SOURCE_V1}
 
