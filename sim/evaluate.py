@@ -392,7 +392,10 @@ def _evaluate(s: Scenario) -> Result:
         if refusal is not None:
             max_seqs = 0  # vLLM refuses to start: not one request of max_model_len fits
     else:
-        max_conc = mem.kv_pool_tokens / max_len if max_len else 0.0
+        # A request of max_model_len tokens is held in whole blocks: the concurrency line counts them,
+        # as the fit count does and as vLLM's own line does (257 tokens hold 272 tokens of cache).
+        held = -(-max_len // s.block_size_tokens) * s.block_size_tokens
+        max_conc = mem.kv_pool_tokens / held if held else 0.0
     # The smallest cap wins; on a tie the concurrency is named (nothing is cut), then the pool.
     batch, limited_by = s.concurrency, "concurrency"
     if max_seqs < batch:

@@ -209,3 +209,11 @@ def test_crossing_vllm_70_gib_threshold_can_shrink_the_pool():
     assert above.kv_pool_bytes < below.kv_pool_bytes
     pinned = dict(engine="vllm", model="qwen3-8b", gpu="h100-pcie", max_model_len=8192, max_num_batched_tokens=2048, max_num_seqs=256)
     assert run(**pinned, gpu_memory_gib=71.5).kv_pool_bytes > run(**pinned, gpu_memory_gib=70.5).kv_pool_bytes
+
+
+@pytest.mark.parametrize("prompt_tokens", [1, 100, 4096, 32768])
+def test_textbook_concurrency_line_counts_whole_blocks_like_the_fit_count(prompt_tokens):
+    # issue 14: at a 1-token prompt the panel said "1,491 fit" while the log said "1578.25x"
+    r = evaluate(Scenario(prompt_tokens=prompt_tokens))
+    assert int(r.max_concurrency) == r.max_sequences
+    assert f"{r.max_concurrency:.2f}x" in next(line for line in r.log if line.startswith("Maximum concurrency"))
