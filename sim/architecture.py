@@ -257,7 +257,7 @@ class Architecture:
         kinds = self.attention_kinds
         if len(kinds) == 1:
             return per_window(kinds[0][1])
-        return sum(n * per_window(w) for n, w in self.attention_kinds) / self.num_layers
+        return math.fsum(n * per_window(w) for n, w in self.attention_kinds) / self.num_layers  # same bits on every Python
 
     def kv_read_tokens(self, context_tokens: float) -> float:
         """Cached tokens a sequence of `context_tokens` holds, averaged over layers (the unit the

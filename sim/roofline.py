@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from math import fsum
 
 from .architecture import Architecture
 from .catalog import GPU
@@ -407,32 +408,34 @@ def _scaled(c: StepCost, factor: float) -> StepCost:
 
 
 def _sum(costs: list[StepCost]) -> StepCost:
+    # math.fsum, not sum(): CPython 3.12+ (and so Pyodide) compensates the built-in sum of floats,
+    # 3.11 does not; fsum gives the same bits on every Python.
     if len(costs) == 1:
         return costs[0]
     by_kind: dict[str, list[KernelCost]] = {}
     for c in costs:
         for k in c.kernels:
             by_kind.setdefault(k.kind, []).append(k)
-    kernels = tuple(_new(KernelCost, kind=kind, bytes=sum(k.bytes for k in ks), flops=sum(k.flops for k in ks),
-                         memory_s=sum(k.memory_s for k in ks), compute_s=sum(k.compute_s for k in ks),
-                         time_s=sum(k.time_s for k in ks), bound=max(ks, key=lambda k: k.time_s).bound)
+    kernels = tuple(_new(KernelCost, kind=kind, bytes=fsum(k.bytes for k in ks), flops=fsum(k.flops for k in ks),
+                         memory_s=fsum(k.memory_s for k in ks), compute_s=fsum(k.compute_s for k in ks),
+                         time_s=fsum(k.time_s for k in ks), bound=max(ks, key=lambda k: k.time_s).bound)
                     for kind, ks in by_kind.items())
-    memory_s = sum(c.memory_time_s for c in costs)
-    compute_s = sum(c.compute_time_s for c in costs)
+    memory_s = fsum(c.memory_time_s for c in costs)
+    compute_s = fsum(c.compute_time_s for c in costs)
     return _new(StepCost,
         tokens=sum(c.tokens for c in costs),
-        weight_bytes=sum(c.weight_bytes for c in costs),
-        kv_bytes=sum(c.kv_bytes for c in costs),
-        flops=sum(c.flops for c in costs),
+        weight_bytes=fsum(c.weight_bytes for c in costs),
+        kv_bytes=fsum(c.kv_bytes for c in costs),
+        flops=fsum(c.flops for c in costs),
         memory_time_s=memory_s,
         compute_time_s=compute_s,
-        allreduce_time_s=sum(c.allreduce_time_s for c in costs),
-        overhead_s=sum(c.overhead_s for c in costs),
-        time_s=sum(c.time_s for c in costs),
-        bound="compute" if sum(c.time_s for c in costs if c.bound == "compute") > sum(c.time_s for c in costs) / 2 else "memory",
+        allreduce_time_s=fsum(c.allreduce_time_s for c in costs),
+        overhead_s=fsum(c.overhead_s for c in costs),
+        time_s=fsum(c.time_s for c in costs),
+        bound="compute" if fsum(c.time_s for c in costs if c.bound == "compute") > fsum(c.time_s for c in costs) / 2 else "memory",
         model=costs[0].model,
         kernels=kernels,
-        memory_side_s=sum(c.memory_side_s for c in costs),
-        compute_side_s=sum(c.compute_side_s for c in costs),
-        serial_s=sum(c.serial_s for c in costs),
+        memory_side_s=fsum(c.memory_side_s for c in costs),
+        compute_side_s=fsum(c.compute_side_s for c in costs),
+        serial_s=fsum(c.serial_s for c in costs),
     )

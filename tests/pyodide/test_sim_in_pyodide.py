@@ -83,16 +83,18 @@ def _compare(cpython: list[str], other: list[str], label: str, cases: list[dict]
 
     On CPython 3.11 a mismatch gets one diagnosis before failing: `cpython_312_sum()` recomputes
     the reference with the built-in sum() of CPython 3.12+ (tests/pyodide/sum312.py). If that
-    reproduces Pyodide's output byte for byte, float summation with sum() is proven to be the only
-    cause and the test is marked xfail saying so; any other difference fails.
+    reproduces Pyodide's output byte for byte, float summation with sum() is proven to be the cause
+    and the failure says where to look; any other difference fails with the first differing case.
+    (It used to xfail there, which let a sum() in the step model hide that the browser and CPython
+    had drifted apart.)
     """
     assert len(other) == len(cpython), f"{label}: {len(other)} results for {len(cpython)} cases"
     if other == cpython:
         return
     if cpython_312_sum is not None and sys.version_info < (3, 12) and other == cpython_312_sum():
-        pytest.xfail(f"{label}: equal to CPython 3.11 only up to the built-in sum() of floats, which CPython 3.12+ "
-                     "(and so Pyodide) computes with compensated summation: with 3.12's sum() emulated, CPython 3.11 "
-                     "matches byte for byte. math.fsum would make the results identical on every Python.")
+        pytest.fail(f"{label}: equal to CPython 3.11 only up to the built-in sum() of floats, which CPython 3.12+ "
+                    "(and so Pyodide) computes with compensated summation: with 3.12's sum() emulated, CPython 3.11 "
+                    "matches byte for byte. Sum floats in sim with math.fsum, which gives the same bits on every Python.")
     for i, (a, b) in enumerate(zip(cpython, other, strict=True)):
         if a != b:
             da, db = json.loads(a), json.loads(b)
