@@ -82,11 +82,9 @@ extern "C" __global__ void paged_decode_combine(const float* __restrict__ part_o
 }
 """
 
-# Version 2: UNROLL tokens in flight per slot, one rescale per UNROLL tokens.
-SOURCE = _PRELUDE + r"""
-#ifndef UNROLL
-#define UNROLL 4
-#endif
+# Both versions' split kernel: its signature and set-up, and the merge of the slots at its end;
+# they differ only in the loop over the split's tokens.
+_SPLIT_HEAD = r"""
 extern "C" __global__ void __launch_bounds__(THREADS)
 paged_decode_split(const unsigned short* __restrict__ q,        // [B, Hkv*GROUP, D] bf16
                    const unsigned short* __restrict__ k_cache,  // [blocks, BLOCK_TOKENS, Hkv, D] bf16
@@ -115,7 +113,44 @@ paged_decode_split(const unsigned short* __restrict__ q,        // [B, Hkv*GROUP
         m[g] = NEG_INF; l[g] = 0.f;
     }
 
-    // UNROLL tokens per slot per iteration: their block-table entries, then all their K and V rows
+"""
+
+_SPLIT_TAIL = r"""    __shared__ float sm_ml[SLOTS][GROUP][2];
+    __shared__ float sm_acc[SLOTS][GROUP][HEAD_DIM];
+    #pragma unroll
+    for (int g = 0; g < GROUP; ++g) {
+        if (lane == 0) { sm_ml[slot][g][0] = m[g]; sm_ml[slot][g][1] = l[g]; }
+        #pragma unroll
+        for (int i = 0; i < VEC; ++i) sm_acc[slot][g][lane * VEC + i] = acc[g][i];
+    }
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < GROUP * HEAD_DIM; idx += THREADS) {
+        const int g = idx / HEAD_DIM, d = idx % HEAD_DIM;
+        float mm = NEG_INF;
+        #pragma unroll
+        for (int j = 0; j < SLOTS; ++j) mm = fmaxf(mm, sm_ml[j][g][0]);
+        float ll = 0.f, o = 0.f;
+        if (mm != NEG_INF) {
+            #pragma unroll
+            for (int j = 0; j < SLOTS; ++j) {
+                const float w = exp2f(sm_ml[j][g][0] - mm);  // exp2(-inf) = 0 for empty slots
+                ll += sm_ml[j][g][1] * w;
+                o += sm_acc[j][g][d] * w;
+            }
+        }
+        const long long head = (long long)b * Hq + h * GROUP + g;
+        part_o[(head * S + s) * HEAD_DIM + d] = o;
+        if (d == 0) { part_ml[(head * S + s) * 2] = mm; part_ml[(head * S + s) * 2 + 1] = ll; }
+    }
+}
+
+"""
+
+# Version 2: UNROLL tokens in flight per slot, one rescale per UNROLL tokens.
+SOURCE = _PRELUDE + r"""
+#ifndef UNROLL
+#define UNROLL 4
+#endif""" + _SPLIT_HEAD + r"""    // UNROLL tokens per slot per iteration: their block-table entries, then all their K and V rows
     // (UNROLL x 2 x 16 bytes per lane) are requested before any is used, and the running max and
     // the rescale of the accumulator are applied once per UNROLL tokens, not once per token.
     // The loop bounds are the same for every slot, so the lanes of a warp (two slots when
@@ -177,68 +212,10 @@ paged_decode_split(const unsigned short* __restrict__ q,        // [B, Hkv*GROUP
         }
     }
 
-    __shared__ float sm_ml[SLOTS][GROUP][2];
-    __shared__ float sm_acc[SLOTS][GROUP][HEAD_DIM];
-    #pragma unroll
-    for (int g = 0; g < GROUP; ++g) {
-        if (lane == 0) { sm_ml[slot][g][0] = m[g]; sm_ml[slot][g][1] = l[g]; }
-        #pragma unroll
-        for (int i = 0; i < VEC; ++i) sm_acc[slot][g][lane * VEC + i] = acc[g][i];
-    }
-    __syncthreads();
-    for (int idx = threadIdx.x; idx < GROUP * HEAD_DIM; idx += THREADS) {
-        const int g = idx / HEAD_DIM, d = idx % HEAD_DIM;
-        float mm = NEG_INF;
-        #pragma unroll
-        for (int j = 0; j < SLOTS; ++j) mm = fmaxf(mm, sm_ml[j][g][0]);
-        float ll = 0.f, o = 0.f;
-        if (mm != NEG_INF) {
-            #pragma unroll
-            for (int j = 0; j < SLOTS; ++j) {
-                const float w = exp2f(sm_ml[j][g][0] - mm);  // exp2(-inf) = 0 for empty slots
-                ll += sm_ml[j][g][1] * w;
-                o += sm_acc[j][g][d] * w;
-            }
-        }
-        const long long head = (long long)b * Hq + h * GROUP + g;
-        part_o[(head * S + s) * HEAD_DIM + d] = o;
-        if (d == 0) { part_ml[(head * S + s) * 2] = mm; part_ml[(head * S + s) * 2 + 1] = ll; }
-    }
-}
-
-""" + _COMBINE
+""" + _SPLIT_TAIL + _COMBINE
 
 # Version 1, kept as the fallback the benchmark uses (and says so) if version 2 fails its check.
-SOURCE_V1 = _PRELUDE + r"""
-extern "C" __global__ void __launch_bounds__(THREADS)
-paged_decode_split(const unsigned short* __restrict__ q,        // [B, Hkv*GROUP, D] bf16
-                   const unsigned short* __restrict__ k_cache,  // [blocks, BLOCK_TOKENS, Hkv, D] bf16
-                   const unsigned short* __restrict__ v_cache,
-                   const int* __restrict__ block_table,         // [B, max_blocks]
-                   const int* __restrict__ seq_lens,            // [B]
-                   float* __restrict__ part_o,                  // [B, Hq, S, D]
-                   float* __restrict__ part_ml,                 // [B, Hq, S, 2]
-                   int num_kv_heads, int max_blocks, int tokens_per_split, float scale_log2)
-{
-    const int b = blockIdx.x, h = blockIdx.y, s = blockIdx.z, S = gridDim.z;
-    const int slot = threadIdx.x / LANES, lane = threadIdx.x % LANES;
-    const int Hq = num_kv_heads * GROUP;
-    const int len = seq_lens[b];
-    const int t_begin = s * tokens_per_split;
-    const int t_end = len < t_begin + tokens_per_split ? len : t_begin + tokens_per_split;
-    const int* bt = block_table + (long long)b * max_blocks;
-
-    float qf[GROUP][VEC], acc[GROUP][VEC], m[GROUP], l[GROUP];
-    #pragma unroll
-    for (int g = 0; g < GROUP; ++g) {
-        const uint4 w = *reinterpret_cast<const uint4*>(q + ((long long)(b * Hq + h * GROUP + g)) * HEAD_DIM + lane * VEC);
-        bf16x8_to_float(w, qf[g]);
-        #pragma unroll
-        for (int i = 0; i < VEC; ++i) { qf[g][i] *= scale_log2; acc[g][i] = 0.f; }
-        m[g] = NEG_INF; l[g] = 0.f;
-    }
-
-    // The loop bounds are the same for every slot, so the lanes of a warp (two slots when
+SOURCE_V1 = _PRELUDE + _SPLIT_HEAD + r"""    // The loop bounds are the same for every slot, so the lanes of a warp (two slots when
     // HEAD_DIM = 128) always reach the shuffles together; a slot past the end masks its update.
     for (int base = t_begin; base < t_end; base += 2 * SLOTS) {
         const int t0 = base + slot, t1 = base + SLOTS + slot;
@@ -276,36 +253,7 @@ paged_decode_split(const unsigned short* __restrict__ q,        // [B, Hkv*GROUP
         }
     }
 
-    __shared__ float sm_ml[SLOTS][GROUP][2];
-    __shared__ float sm_acc[SLOTS][GROUP][HEAD_DIM];
-    #pragma unroll
-    for (int g = 0; g < GROUP; ++g) {
-        if (lane == 0) { sm_ml[slot][g][0] = m[g]; sm_ml[slot][g][1] = l[g]; }
-        #pragma unroll
-        for (int i = 0; i < VEC; ++i) sm_acc[slot][g][lane * VEC + i] = acc[g][i];
-    }
-    __syncthreads();
-    for (int idx = threadIdx.x; idx < GROUP * HEAD_DIM; idx += THREADS) {
-        const int g = idx / HEAD_DIM, d = idx % HEAD_DIM;
-        float mm = NEG_INF;
-        #pragma unroll
-        for (int j = 0; j < SLOTS; ++j) mm = fmaxf(mm, sm_ml[j][g][0]);
-        float ll = 0.f, o = 0.f;
-        if (mm != NEG_INF) {
-            #pragma unroll
-            for (int j = 0; j < SLOTS; ++j) {
-                const float w = exp2f(sm_ml[j][g][0] - mm);  // exp2(-inf) = 0 for empty slots
-                ll += sm_ml[j][g][1] * w;
-                o += sm_acc[j][g][d] * w;
-            }
-        }
-        const long long head = (long long)b * Hq + h * GROUP + g;
-        part_o[(head * S + s) * HEAD_DIM + d] = o;
-        if (d == 0) { part_ml[(head * S + s) * 2] = mm; part_ml[(head * S + s) * 2 + 1] = ll; }
-    }
-}
-
-""" + _COMBINE
+""" + _SPLIT_TAIL + _COMBINE
 
 SOURCES = {"v2": SOURCE, "v1": SOURCE_V1}
 
