@@ -106,30 +106,28 @@ def test_kvlab_engine_any_values(capsys, argv):
             assert any(f"error: {option}: " in e for e in errors), (option, err)
 
 
-@FUZZ
-@given(argvs(value_options(calibrate_cli.build_parser())))
-def test_kvlab_calibrate_argument_parsing(capsys, argv):
+def assert_parses_or_exits_2(capsys, parse_args, argv, prog):
+    """An argument parser either accepts argv silently or exits 2 with one named line per problem."""
     try:
-        calibrate_cli.parse_args(argv)
+        parse_args(argv)
         code = 0
     except SystemExit as e:
         code = e.code
     out, err = capsys.readouterr()
-    errors = check_lines(err, "kvlab calibrate")
+    errors = check_lines(err, prog)
     assert (code == 0 and not errors) or (code == 2 and errors and out == ""), (argv, code, err)
+
+
+@FUZZ
+@given(argvs(value_options(calibrate_cli.build_parser())))
+def test_kvlab_calibrate_argument_parsing(capsys, argv):
+    assert_parses_or_exits_2(capsys, calibrate_cli.parse_args, argv, "kvlab calibrate")
 
 
 @FUZZ
 @given(argvs(["--port", "--no-show=x", "--prot"]))
 def test_kvlab_serve_argument_parsing(capsys, argv):
-    try:
-        serve_cli.parse_args(argv)
-        code = 0
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    errors = check_lines(err, "kvlab serve")
-    assert (code == 0 and not errors) or (code == 2 and errors and out == ""), (argv, code, err)
+    assert_parses_or_exits_2(capsys, serve_cli.parse_args, argv, "kvlab serve")
 
 
 @pytest.mark.parametrize(("argv", "needle"), [
