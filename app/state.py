@@ -75,6 +75,13 @@ class Settings(param.Parameterized):
     gpu_memory_gib = _numeric("gpu_memory_gib")
     dollars_per_gpu_hour = _numeric("dollars_per_gpu_hour")
 
+    def __init__(self, **params):
+        # Each new session (and each URL check) lists the profiles afresh, so one written by
+        # `kvlab calibrate` while the server runs is offered without a restart. profile_names()
+        # costs a directory listing and a stat per file (sim caches each file's schema check).
+        type(self).param.profile.objects = sim.profile_names()
+        super().__init__(**params)
+
     def values(self) -> dict:
         """Every setting as a plain dict (what the view layer reads)."""
         return {name: getattr(self, name) for name in ("config_text", *SCENARIO_FIELDS)}

@@ -120,6 +120,16 @@ class Backend:
         through block_table[B, max_blocks] from the paged caches (grouped-query: Hq = G x kv_heads)."""
         raise NotImplementedError
 
+    def paged_mla_cache(self, num_blocks: int, block_tokens: int, latent_dim: int, seed: int):
+        """An MLA latent cache [num_blocks, block_tokens, latent_dim] in bf16, random."""
+        raise NotImplementedError
+
+    def paged_mla_decode(self, q, cache, block_table, seq_lens, out, max_seq_len: int, kv_lora_rank: int,
+                         softmax_scale: float) -> None:
+        """Absorbed MLA decode: out[B, H, kv_lora_rank] = softmax(q . c^T x scale) c[:, :kv_lora_rank] for
+        q[B, H, latent_dim], every head reading the same latent rows c through block_table."""
+        raise NotImplementedError
+
     def to_host(self, x):
         """A NumPy copy of x, bf16 words converted to float32."""
         raise NotImplementedError
@@ -222,6 +232,13 @@ class NumpyBackend(Backend):
     def paged_decode_attention(self, q, k_cache, v_cache, block_table, seq_lens, out, max_seq_len):
         out[...] = reference_paged_decode_attention(q, k_cache, v_cache, block_table, seq_lens)
 
+    def paged_mla_cache(self, num_blocks, block_tokens, latent_dim, seed):
+        rng = self.np.random.default_rng(seed)
+        return rng.standard_normal((num_blocks, block_tokens, latent_dim), dtype=self.np.float32)
+
+    def paged_mla_decode(self, q, cache, block_table, seq_lens, out, max_seq_len, kv_lora_rank, softmax_scale):
+        out[...] = reference_paged_mla_decode(q, cache, block_table, seq_lens, kv_lora_rank, softmax_scale)
+
     def to_host(self, x):
         return self.np.asarray(x, dtype=self.np.float32)
 
@@ -255,6 +272,25 @@ def reference_paged_decode_attention(q, k_cache, v_cache, block_table, seq_lens)
             s = k[:, h // group, :] @ q[b, h] / np.sqrt(head_dim)
             p = np.exp(s - s.max())
             out[b, h] = (p / p.sum()) @ v[:, h // group, :]
+    return out
+
+
+def reference_paged_mla_decode(q, cache, block_table, seq_lens, kv_lora_rank: int, softmax_scale: float):
+    """NumPy float64 reference of Backend.paged_mla_decode: every head scores the shared latent row
+    (compressed KV then rotary key) and averages its first kv_lora_rank elements."""
+    import numpy as np
+
+    q, cache = np.asarray(q, dtype=np.float64), np.asarray(cache, dtype=np.float64)
+    block_table, seq_lens = np.asarray(block_table), np.asarray(seq_lens)
+    batch, heads, latent = q.shape
+    block_tokens = cache.shape[1]
+    out = np.empty((batch, heads, kv_lora_rank))
+    for b in range(batch):
+        n = int(seq_lens[b])
+        c = cache[block_table[b, : -(-n // block_tokens)]].reshape(-1, latent)[:n]  # [n, latent]
+        s = q[b] @ c.T * softmax_scale  # [H, n]
+        p = np.exp(s - s.max(axis=1, keepdims=True))
+        out[b] = (p / p.sum(axis=1, keepdims=True)) @ c[:, :kv_lora_rank]
     return out
 
 

@@ -344,6 +344,40 @@ class CupyBackend(Backend):
                np.int32(kv_heads), np.int32(block_table.shape[1]), np.int32(per_split), scale_log2))
         combine((batch * q_heads,), (head_dim,), (part_o, part_ml, out, np.int32(splits)))
 
+    def paged_mla_cache(self, num_blocks, block_tokens, latent_dim, seed):
+        return self.random((num_blocks, block_tokens, latent_dim), "bf16", seed)
+
+    def _mla_kernels(self, kv_lora_rank, rope_dim):
+        key = ("mla", kv_lora_rank, rope_dim)
+        if key not in self._attention:
+            from .paged_mla_kernel import SOURCE
+
+            mod = self.cp.RawModule(code=SOURCE, options=(f"-DKV_LORA={kv_lora_rank}", f"-DROPE={rope_dim}"))
+            self._attention[key] = (mod.get_function("paged_mla_split"), mod.get_function("paged_decode_combine"))
+        return self._attention[key]
+
+    def paged_mla_decode(self, q, cache, block_table, seq_lens, out, max_seq_len, kv_lora_rank, softmax_scale):
+        from .paged_attention_kernel import splits_for
+        from .paged_mla_kernel import HEADS_PER_CTA, THREADS
+
+        np = self.np
+        batch, heads, latent = q.shape
+        # the kernel's layout rules (paged_mla_kernel.py): whole head groups, 16-byte rows, 128 | latent
+        if heads % HEADS_PER_CTA or latent % 8 or kv_lora_rank % THREADS:
+            raise ValueError(f"MLA kernel needs heads % {HEADS_PER_CTA} == 0, latent % 8 == 0 and kv_lora_rank % "
+                             f"{THREADS} == 0; got {heads}, {latent}, {kv_lora_rank}")
+        split, combine = self._mla_kernels(kv_lora_rank, latent - kv_lora_rank)
+        groups = heads // HEADS_PER_CTA
+        splits = splits_for(batch, groups, max_seq_len, self._sm_count)
+        per_split = -(-max_seq_len // splits)
+        part_o = self._buffer("mla_part_o", batch * heads * splits * kv_lora_rank, np.float32)
+        part_ml = self._buffer("mla_part_ml", batch * heads * splits * 2, np.float32)
+        scale_log2 = np.float32(1.4426950408889634 * softmax_scale)
+        split((groups, batch, splits), (THREADS,),
+              (q, cache, block_table, seq_lens, part_o, part_ml,
+               np.int32(heads), np.int32(block_table.shape[1]), np.int32(per_split), scale_log2))
+        combine((batch * heads,), (kv_lora_rank,), (part_o, part_ml, out, np.int32(splits)))
+
     def to_host(self, x):
         h = self.cp.asnumpy(x)
         if h.dtype == self.np.uint16:  # bf16 words

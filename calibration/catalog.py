@@ -11,14 +11,10 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from kvlab.sim.profile_schema import KNOWN_GPU_IDS  # noqa: F401  (GPU ids a profile may name; one list, in sim)
+
 SIM_DATA_DIR = Path(__file__).resolve().parent.parent / "sim" / "data"
 PROFILE_DIR = SIM_DATA_DIR / "profiles"
-
-# GPU ids the profile schema accepts (sim/data/gpus.json may list only some of them so far).
-KNOWN_GPU_IDS = (
-    "a100-80", "a100-40", "h100-sxm", "h100-pcie", "h200", "b200",
-    "l40s", "l4", "a10", "rtx-4090", "mi300x",
-)
 
 
 class CatalogError(ValueError):
@@ -58,6 +54,18 @@ class ModelShapes:
     head_dim: int
     moe: bool = False  # routed experts: the MLP GEMMs are per expert, at a fraction of the tokens
     mla: bool = False  # multi-head latent attention (DeepSeek): other attention projections
+    # MoE (config.json: num_experts / num_local_experts / n_routed_experts, num_experts_per_tok,
+    # moe_intermediate_size, n_shared_experts); 0 for a dense model
+    num_experts: int = 0
+    experts_per_token: int = 0
+    moe_intermediate_size: int = 0
+    shared_experts: int = 0
+    # MLA (config.json: kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim, q_lora_rank)
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    qk_nope_head_dim: int = 0
+    v_head_dim: int = 0
+    q_lora_rank: int = 0
 
     def projection_shapes(self) -> list[GemmShape]:
         """The weight GEMMs an engine runs per layer, fused as vLLM and SGLang fuse them, plus the
@@ -79,6 +87,37 @@ class ModelShapes:
             GemmShape("lm_head", h, self.vocab_size),
         ]
 
+    def attention_shapes(self) -> list[GemmShape]:
+        """The attention projections of one layer (what the MoE benchmark times beside the experts).
+        GQA: qkv and o as in projection_shapes. MLA (DeepSeek-V3, as vLLM runs it): the fused
+        down-projection hidden -> q_lora_rank + kv_lora_rank + qk_rope_head_dim ("qkv_a"), the
+        query up-projection q_lora_rank -> heads x (nope + rope) ("q_b"), and o: heads x v_head_dim
+        -> hidden. The absorbed per-head W_UK / W_UV products are batched GEMMs, not timed here."""
+        h = self.hidden_size
+        if self.mla:
+            qk = self.qk_nope_head_dim + self.qk_rope_head_dim
+            shapes = [GemmShape("qkv_a", h, (self.q_lora_rank or 0) + self.kv_lora_rank + self.qk_rope_head_dim)]
+            if self.q_lora_rank:
+                shapes.append(GemmShape("q_b", self.q_lora_rank, self.num_attention_heads * qk))
+            return shapes + [GemmShape("o", self.num_attention_heads * self.v_head_dim, h)]
+        return self.projection_shapes()[:2]
+
+    def tp_shapes(self, tp: int) -> list[GemmShape]:
+        """The four projection GEMMs of one rank under tensor parallelism `tp` (Megatron / vLLM):
+        qkv and gate_up split by columns (QKVParallelLinear keeps at least one KV head per rank,
+        replicating KV heads when tp > kv_heads), o and down split by rows (RowParallelLinear, whose
+        partial sums the all-reduce adds). Qwen3-8B, tp 4: qkv 4096x1536, o 1024x4096,
+        gate_up 4096x6144, down 3072x4096."""
+        h = self.hidden_size
+        q_dim = self.num_attention_heads // tp * self.head_dim
+        kv_dim = max(1, self.num_key_value_heads // tp) * self.head_dim
+        return [
+            GemmShape("qkv", h, q_dim + 2 * kv_dim),
+            GemmShape("o", q_dim, h),
+            GemmShape("gate_up", h, 2 * self.intermediate_size // tp),
+            GemmShape("down", self.intermediate_size // tp, h),
+        ]
+
     def gemm_shapes(self) -> list[GemmShape]:
         """The three weight shapes a decoder step runs: attention projections (hidden x hidden),
         MLP (hidden x intermediate) and the LM head (hidden x vocab)."""
@@ -91,15 +130,29 @@ class ModelShapes:
 
     def scaled_down(self, divisor: int) -> ModelShapes:
         """The same model with every width divided by `divisor` (the CPU pipeline check's sizes);
-        head counts and layer count are kept so the per-layer weights of the fit do not change."""
+        head counts, expert counts and layer count are kept so the per-layer weights of the fit do
+        not change."""
+        def div(x: int, floor: int = 8) -> int:
+            return max(floor, x // divisor) if x else 0
+
         return replace(
             self,
             id=f"{self.id}/{divisor}",
-            hidden_size=max(8, self.hidden_size // divisor),
-            intermediate_size=max(8, self.intermediate_size // divisor),
-            vocab_size=max(8, self.vocab_size // divisor),
-            head_dim=max(8, self.head_dim // divisor),
+            hidden_size=div(self.hidden_size),
+            intermediate_size=div(self.intermediate_size),
+            vocab_size=div(self.vocab_size),
+            head_dim=div(self.head_dim),
+            moe_intermediate_size=div(self.moe_intermediate_size),
+            kv_lora_rank=div(self.kv_lora_rank),
+            qk_rope_head_dim=div(self.qk_rope_head_dim, 2),
+            qk_nope_head_dim=div(self.qk_nope_head_dim),
+            v_head_dim=div(self.v_head_dim),
+            q_lora_rank=div(self.q_lora_rank),
         )
+
+    def same_shapes(self, other: ModelShapes) -> bool:
+        """Every measured width equal (DeepSeek-R1 has DeepSeek-V3's shapes): one curve serves both."""
+        return replace(other, id=self.id) == self
 
 
 def load_datasheets() -> dict[str, Datasheet]:
@@ -173,6 +226,7 @@ def load_models() -> dict[str, ModelShapes]:
         cfg = entry["config"]
         model_id = entry.get("kvlab", {}).get("id", path.stem)
         head_dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+        experts = int(next((cfg[k] for k in ("num_experts", "num_local_experts", "n_routed_experts") if cfg.get(k)), 0))
         models[model_id] = ModelShapes(
             id=model_id,
             hidden_size=int(cfg["hidden_size"]),
@@ -182,8 +236,18 @@ def load_models() -> dict[str, ModelShapes]:
             num_attention_heads=int(cfg["num_attention_heads"]),
             num_key_value_heads=int(cfg.get("num_key_value_heads") or cfg["num_attention_heads"]),
             head_dim=int(head_dim),
-            moe=any(cfg.get(k) for k in ("num_experts", "num_local_experts", "n_routed_experts")),
+            moe=bool(experts),
             mla=bool(cfg.get("kv_lora_rank")),
+            num_experts=experts,
+            experts_per_token=int(cfg.get("num_experts_per_tok") or 0) if experts else 0,
+            # Mixtral's experts are full-width MLPs (no moe_intermediate_size)
+            moe_intermediate_size=int(cfg.get("moe_intermediate_size") or cfg["intermediate_size"]) if experts else 0,
+            shared_experts=int(cfg.get("n_shared_experts") or 0),
+            kv_lora_rank=int(cfg.get("kv_lora_rank") or 0),
+            qk_rope_head_dim=int(cfg.get("qk_rope_head_dim") or 0),
+            qk_nope_head_dim=int(cfg.get("qk_nope_head_dim") or 0),
+            v_head_dim=int(cfg.get("v_head_dim") or 0),
+            q_lora_rank=int(cfg.get("q_lora_rank") or 0),
         )
     return models
 

@@ -177,32 +177,37 @@ def _clamped(eff: float, label: str, notes: list[str]) -> float:
     return max(round_sig(eff), 1e-6)
 
 
-def gemm_model_curves(points: list[dict], dtype: str, peak_flops: float, notes: list[str]) -> dict[str, list[list[float]]]:
-    """model id -> [[M, efficiency]] for one dtype: the time-weighted efficiency of the model's four
-    projection GEMMs (qkv, o, gate_up, down), i.e. their FLOPs over their summed (monotone) times
-    over the dense peak. Only M values measured for all four shapes are kept; a model missing a
-    shape gets no curve, and the notes say so."""
+def gemm_model_curves(points: list[dict], dtype: str, peak_flops: float, notes: list[str],
+                      shapes_by_model: dict[str, list[str]] | None = None, label: str = "gemm_efficiency") -> dict[str, list[list[float]]]:
+    """model id -> [[M, efficiency]] for one dtype: the time-weighted efficiency of the model's
+    projection GEMMs, i.e. their FLOPs over their summed (monotone) times over the dense peak.
+    The shapes are the four dense projections (qkv, o, gate_up, down) unless `shapes_by_model`
+    names a model's own (an MoE layer: its attention projections and "experts"). Only M values
+    measured for every shape are kept; a model missing a shape gets no curve, and the notes say so."""
+    shapes_by_model = shapes_by_model or {}
     by_model: dict[str, dict[str, list[dict]]] = {}
     for p in points:
-        if p["dtype"] == dtype and p["shape"] in PROJECTIONS:
+        if p["dtype"] == dtype and p["shape"] in shapes_by_model.get(p["model"], PROJECTIONS):
             by_model.setdefault(p["model"], {}).setdefault(p["shape"], []).append(p)
     curves: dict[str, list[list[float]]] = {}
     for model, shapes in by_model.items():
-        missing = [s for s in PROJECTIONS if s not in shapes]
+        wanted = tuple(shapes_by_model.get(model, PROJECTIONS))
+        missing = [s for s in wanted if s not in shapes]
         if missing:
-            notes.append(f"gemm_efficiency {model} {dtype}: no curve, shapes {', '.join(missing)} not measured")
+            notes.append(f"{label} {model} {dtype}: no curve, shapes {', '.join(missing)} not measured")
             continue
-        times = {s: monotone_times(shapes[s], f"gemm {model} {s} {dtype}", notes) for s in PROJECTIONS}
-        flops = {s: {p["m"]: p["flops"] for p in shapes[s]} for s in PROJECTIONS}
+        prefix = "gemm" if label == "gemm_efficiency" else label
+        times = {s: monotone_times(shapes[s], f"{prefix} {model} {s} {dtype}", notes) for s in wanted}
+        flops = {s: {p["m"]: p["flops"] for p in shapes[s]} for s in wanted}
         common = sorted(set.intersection(*(set(t) for t in times.values())))
         dropped = sorted(set.union(*(set(t) for t in times.values())) - set(common))
         if dropped:
-            notes.append(f"gemm_efficiency {model} {dtype}: M {dropped} dropped (not measured for every shape)")
+            notes.append(f"{label} {model} {dtype}: M {dropped} dropped (not measured for every shape)")
         curve = []
         for m in common:
-            total_flops = sum(flops[s][m] for s in PROJECTIONS)
-            total_time = sum(times[s][m] for s in PROJECTIONS)
-            curve.append([m, _clamped(total_flops / total_time / peak_flops, f"gemm_efficiency {model} {dtype} M={m}", notes)])
+            total_flops = sum(flops[s][m] for s in wanted)
+            total_time = sum(times[s][m] for s in wanted)
+            curve.append([m, _clamped(total_flops / total_time / peak_flops, f"{label} {model} {dtype} M={m}", notes)])
         if curve:
             curves[model] = curve
     return curves

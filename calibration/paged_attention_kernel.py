@@ -41,6 +41,10 @@ _PRELUDE = r"""
 #define THREADS 128
 #define SLOTS (THREADS / LANES)
 #define BLOCK_TOKENS 16
+"""
+
+# bf16 conversion and -inf, shared by the GQA kernels here and the MLA kernel (paged_mla_kernel.py).
+BF16_HELPERS = r"""
 // -infinity by its bits: NVRTC without headers may not define INFINITY
 #define NEG_INF __int_as_float(0xff800000)
 
@@ -60,6 +64,7 @@ __device__ __forceinline__ unsigned short float_to_bf16(float f) {
 }
 
 """
+_PRELUDE += BF16_HELPERS
 
 _COMBINE = r"""
 extern "C" __global__ void paged_decode_combine(const float* __restrict__ part_o, const float* __restrict__ part_ml,
@@ -266,3 +271,6 @@ def splits_for(batch: int, kv_heads: int, max_seq_len: int, sm_count: int, min_t
     want = -(-8 * sm_count // max(batch * kv_heads, 1))
     most = max(1, max_seq_len // min_tokens_per_split)
     return max(1, min(want, most))
+
+# The split merge, reused by the MLA kernel with HEAD_DIM defined as its latent width.
+COMBINE = _COMBINE

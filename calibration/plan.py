@@ -48,6 +48,14 @@ class Plan:
     attention_batches: tuple[int, ...]
     attention_contexts: tuple[int, ...]
     attention_max_kv_bytes: int
+    attention_mla_models: tuple[str, ...]  # MLA latent-cache layouts (DeepSeek-V3)
+    mla_tp: int  # heads per GPU of the MLA layout = q heads / mla_tp (DeepSeek is served on 8 GPUs)
+    moe_models: tuple[str, ...]  # MoE models whose expert GEMMs are timed at their token counts
+    moe_tokens: tuple[int, ...]
+    tp_models: tuple[str, ...]  # models whose TP-sharded projection GEMMs are timed
+    tp_sizes: tuple[int, ...]
+    tp_tokens: tuple[int, ...]
+    reserve_s: tuple[tuple[str, float], ...]  # budget kept back for a later benchmark while earlier ones run
     overhead_trials: int
     overhead_kernel_counts: tuple[int, ...]
     eager_overhead: bool
@@ -78,6 +86,17 @@ FULL_PLAN_MODELS = ("qwen3-8b", "llama-3.1-8b", "qwen3-32b", "llama-3.1-70b", "q
 # Decode attention is measured on the model whose shape it calibrates (Qwen3-8B: 8 KV heads,
 # group 4, head_dim 128), plus a group-of-8 layout (Llama-3.1-70B) as a cross-check.
 ATTENTION_MODELS = ("qwen3-8b", "llama-3.1-70b")
+MLA_MODELS = ("deepseek-v3",)
+
+# MoE models, one per expert layout (DeepSeek-R1 has DeepSeek-V3's shapes: the fit copies its
+# curve). Tokens per step: the expert GEMMs see tokens x top_k / experts rows each, so the grid
+# is coarser than the dense one and reaches further.
+MOE_MODELS = ("qwen3-30b-a3b", "mixtral-8x7b", "qwen3-235b-a22b", "deepseek-v3")
+MOE_TOKENS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
+# TP-sharded projections: the models people shard (the large ones first), TP 2, 4, 8.
+TP_MODELS = ("llama-3.1-70b", "qwen3-32b", "qwen3-8b", "llama-3.1-8b", "qwen3-14b", "llama-3.1-405b")
+TP_SIZES = (2, 4, 8)
+TP_TOKENS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096, 16384)
 
 
 def full_plan(models: tuple[str, ...]) -> Plan:
@@ -96,6 +115,15 @@ def full_plan(models: tuple[str, ...]) -> Plan:
         attention_batches=(1, 4, 16, 64, 256),
         attention_contexts=(512, 1024, 2048, 4096, 8192, 16384, 32768, 65536),
         attention_max_kv_bytes=8 * GIB,
+        attention_mla_models=MLA_MODELS,
+        mla_tp=8,
+        moe_models=MOE_MODELS,
+        moe_tokens=MOE_TOKENS,
+        tp_models=TP_MODELS,
+        tp_sizes=TP_SIZES,
+        tp_tokens=TP_TOKENS,
+        # the dense GEMM sweep stops (whole models) while this much is left for the MoE and TP sweeps
+        reserve_s=(("moe", 30.0), ("tp", 35.0), ("mla_attention", 12.0)),
         overhead_trials=30,
         overhead_kernel_counts=(1, 16, 64, 256, 1024),
         eager_overhead=False,
@@ -123,6 +151,14 @@ def quick_plan(models: tuple[str, ...]) -> Plan:
         attention_batches=(1, 32, 256),
         attention_contexts=(1024, 4096, 16384),
         attention_max_kv_bytes=8 * GIB,
+        attention_mla_models=MLA_MODELS,
+        mla_tp=8,
+        moe_models=MOE_MODELS[:1],
+        moe_tokens=(1, 8, 64, 512, 4096),
+        tp_models=(),
+        tp_sizes=TP_SIZES,
+        tp_tokens=(),
+        reserve_s=(("moe", 5.0), ("mla_attention", 4.0)),
         overhead_trials=10,
         overhead_kernel_counts=(1, 64, 256, 1024),
         eager_overhead=False,
@@ -148,6 +184,14 @@ def tiny_plan(models: tuple[str, ...], quick: bool) -> Plan:
         attention_batches=(1, 4),
         attention_contexts=(64, 256),
         attention_max_kv_bytes=64 * MIB,
+        attention_mla_models=MLA_MODELS,
+        mla_tp=8,
+        moe_models=MOE_MODELS[:1] if quick else ("qwen3-30b-a3b", "deepseek-v3"),
+        moe_tokens=(1, 4, 64) if quick else (1, 8, 64),
+        tp_models=() if quick else ("qwen3-8b",),
+        tp_sizes=TP_SIZES,
+        tp_tokens=(1, 4, 64),
+        reserve_s=(("moe", 2.0), ("tp", 2.0), ("mla_attention", 1.0)),
         overhead_trials=3,
         overhead_kernel_counts=(1, 64, 256),
         eager_overhead=False,

@@ -80,7 +80,9 @@ def fit_profile(measurements: dict, plan: Plan, models: list[ModelShapes], denom
     notes += [f"bandwidth_efficiency: {cap}"] if cap else []
 
     _fit_attention(measurements.get("attention", {}), denominators, fields, notes)
-    _fit_gemm(measurements.get("gemm", {}), models, denominators, fields, notes)
+    _fit_mla(measurements.get("mla_attention"), denominators, fields, notes)
+    _fit_gemm(measurements.get("gemm", {}), models, denominators, fields, notes, measurements.get("moe"))
+    _fit_tp(measurements.get("tp"), denominators, fields, notes)
     _fit_overhead(measurements.get("overhead", {}), gpu_id, fields, notes)
     _note_telemetry(measurements.get("telemetry"), notes)
     host_bound = measurements.get("timing", {}).get("host_bound_batches", 0)
@@ -102,7 +104,7 @@ def fit_profile(measurements: dict, plan: Plan, models: list[ModelShapes], denom
 
 
 def _fit_attention(att: dict, den: Denominators, fields: dict, notes: list[str]) -> None:
-    layouts = att.get("layouts", [])
+    layouts = [lay for lay in att.get("layouts", []) if lay.get("layout", "gqa") == "gqa"]
     if not layouts:
         notes.append("attention_kv_efficiency, kv_bandwidth_efficiency: not measured; sim falls back to "
                      "bandwidth_efficiency" + (f" ({att['error']})" if att.get("error") else ""))
@@ -136,15 +138,72 @@ def _fit_attention(att: dict, den: Denominators, fields: dict, notes: list[str])
                          f"{best / 1e9:.0f} GB/s = {best / den.hbm_bytes_per_s:.3f} of datasheet (not fitted)")
 
 
-def _fit_gemm(gemm: dict, models: list[ModelShapes], den: Denominators, fields: dict, notes: list[str]) -> None:
+def _fit_mla(section: dict | None, den: Denominators, fields: dict, notes: list[str]) -> None:
+    """mla_attention_kv_efficiency from the MLA layout (benchmarks/mla.py), when it was measured and
+    its kernel passed the float64 check; otherwise a note says why sim keeps the GQA curve for MLA."""
+    if section is None:
+        return
+    layouts = [lay for lay in section.get("layouts", []) if lay.get("layout") == "mla"]
+    if not layouts:
+        notes.append("mla_attention_kv_efficiency: not measured (" + (section.get("error") or "no MLA layout in the plan")
+                     + "); sim uses the GQA attention curve for MLA models")
+        return
+    lay = layouts[0]
+    if not lay.get("check", {}).get("passed"):
+        notes.append(f"mla_attention_kv_efficiency: NOT fitted: the MLA kernel failed on {lay['model']} "
+                     f"({lay.get('error') or lay.get('check')}); sim uses the GQA attention curve for MLA models")
+        return
+    curve = attention_curve(lay.get("points", []), den.hbm_bytes_per_s, notes)
+    if not curve:
+        notes.append(f"mla_attention_kv_efficiency: no point measured on {lay['model']} (budget or memory); sim uses "
+                     "the GQA attention curve for MLA models")
+        return
+    fields["mla_attention_kv_efficiency"] = curve
+    best = max(lay["points"], key=lambda p: p["bytes_per_s"])
+    notes.append(f"mla_attention_kv_efficiency: absorbed MLA decode (paged_mla_kernel.py, CUDA cores, fp32 accumulate) on "
+                 f"{lay['model']}, {lay['q_heads']} heads per GPU (TP {lay['tp']}), latent {lay['latent_dim']} elements, "
+                 f"check max rel err {lay['check'].get('max_rel_err', float('nan')):.2e}; best {best['bytes_per_s'] / 1e9:.0f} "
+                 f"GB/s at B={best['batch']} L={best['context_tokens']} while doing "
+                 f"{best.get('flops_per_s', 0.0) / 1e12:.1f} TFLOP/s; a kernel that is FLOP-limited there (tensor-core "
+                 "kernels such as FlashMLA are not) makes this a lower bound")
+
+
+def _alias_curves(per_model: dict, notes: list[str]) -> None:
+    """Give catalog models with the same shapes as a measured one (DeepSeek-R1 = DeepSeek-V3) its curves."""
+    from .catalog import load_models
+
+    catalog = load_models()
+    for other_id, other in catalog.items():
+        if other_id in per_model:
+            continue
+        source = next((m for m in per_model if m in catalog and catalog[m].same_shapes(other)), None)
+        if source is not None:
+            per_model[other_id] = dict(per_model[source])
+            notes.append(f"gemm_efficiency: {other_id} has {source}'s shapes; its curves are {source}'s")
+
+
+def _fit_gemm(gemm: dict, models: list[ModelShapes], den: Denominators, fields: dict, notes: list[str],
+              moe: dict | None = None) -> None:
     points = gemm.get("points", [])
     curves = gemm_model_curves(points, "bf16", den.bf16_flops, notes)
     if not curves:
         raise FitError("no model has all four projection GEMMs measured in bf16: compute_efficiency cannot be fitted")
     per_model: dict = {m: {"bf16": c} for m, c in curves.items()}
+    if moe:
+        moe_curves = gemm_model_curves(moe.get("points", []), "bf16", den.bf16_flops, notes, moe.get("model_shapes", {}))
+        for m, c in moe_curves.items():
+            per_model[m] = {"bf16": c}
+        if moe_curves:
+            notes.append(f"gemm_efficiency: MoE layers of {', '.join(moe_curves)}: attention projections and the routed "
+                         f"experts' GEMMs at their token counts ({moe.get('routing')}; {moe.get('grouping')}), time-weighted")
+        for skipped in moe.get("skipped_models", []):
+            notes.append(f"gemm_efficiency: MoE {skipped['model']} not measured: {skipped['reason']}")
+        if moe.get("error"):
+            notes.append(f"gemm_efficiency: the MoE benchmark failed ({moe['error']}); MoE models use compute_efficiency")
     if den.fp8_flops:
         for m, c in gemm_model_curves(points, "fp8", den.fp8_flops, notes).items():
             per_model.setdefault(m, {})["fp8"] = c
+    _alias_curves(per_model, notes)
     fields["gemm_efficiency"] = per_model
     order = [m.id for m in models if m.id in curves]
     default = order[0]
@@ -162,6 +221,28 @@ def _fit_gemm(gemm: dict, models: list[ModelShapes], den: Denominators, fields: 
         fields["fp8_compute_efficiency"] = fp8
     else:
         notes.append(f"fp8_compute_efficiency: {gemm.get('fp8') or 'not measured'}")
+
+
+def _fit_tp(section: dict | None, den: Denominators, fields: dict, notes: list[str]) -> None:
+    """tp_gemm_efficiency[model][tp]["bf16"] from the TP-sharded sweep (benchmarks/tp.py)."""
+    if section is None:
+        return
+    out: dict = {}
+    for tp in section.get("sizes", []):
+        pts = [p for p in section.get("points", []) if p.get("tp") == tp]
+        for model, curve in gemm_model_curves(pts, "bf16", den.bf16_flops, notes, label=f"tp_gemm_efficiency tp={tp}").items():
+            out.setdefault(model, {})[str(tp)] = {"bf16": curve}
+    if out:
+        fields["tp_gemm_efficiency"] = out
+        measured = "; ".join(m + " (TP " + ", ".join(sorted(t, key=int)) + ")" for m, t in out.items())
+        notes.append(f"tp_gemm_efficiency: per-rank projection GEMMs (qkv, gate_up split by columns; o, down by rows) of "
+                     f"{measured}, bf16, over one GPU's "
+                     f"{den.bf16_flops / 1e12:.1f} TFLOP/s; sim uses them when tensor_parallel matches")
+    else:
+        notes.append("tp_gemm_efficiency: not measured (" + (section.get("error") or "no TP point") + "); sim uses the "
+                     "unsharded curves at every TP")
+    for skipped in section.get("skipped", []):
+        notes.append(f"tp_gemm_efficiency: {skipped['model']} TP {skipped['tp']} not measured: {skipped['reason']}")
 
 
 def _published_step_overhead(gpu_id: str | None) -> tuple[float, str]:
@@ -260,6 +341,12 @@ def summary_lines(profile: dict) -> list[str]:
     for model, curves in profile.get("gemm_efficiency", {}).items():
         for dtype, curve in curves.items():
             lines.append(f"  gemm_efficiency {model} {dtype}: " + ", ".join(f"M={int(m)}: {e}" for m, e in curve))
+    if "mla_attention_kv_efficiency" in profile:
+        lines.append("  mla_attention_kv_efficiency  " + ", ".join(f"L={int(c)}: {e}" for c, e in profile["mla_attention_kv_efficiency"]))
+    for model, by_tp in profile.get("tp_gemm_efficiency", {}).items():
+        for tp, curves in by_tp.items():
+            for dtype, curve in curves.items():
+                lines.append(f"  tp_gemm_efficiency {model} tp={tp} {dtype}: " + ", ".join(f"M={int(m)}: {e}" for m, e in curve))
     if "lm_head_efficiency" in profile:
         lines.append("  lm_head_efficiency       " + ", ".join(f"M={int(m)}: {e}" for m, e in profile["lm_head_efficiency"]))
     if "kernel_overhead_s" in profile:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from .backend import Backend
-from .benchmarks import Context, allreduce, attention, gemm, hbm, overhead
+from .benchmarks import Context, allreduce, attention, gemm, hbm, mla, moe, overhead, tp
 from .catalog import ModelShapes
 from .plan import Plan
 from .progress import Progress, RunLog
@@ -19,7 +19,18 @@ from .timing import Budget
 # budget still has what the fit needs.
 # Attention runs before the GEMMs: it is cheap and sets the KV term of every decode step, while the
 # GEMM sweep is long and skips whole models when the budget runs short.
-BENCHMARKS = (("overhead", overhead), ("hbm", hbm), ("attention", attention), ("gemm", gemm), ("allreduce", allreduce))
+# The MoE, TP and MLA sweeps come after the dense one, with time reserved for them (plan.reserve_s):
+# the dense sweep skips its last models rather than leave them nothing. MLA attention runs last of
+# the GPU kernels: a fault in its newer kernel cannot take the other measurements with it.
+BENCHMARKS = (("overhead", overhead), ("hbm", hbm), ("attention", attention), ("gemm", gemm), ("moe", moe), ("tp", tp),
+              ("mla_attention", mla), ("allreduce", allreduce))
+
+
+def reserved_after(plan: Plan, name: str) -> float:
+    """Seconds of the budget kept for the benchmarks that run after `name`."""
+    names = [n for n, _ in BENCHMARKS]
+    later = set(names[names.index(name) + 1:])
+    return sum(s for bench, s in plan.reserve_s if bench in later)
 
 
 def run_suite(backend: Backend, plan: Plan, models: list[ModelShapes], seed: int, log: RunLog,
@@ -40,14 +51,22 @@ def run_suite(backend: Backend, plan: Plan, models: list[ModelShapes], seed: int
             if telemetry is not None:
                 telemetry.phase = name
             t0 = time.monotonic()
+            ctx.budget.reserved_s = reserved_after(plan, name)
             if checkpoint is not None:
                 ctx.save_partial = lambda section, name=name: checkpoint({**measurements, name: section})
+            left = ctx.units_left
             try:
                 measurements[name] = module.run(ctx, models)
             except Exception as exc:  # keep the rest of the run; the fit says what is missing
                 measurements[name] = {"error": f"{type(exc).__name__}: {exc}", "points": []}
                 log(f"  {name}: FAILED: {type(exc).__name__}: {exc}")
                 log("    " + traceback.format_exc().strip().replace("\n", "\n    "))
+                # the progress bar skips what the failed benchmark did not reach
+                ctx.done(f"{name} (failed)", max(0, module.units(plan, models) - (left - ctx.units_left)))
+                try:
+                    backend.release()  # its buffers go back before the next benchmark
+                except Exception as release_exc:  # a broken context: the next benchmark will say so
+                    log(f"  {name}: release after the failure failed too: {release_exc}")
             else:
                 log(f"  {name}: done in {time.monotonic() - t0:.1f} s")
             if checkpoint is not None:

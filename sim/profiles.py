@@ -19,6 +19,7 @@ from .catalog import DATA_DIR
 from .errors import InputError, Issue
 from .fields import check_name
 from .paths import user_profile_dir
+from .profile_schema import validate_profile
 
 PROFILE_DIR = DATA_DIR / "profiles"
 DEFAULT_PROFILE = "textbook"
@@ -44,6 +45,10 @@ class EfficiencyProfile:
     attention_kv_efficiency_points: tuple[tuple[float, float], ...] = ()  # (context tokens per sequence, eff)
     prefill_attention_efficiency: float | None = None
     kernel_overhead_s: float = 0.0
+    # (context tokens, eff) of an MLA latent-cache decode kernel; MLA models use it when present
+    mla_attention_kv_efficiency_points: tuple[tuple[float, float], ...] = ()
+    # (model id, tp, dtype, [(M, eff)]): one GPU's TP-sharded projection GEMMs
+    tp_gemm_efficiency: tuple[tuple[str, int, str, tuple[tuple[float, float], ...]], ...] = ()
     # Fraction of HBM bandwidth a weight GEMM reaches when its weights are stored in this dtype
     # (weight-only INT4/INT8 dequantize in the kernel; block-scaled FP8 reads scales too).
     quantized_bandwidth_efficiency: tuple[tuple[str, float], ...] = ()
@@ -59,9 +64,14 @@ class EfficiencyProfile:
     def per_kernel(self) -> bool:
         return self.step_model == "per_kernel"
 
-    def gemm_points(self, model_id: str, fp8: bool) -> tuple[tuple[float, float], ...]:
-        """The model's own projection-GEMM curve (v2), else the profile's generic curve."""
+    def gemm_points(self, model_id: str, fp8: bool, tp: int = 1) -> tuple[tuple[float, float], ...]:
+        """The model's own TP-sharded curve at this tp (v2), else its own unsharded curve, else the
+        profile's generic curve."""
         want = "fp8" if fp8 else "bf16"
+        if tp > 1:
+            for model, size, dtype, points in self.tp_gemm_efficiency:
+                if model == model_id and size == tp and dtype == want:
+                    return points
         for model, dtype, points in self.gemm_efficiency:
             if model == model_id and dtype == want:
                 return points
@@ -73,10 +83,14 @@ class EfficiencyProfile:
                 return eff
         return self.bandwidth_efficiency
 
-    def attention_kv_efficiency(self, context_tokens: float | None) -> float:
-        if context_tokens is None or not self.attention_kv_efficiency_points:
+    def attention_kv_efficiency(self, context_tokens: float | None, mla: bool = False) -> float:
+        """Fraction of HBM bandwidth the decode-attention kernel reaches reading the cache at this
+        context length: the MLA kernel's curve for an MLA model when the profile has one."""
+        points = self.mla_attention_kv_efficiency_points if mla and self.mla_attention_kv_efficiency_points \
+            else self.attention_kv_efficiency_points
+        if context_tokens is None or not points:
             return self.kv_bandwidth_efficiency
-        return interpolate_log2(self.attention_kv_efficiency_points, max(context_tokens, 1.0))
+        return interpolate_log2(points, max(context_tokens, 1.0))
 
 
 def interpolate_log2(points: tuple[tuple[float, float], ...], x: float) -> float:
@@ -105,12 +119,40 @@ def _profile_dirs() -> list[Path]:
 
 
 def profile_names() -> list[str]:
+    """Every profile a user can choose: read afresh on each call (a profile written by
+    `kvlab calibrate` appears without a restart), skipping files that fail the schema check."""
     names: list[str] = []
     for d in _profile_dirs():
         for p in sorted(d.glob("*.json")):
-            if p.stem not in names:
+            if p.stem not in names and not _file_problems(p):
                 names.append(p.stem)
     return names
+
+
+_CHECKED: dict[Path, tuple[tuple[int, int], tuple[str, ...]]] = {}  # path -> ((mtime_ns, size), problems)
+
+
+def _file_problems(path: Path) -> tuple[str, ...]:
+    """What is wrong with the profile file at `path` (profile_schema's rules, plus unreadable or
+    not JSON); () when it is valid. Remembered per (mtime, size), so listing stays a stat per file."""
+    try:
+        st = path.stat()
+    except OSError as exc:
+        return (f"cannot be read: {exc.strerror}",)
+    key = (st.st_mtime_ns, st.st_size)
+    known = _CHECKED.get(path)
+    if known is not None and known[0] == key:
+        return known[1]
+    try:
+        raw = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        problems: tuple[str, ...] = (f"cannot be read: {exc}",)
+    except ValueError as exc:
+        problems = (f"is not JSON: {exc}",)
+    else:
+        problems = tuple(validate_profile(raw, file_stem=path.stem))
+    _CHECKED[path] = (key, problems)
+    return problems
 
 
 def _points(raw, field: str) -> tuple[tuple[float, float], ...]:
@@ -143,6 +185,22 @@ def _gemm_curves(raw) -> tuple:
             raise InputError(Issue("gemm_efficiency", f"entry {str(model)[:40]!r} must map dtypes to [[M, eff], ...] lists"))
         for dtype, points in by_dtype.items():
             curves.append((str(model), str(dtype), _points(points, "gemm_efficiency")))
+    return tuple(curves)
+
+
+def _tp_curves(raw) -> tuple:
+    if raw is None:
+        return ()
+    shape = 'must map model ids to {"2": {"bf16": [[M, eff], ...]}, ...}'
+    if not isinstance(raw, dict) or not all(isinstance(v, dict) for v in raw.values()):
+        raise InputError(Issue("tp_gemm_efficiency", shape))
+    curves = []
+    for model, by_tp in raw.items():
+        for tp, by_dtype in by_tp.items():
+            if not (str(tp).isdigit() and isinstance(by_dtype, dict)):
+                raise InputError(Issue("tp_gemm_efficiency", shape))
+            for dtype, points in by_dtype.items():
+                curves.append((str(model), int(tp), str(dtype), _points(points, "tp_gemm_efficiency")))
     return tuple(curves)
 
 
@@ -180,6 +238,8 @@ def from_dict(raw: dict) -> EfficiencyProfile:
         attention_kv_efficiency_points=_points(raw.get("attention_kv_efficiency") or [], "attention_kv_efficiency"),
         prefill_attention_efficiency=_fraction(raw, "prefill_attention_efficiency"),
         kernel_overhead_s=float(raw.get("kernel_overhead_s", 0.0)),
+        mla_attention_kv_efficiency_points=_points(raw.get("mla_attention_kv_efficiency") or [], "mla_attention_kv_efficiency"),
+        tp_gemm_efficiency=_tp_curves(raw.get("tp_gemm_efficiency")),
         quantized_bandwidth_efficiency=tuple((str(k), float(v)) for k, v in quantized.items()),
         notes=tuple(str(n) for n in raw.get("notes") or ()),
     )
@@ -199,5 +259,12 @@ def _load_profile(name: str) -> EfficiencyProfile:
     for d in _profile_dirs():
         path = d / f"{name}.json"
         if path.is_file():
+            # A file that fails the schema (profile_schema.py: one rule for sim and calibration) is
+            # never used: the message names the file and its first problems.
+            problems = _file_problems(path)
+            if problems:
+                more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+                raise InputError(Issue("profile", f"{path} is not a valid efficiency profile: "
+                                                  + "; ".join(problems[:3]) + more))
             return from_dict(json.loads(path.read_text()))
     raise InputError(Issue("profile", f"unknown profile {str(name)[:40]!r}; choose one of {', '.join(profile_names())}"))

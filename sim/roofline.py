@@ -278,7 +278,7 @@ def _per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: fl
     w = m.weight_bytes_per_param
     e_bytes = m.embedding_bytes_per_param if m.embedding_bytes_per_param is not None else w
     gemm_bw = bw * p.weight_bandwidth_efficiency(m.weight_dtype)
-    gemm_rate = peak * interpolate(p.gemm_points(m.model_id, m.fp8_compute), n)
+    gemm_rate = peak * interpolate(p.gemm_points(m.model_id, m.fp8_compute, tp), n)
     qkv, o, mlp_dense, expert_params = _projection_params(a)
     experts_read = a.expected_experts_touched(n) if a.moe else 0.0
     experts_used = a.moe.experts_per_token if a.moe else 0
@@ -292,7 +292,8 @@ def _per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: fl
     kv_bytes = kv_read_tokens * a.kv_bytes_per_token(m.kv_bytes_per_element, tp)
     attention_flops = a.attention_flops_per_pair * attention_pairs / tp
     attention_rate = m.gpu.bf16_dense_flops * (p.prefill_attention_efficiency or p.compute_efficiency(float("inf")))
-    attention = _kernel("attention", kv_bytes, attention_flops, bw * p.attention_kv_efficiency(context_tokens), attention_rate)
+    attention = _kernel("attention", kv_bytes, attention_flops, bw * p.attention_kv_efficiency(context_tokens, mla=a.mla is not None),
+                        attention_rate)
     kernels.append(attention)
     kernels.append(_kernel("o", o * w / tp, 2 * o * n / tp, gemm_bw, gemm_rate))
     kernels.append(_kernel("mlp", mlp_read * w / tp, 2 * mlp_active * n / tp, gemm_bw, gemm_rate))

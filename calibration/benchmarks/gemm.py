@@ -80,7 +80,7 @@ def run(ctx: Context, models) -> dict:
         units_here = n_units[model.id] * len(dtypes)
         why = None
         if model.moe or model.mla:
-            why = "MoE expert GEMMs and MLA projections are not measured yet (dense models only)"
+            why = "an MoE or MLA model: its GEMMs are timed by the moe benchmark, at the experts' token counts"
         elif last is not None:
             # Most points cost a fixed time (warm-up, data, batches); the large ones scale with FLOPs.
             spent, points, flops = last
@@ -105,16 +105,18 @@ def run(ctx: Context, models) -> dict:
     return out
 
 
-def _sweep_shape(ctx: Context, model, shape, dtype: str, out: dict) -> None:
-    """Every M of the plan for one (model, shape, dtype), sharing one set of rotating weights."""
-    be, plan = ctx.backend, ctx.plan
+def _sweep_shape(ctx: Context, model, shape, dtype: str, out: dict, tokens: tuple[int, ...] | None = None,
+                 extra: dict | None = None) -> None:
+    """Every M of the plan (or of `tokens`) for one (model, shape, dtype), sharing one set of
+    rotating weights; `extra` is added to each point (the TP sweep's {"tp": 4})."""
+    be = ctx.backend
     l2 = be.l2_bytes()
     out_dtype = "bf16" if dtype == "fp8" else dtype
     eb, out_eb = be.dtype_bytes(dtype), be.dtype_bytes(out_dtype)
     out["storage"][dtype] = {"input_bytes": eb, "output_bytes": out_eb}
-    tokens = _tokens(plan, shape.name)
+    tokens = _tokens(ctx.plan, shape.name) if tokens is None else tokens
     w_bytes = shape.k * shape.n * eb
-    label = f"gemm {model.id} {shape.name} {dtype}"
+    label = f"gemm {model.id} {shape.name} {dtype}" + "".join(f" {k}={v}" for k, v in (extra or {}).items())
     if not ctx.fits_in_memory(label, w_bytes):
         ctx.done(label + " (skipped)", len(tokens))
         return
@@ -141,6 +143,6 @@ def _sweep_shape(ctx: Context, model, shape, dtype: str, out: dict) -> None:
         out["points"].append({
             "model": model.id, "shape": shape.name, "dtype": dtype,
             "m": m, "k": shape.k, "n": shape.n, "flops": flops, **t.as_dict(),
-            "flops_per_s": flops / t.median_s, "rotating_sets": n_w * n_x,
+            "flops_per_s": flops / t.median_s, "rotating_sets": n_w * n_x, **(extra or {}),
         })
         ctx.done(point_label)

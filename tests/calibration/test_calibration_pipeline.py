@@ -9,8 +9,10 @@ from kvlab.calibration.catalog import PROFILE_DIR
 from kvlab.calibration.schema import validate_profile
 
 
-@pytest.fixture
-def cpu_profile(tmp_path):
+@pytest.fixture(scope="module")
+def cpu_profile(tmp_path_factory):
+    # one tiny run shared by the module's tests (it takes seconds; each test only reads it)
+    tmp_path = tmp_path_factory.mktemp("cpu-run")
     out = tmp_path / "cpu-check-test.json"
     t0 = time.monotonic()
     status = cli.main(["--backend", "numpy", "--output", str(out), "--log", str(tmp_path / "run.log")])
@@ -41,7 +43,7 @@ def test_numpy_profile_says_cpu_and_no_gpu(cpu_profile):
 def test_numpy_profile_carries_every_raw_curve(cpu_profile):
     profile, _, _ = cpu_profile
     m = profile["measurements"]
-    assert {"overhead", "hbm", "gemm", "attention", "allreduce", "telemetry"} <= set(m)
+    assert {"overhead", "hbm", "gemm", "attention", "moe", "tp", "mla_attention", "allreduce", "telemetry"} <= set(m)
     assert len(m["hbm"]["read"]) >= 3 and len(m["hbm"]["copy"]) >= 3
     shapes = {p["shape"] for p in m["gemm"]["points"]}
     assert shapes == {"qkv", "o", "gate_up", "down", "lm_head"}

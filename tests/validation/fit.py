@@ -46,6 +46,9 @@ def candidate(chip: str, point: dict) -> dict:
     p = PLATEAUS[chip]
     raw = {
         "schema_version": 2, "name": f"fit-{chip}", "gpu": p["gpu"], "step_model": "per_kernel",
+        # sim loads only profiles that pass the schema (sim/profile_schema.py)
+        "description": "validation fit candidate (tests/validation/fit.py)",
+        "provenance": {"kind": "reference", "source": "tests/validation/fit.py grid point"},
         "bandwidth_efficiency": point["bandwidth_efficiency"], "kv_bandwidth_efficiency": point["kv_bandwidth_efficiency"],
         "compute_efficiency": [[1, round(p["bf16"] * point["gemm_derate"], 4)]],
         "step_overhead_s": 0.0, "kernel_overhead_s": point["kernel_overhead_s"],
