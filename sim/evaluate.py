@@ -200,12 +200,14 @@ def _pasted_architecture(config, force_mha: bool) -> Architecture:
 _MACHINES: dict = {}
 
 
-def machine_for(s: Scenario, arch: Architecture | None = None, gpu=None, profile=None) -> roofline.Machine:
+def machine_for(s: Scenario, arch: Architecture | None = None, gpu=None, profile=None, rules=None) -> roofline.Machine:
     """The hardware model of one scenario, built once and shared by evaluate() and the
-    time-domain engine (which asks for it with the same scenario)."""
+    time-domain engine (which asks for it with the same scenario). It carries the engine's host
+    time per step (an engine rule), so both time a step with the same roofline.step_cost."""
     arch = arch or resolve_architecture(s)
+    rules = rules or engine_rules.rules(s.engine, s.engine_version)
     key = (id(arch), s.gpu, s.gpu_memory_gib, s.profile, s.tp, s.weight_dtype, s.kv_dtype, s.engine == "textbook",
-           s.model if s.config is None else "")
+           s.model if s.config is None else "", rules.cpu_step_s)
     hit = _MACHINES.get(key)
     if hit is not None and hit.arch is arch:
         return hit
@@ -218,7 +220,7 @@ def machine_for(s: Scenario, arch: Architecture | None = None, gpu=None, profile
     fp8_compute = s.weight_dtype == "fp8" and bool(gpu.fp8_dense_flops)
     machine = roofline.Machine(arch, gpu, profile, s.tp, w_el, DTYPE_BYTES[s.kv_dtype], fp8_compute,
                                weight_dtype=s.weight_dtype, model_id=s.model if s.config is None else "",
-                               embedding_bytes_per_param=embedding_bytes_per_param(s))
+                               embedding_bytes_per_param=embedding_bytes_per_param(s), cpu_step_s=rules.cpu_step_s)
     if len(_MACHINES) > 256:
         _MACHINES.clear()
     _MACHINES[key] = machine
@@ -403,7 +405,7 @@ def _evaluate(s: Scenario) -> Result:
     if limits.max_num_seqs < batch:
         batch, limited_by = limits.max_num_seqs, "max_num_seqs"
 
-    machine = machine_for(s, arch, gpu, profile)
+    machine = machine_for(s, arch, gpu, profile, rules)
     # Real engines split a long prompt into passes of max_num_batched_tokens (chunked prefill);
     # the textbook panel runs it in one pass.
     chunk = None if s.engine == "textbook" else limits.max_num_batched_tokens
@@ -485,16 +487,18 @@ def _evaluate(s: Scenario) -> Result:
         log.append(f"Prefill of {s.prompt_tokens:,} tokens: TTFT {pre.time_s * 1e3:.1f} ms, {pre.bound}-bound "
                    f"(compute {pre.compute_time_s * 1e3:.1f} ms vs weight read {pre.memory_time_s * 1e3:.1f} ms).")
         if dec is not None:
-            itl = dec.time_s + rules.cpu_step_s
+            itl = dec.wall_s
             log.append(f"Decode step of {batch} sequences: {dec.time_s * 1e3:.2f} ms, {dec.bound}-bound; "
                        f"weights are {dec.weight_share:.0%} of the {dec.bytes / GIB:.2f} GiB read per step; "
                        f"{batch / itl:,.0f} tok/s in aggregate, {1 / itl:,.1f} tok/s per stream.")
         return log
 
     if batch > 0:
-        read_context = context if s.allocation != "paged" else s.prompt_tokens + (s.output_tokens + 1) / 2
+        # Paged: the decode steps of a request read prompt + 1 ... prompt + output - 1 tokens (the
+        # prefill samples the first token), prompt + output / 2 on average.
+        read_context = context if s.allocation != "paged" else s.prompt_tokens + s.output_tokens / 2
         dec = roofline.decode_step(machine, batch, read_context, detail=False)
-        itl = dec.time_s + rules.cpu_step_s
+        itl = dec.wall_s  # GPU time + the engine's host time per step (roofline.step_cost)
         tokens_per_s = batch / itl
         served = _served(machine, s, pre, dec, batch, read_context, chunk, rules)
         result.update(
@@ -536,12 +540,13 @@ def _served(m: roofline.Machine, s: Scenario, pre: roofline.StepCost, dec: roofl
     prefills; the batch's cycle is output x ITL + batch prefills. Requests beyond the batch wait
     (Little's law: (concurrency / batch - 1) cycles).
     """
-    cpu = rules.cpu_step_s
     out = s.output_tokens
-    itl = dec.time_s + cpu
+    itl = dec.wall_s
     if batch == 1:
+        # Alone on the engine: the prompt's passes, each a step with its host time, then output - 1
+        # decode steps (the time-domain engine's single request, step for step).
         marginal = pre.time_s
-        in_batch = pre.time_s + cpu
+        in_batch = pre.wall_s
     else:
         # The decode step of the running batch with one prompt's pass added, minus the same step
         # without it (dec): what the prompt costs the batch (its weights are already being read).
@@ -555,7 +560,7 @@ def _served(m: roofline.Machine, s: Scenario, pre: roofline.StepCost, dec: roofl
                                    sampled_tokens=batch + 1, context_tokens=context, detail=False)
         marginal = passes * max(mixed.time_s - dec.time_s, 0.0)
         in_batch = itl + marginal
-    cycle_s = out * itl + batch * marginal
+    cycle_s = out * itl + batch * marginal if batch > 1 else in_batch + (out - 1) * itl
     queue = max(s.concurrency / batch - 1.0, 0.0) * cycle_s
     if batch > 1:
         # A request arrives mid-step, and other prompts may be ahead of it (M/D/1 wait, load rho).

@@ -16,9 +16,12 @@ KV cache of every sequence in it, and multiplies. Two step models share one kern
   compute-bound while attention is still KV-read bound; the whole-step max hides one of them.
 
 Both return the same `StepCost`, whose `kernels` carry each kernel kind's bytes, FLOPs, time and
-bound, so no view recomputes them. For the time-domain engine's closed form, every StepCost also
-reads t = max(memory_side_s, compute_side_s) + serial_s, with the two sides affine in the KV
-tokens read and the attention pairs (see sim/engine/clock.py).
+bound, so no view recomputes them. `time_s` is the GPU's time; `wall_s` adds the serving engine's
+host time per step (`cpu_s`: sampling, scheduling, sync; an engine rule carried by the Machine), and
+is what a step lasts on the engine's clock: evaluate()'s ITL and every step of the time-domain
+engine. For the engine's closed form, every StepCost also reads
+wall_s = max(memory_side_s, compute_side_s) + serial_s, with the two sides affine in the KV tokens
+read and the attention pairs, and serial_s including cpu_s (see sim/engine/clock.py).
 """
 
 from __future__ import annotations
@@ -75,15 +78,18 @@ class StepCost:
     compute_time_s: float  # every FLOP of the step over its rate (sum over kernels)
     allreduce_time_s: float
     overhead_s: float
-    time_s: float
+    time_s: float  # GPU time of the step
     bound: str  # "memory" or "compute": the larger side of the roofline (per_kernel: of the kernels' times)
     model: str = "whole_step"
     kernels: tuple[KernelCost, ...] = ()
-    # time_s = max(memory_side_s, compute_side_s) + serial_s; the two sides are the only terms that
-    # depend on the KV read and the attention pairs (the engine's closed form reads them).
+    # wall_s = max(memory_side_s, compute_side_s) + serial_s; the two sides are the only terms that
+    # depend on the KV read and the attention pairs (the engine's closed form reads them). serial_s
+    # includes cpu_s, so wall_s = time_s + cpu_s.
     memory_side_s: float = 0.0
     compute_side_s: float = 0.0
     serial_s: float = 0.0
+    cpu_s: float = 0.0  # the engine's host time per step (Machine.cpu_step_s; passes x it for a chunked prefill)
+    wall_s: float = 0.0  # time_s + cpu_s: what the step lasts on the engine's clock
 
     @property
     def bytes(self) -> float:
@@ -130,6 +136,9 @@ class Machine:
     # rest is quantized (vLLM and SGLang load them unquantized); the textbook keeps everything at
     # the weight dtype, as seed 002's panel does. None: same as the other weights.
     embedding_bytes_per_param: float | None = None
+    # The serving engine's host time per step that the GPU waits for (sampling, scheduling, input
+    # preparation, sync): an engine rule (sim/engine_rules.py), 0 for the textbook engine.
+    cpu_step_s: float = 0.0
 
     @cached_property
     def peak_flops(self) -> float:
@@ -247,6 +256,8 @@ def _whole_step(m: Machine, new_tokens: float, kv_read_tokens: float, attention_
     compute_s = gemm_flops / gemm_rate + attention_flops / attention_rate
     allreduce_s = m.allreduce_time_s(new_tokens)
     serial = allreduce_s + profile.step_overhead_s
+    cpu = m.cpu_step_s
+    gpu_s = (memory_s if memory_s > compute_s else compute_s) + serial
     return _new(
         StepCost,
         tokens=new_tokens,
@@ -257,14 +268,16 @@ def _whole_step(m: Machine, new_tokens: float, kv_read_tokens: float, attention_
         compute_time_s=compute_s,
         allreduce_time_s=allreduce_s,
         overhead_s=profile.step_overhead_s,
-        time_s=(memory_s if memory_s > compute_s else compute_s) + serial,
+        time_s=gpu_s,
         bound="compute" if compute_s > memory_s else "memory",
         model="whole_step",
         kernels=(_kernel("weights", weight_bytes, gemm_flops, weight_bw, gemm_rate),
                  _kernel("attention", kv_bytes, attention_flops, kv_bw, attention_rate)) if detail else (),
         memory_side_s=memory_s,
         compute_side_s=compute_s,
-        serial_s=serial,
+        serial_s=serial + cpu,
+        cpu_s=cpu,
+        wall_s=gpu_s + cpu,
     )
 
 
@@ -324,6 +337,8 @@ def _per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: fl
     kernels.append(_new(KernelCost, kind="overhead", bytes=0.0, flops=0.0, memory_s=0.0, compute_s=0.0, time_s=overhead,
                         bound="latency"))
     serial = gemm_total + allreduce_s + overhead
+    cpu = m.cpu_step_s
+    gpu_s = max(attention.memory_s, attention.compute_s) + serial
     return _new(StepCost,
         tokens=n,
         weight_bytes=weight_bytes,
@@ -333,13 +348,15 @@ def _per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: fl
         compute_time_s=compute_s,
         allreduce_time_s=allreduce_s,
         overhead_s=overhead,
-        time_s=max(attention.memory_s, attention.compute_s) + serial,
+        time_s=gpu_s,
         bound="compute" if compute_bound_s > memory_bound_s else "memory",
         model="per_kernel",
         kernels=tuple(kernels),
         memory_side_s=attention.memory_s,
         compute_side_s=attention.compute_s,
-        serial_s=serial,
+        serial_s=serial + cpu,
+        cpu_s=cpu,
+        wall_s=gpu_s + cpu,
     )
 
 
@@ -405,7 +422,8 @@ def _scaled(c: StepCost, factor: float) -> StepCost:
         flops=c.flops * factor, memory_time_s=c.memory_time_s * factor, compute_time_s=c.compute_time_s * factor,
         allreduce_time_s=c.allreduce_time_s * factor, overhead_s=c.overhead_s * factor, time_s=c.time_s * factor,
         bound=c.bound, model=c.model, kernels=kernels, memory_side_s=c.memory_side_s * factor,
-        compute_side_s=c.compute_side_s * factor, serial_s=c.serial_s * factor)
+        compute_side_s=c.compute_side_s * factor, serial_s=c.serial_s * factor, cpu_s=c.cpu_s * factor,
+        wall_s=c.wall_s * factor)
 
 
 def _sum(costs: list[StepCost]) -> StepCost:
@@ -439,4 +457,6 @@ def _sum(costs: list[StepCost]) -> StepCost:
         memory_side_s=fsum(c.memory_side_s for c in costs),
         compute_side_s=fsum(c.compute_side_s for c in costs),
         serial_s=fsum(c.serial_s for c in costs),
+        cpu_s=fsum(c.cpu_s for c in costs),
+        wall_s=fsum(c.wall_s for c in costs),
     )

@@ -34,9 +34,12 @@ def build() -> Lesson:
         choices=(
             Choice("x0.9", "This assumes the prefix is a small part of the work; it is most of each prompt."),
             Choice("x0.5", "Closer, but a hit skips the whole shared part, not half of it."),
-            Choice("about x0.2", f"A hit computes only the suffix, a few hundred tokens instead of {w.prompt_tokens:,}."),
+            Choice("about x0.3", f"A hit computes only the suffix, a few hundred tokens instead of {w.prompt_tokens:,}; "
+                                 "the front end and the per-step host time stay."),
         ),
-        answer=bucket(ratio, [(0.35, "about x0.2"), (0.7, "x0.5")], "x0.9"),
+        # The engine's front end (25 ms) and host time per step stay with or without a hit, so the
+        # median lands near x0.35: the bucket edge sits at 0.4.
+        answer=bucket(ratio, [(0.4, "about x0.3"), (0.7, "x0.5")], "x0.9"),
         reveal=(f"**{secs(off.ttft_s.p50)} to {secs(on.ttft_s.p50)}** (x{ratio:.2f}); {pct(on.prefix_hit_rate)} of prompt "
                 "tokens were found in the cache."),
         gives_away=(f"{secs(on.ttft_s.p50)}** (x{ratio:.2f})",),
@@ -48,7 +51,7 @@ new request computes only its own suffix. Put what is shared (instructions, tool
 varies last, and keep the shared part byte-for-byte identical: one changed token early on ends the match.
 """
     step1 = Step(q1, s1, (
-        holds("prefix caching cuts median TTFT at least 3x", ratio < 1 / 3, f"x{ratio:.3f}"),
+        holds("prefix caching cuts median TTFT at least 2.5x", ratio < 0.4, f"x{ratio:.3f}"),
         holds("more than half the prompt tokens hit the cache", on.prefix_hit_rate > 0.5, f"{on.prefix_hit_rate:.3f}"),
     ), LiveView("lab", ("summary", "distribution"), {"preset": PRESET, "prefix_caching": False}, ("prefix_caching", "prefix_fraction"),
                 "The RAG workload with prefix caching off: tick it on."),

@@ -1,15 +1,19 @@
 """The engine's clock: sim.roofline.step_cost for the exact batch of each step, and its closed form
 over a run of decode steps.
 
-For a fixed number of tokens n pushed through the weights, step_cost is
+For a fixed number of tokens n pushed through the weights, step_cost's wall time (the GPU's time
+plus the engine's host time per step, exactly what evaluate() calls a step) is
 
     t(n, X, P) = max(m0(n) + m1 X,  c0(n) + c1(n) P) + e(n)
 
 with X the KV tokens read and P the (query, key) pairs: memory time is affine in X (weights plus
 KV bytes over bandwidth), compute time is affine in P (2 x params x n plus attention FLOPs over the
-achievable peak), e(n) is the all-reduce and launch overhead. `StepClock` reads m0, m1, c0, c1, e
-off step_cost once per n (two calls) and then evaluates a step in a few float operations; a test
-checks it against step_cost to 1e-9.
+achievable peak), e(n) is the all-reduce and launch overhead plus the host time (and, in the
+per-kernel model, the GEMMs). `StepClock` reads m0, m1, c0, c1, e off step_cost once per step shape
+(two calls) and then evaluates a step in a few float operations; a test checks it against
+step_cost to 1e-9. A step's shape is n, the rows it samples (the decode sequences plus the prompts
+whose last chunk it computes; the per-kernel lm_head costs by rows) and, for profiles whose
+attention efficiency depends on the context length, that context (snapped to 1/8 octave).
 
 A run of k decode steps with a stable batch of n sequences reads X0, X0 + g, X0 + 2g, ... KV
 tokens (every sequence grows by one token per step; g = n, less the sequences already capped by a
@@ -24,6 +28,8 @@ of stepping through every token: `DecodeRun.total_s(k)` is O(1).
 
 from __future__ import annotations
 
+from math import log2
+
 from ..roofline import Machine, step_cost
 
 _PROBE = float(2**20)  # KV tokens / pairs used to read the slopes off step_cost
@@ -32,11 +38,14 @@ _PROBE = float(2**20)  # KV tokens / pairs used to read the slopes off step_cost
 class StepClock:
     """Step time of any batch composition on one instance (one tp group)."""
 
-    __slots__ = ("machine", "_coef", "_full_fraction", "_window_fraction", "_window_tokens", "kv_bytes_per_token", "causal_pairs")
+    __slots__ = ("machine", "_coef", "_full_fraction", "_window_fraction", "_window_tokens", "kv_bytes_per_token", "causal_pairs",
+                 "_by_context")
 
     def __init__(self, machine: Machine):
         self.machine = machine
-        self._coef: dict[int, tuple[float, float, float, float, float]] = {}
+        self._coef: dict = {}
+        # Only a profile with an attention efficiency curve makes the step depend on the context.
+        self._by_context = machine.profile.per_kernel and bool(machine.profile.attention_kv_efficiency_points)
         arch = machine.arch
         self._window_tokens = arch.window_tokens
         self._window_fraction = arch.windowed_layer_fraction
@@ -45,20 +54,30 @@ class StepClock:
         self.kv_bytes_per_token = arch.kv_bytes_per_token(machine.kv_bytes_per_element, machine.tp)
         self.causal_pairs = arch.causal_pairs
 
-    def coefficients(self, new_tokens: int) -> tuple[float, float, float, float, float]:
-        """(m0, m1, c0, c1, e) of the affine form above, for steps of `new_tokens` tokens."""
-        c = self._coef.get(new_tokens)
+    def coefficients(self, new_tokens: int, sampled_tokens: int | None = None,
+                     context_tokens: float | None = None) -> tuple[float, float, float, float, float]:
+        """(m0, m1, c0, c1, e) of the affine form above, for steps of `new_tokens` tokens sampling
+        `sampled_tokens` rows (None: one per token, a decode step) at `context_tokens` per sequence."""
+        if self._by_context and context_tokens is not None:
+            context_tokens = 2.0 ** (round(log2(max(context_tokens, 1.0)) * 8) / 8)
+        else:
+            context_tokens = None
+        key = new_tokens if sampled_tokens is None and context_tokens is None else (new_tokens, sampled_tokens, context_tokens)
+        c = self._coef.get(key)
         if c is None:
-            base = step_cost(self.machine, new_tokens=new_tokens, kv_read_tokens=0.0, attention_pairs=0.0)
-            probe = step_cost(self.machine, new_tokens=new_tokens, kv_read_tokens=_PROBE, attention_pairs=_PROBE)
+            shape = dict(new_tokens=new_tokens, sampled_tokens=sampled_tokens, context_tokens=context_tokens, detail=False)
+            base = step_cost(self.machine, kv_read_tokens=0.0, attention_pairs=0.0, **shape)
+            probe = step_cost(self.machine, kv_read_tokens=_PROBE, attention_pairs=_PROBE, **shape)
             c = (base.memory_side_s, (probe.memory_side_s - base.memory_side_s) / _PROBE,
                  base.compute_side_s, (probe.compute_side_s - base.compute_side_s) / _PROBE,
                  base.serial_s)
-            self._coef[new_tokens] = c
+            self._coef[key] = c
         return c
 
-    def step_s(self, new_tokens: int, kv_read_tokens: float, attention_pairs: float) -> float:
-        m0, m1, c0, c1, e = self.coefficients(new_tokens)
+    def step_s(self, new_tokens: int, kv_read_tokens: float, attention_pairs: float, sampled_tokens: int | None = None,
+               context_tokens: float | None = None) -> float:
+        """Wall time of one step (roofline.step_cost's wall_s)."""
+        m0, m1, c0, c1, e = self.coefficients(new_tokens, sampled_tokens, context_tokens)
         mem = m0 + m1 * kv_read_tokens
         comp = c0 + c1 * attention_pairs
         return (mem if mem > comp else comp) + e
@@ -84,9 +103,12 @@ class StepClock:
         `cached_tokens` already in the cache (a later chunk reads the earlier chunks' KV)."""
         return self.kv_read(cached_tokens), self.causal_pairs(tokens, cached_tokens)
 
-    def decode_run(self, n: int, kv_read0: float, growth: float, extra_s: float = 0.0) -> DecodeRun:
-        """The closed form of n sequences decoding together from KV read `kv_read0`."""
-        m0, m1, c0, c1, e = self.coefficients(n)
+    def decode_run(self, n: int, kv_read0: float, growth: float, extra_s: float = 0.0,
+                   context_tokens: float | None = None) -> DecodeRun:
+        """The closed form of n sequences decoding together from KV read `kv_read0`
+        (`context_tokens`: the run's mean context per sequence, for a context-dependent attention
+        efficiency; held for the whole run)."""
+        m0, m1, c0, c1, e = self.coefficients(n, None, context_tokens)
         return DecodeRun(m0 + m1 * kv_read0, m1 * growth, c0 + c1 * kv_read0, c1 * growth, e, extra_s)
 
 

@@ -407,7 +407,8 @@ class Instance:
         p.decode = True
         p.n = dec.n
         p.chunks = []
-        p.run = self.clock.decode_run(dec.n, dec.kv_read, dec.growth(), self.extra_s)
+        p.run = self.clock.decode_run(dec.n, dec.kv_read, dec.growth(), self.extra_s,
+                                      (dec.kv_read + dec.growth() * (p.k - 1) / 2) / dec.n)
         p.blocks_planned = dec.blocks_needed(p.k)
         p.dur_s = 0.0
         self.last_step_prefill = False
@@ -420,18 +421,24 @@ class Instance:
         tokens = n
         kv_read = dec.kv_read if n else 0.0
         pairs = kv_read
+        sampled = n  # rows the lm_head computes: every decode, and each prompt this step completes
+        context = kv_read / n if n else None
         for seq, m in chunks:
             r, a = clock.prefill_chunk(m, seq.computed)
             kv_read += r
             pairs += a
             tokens += m
+            if seq.computed + m >= seq.target:
+                sampled += 1
+            if context is None:
+                context = seq.computed + m / 2
         p.t0 = now
         p.k = 1 if n else 0
         p.decode = bool(n)
         p.n = n
         p.chunks = chunks
         p.run = None
-        p.dur_s = clock.step_s(tokens, kv_read, pairs) + self.extra_s
+        p.dur_s = clock.step_s(tokens, kv_read, pairs, sampled, context) + self.extra_s
         p.blocks_planned = 0
         self.last_step_prefill = bool(chunks)
         if chunks:

@@ -32,6 +32,9 @@ class Setup:
     gpus_per_instance: int
     max_num_seqs: int  # the scheduler limits in force: the user's, or the engine's own default
     max_num_batched_tokens: int
+    # The engine rule's front end (HTTP, tokenization, admission) before a request reaches the
+    # scheduler: evaluate()'s ttft_frontend_s, the same figure its served TTFT adds.
+    frontend_s: float = 0.0
 
     @property
     def pool_tokens(self) -> int:
@@ -91,6 +94,7 @@ def build(config: EngineConfig) -> tuple[Setup | None, list[Issue], list[str]]:
         gpus_per_instance=s.tp,
         max_num_seqs=max_seqs,
         max_num_batched_tokens=max_tokens,
+        frontend_s=r.ttft_frontend_s,
     )
     return setup, [], list(r.warnings)
 

@@ -69,6 +69,7 @@ class Simulation:
         self.tokenize_s_per_token = sched.tokenize_s_per_token
         self.serial_tokenizer = sched.tokenizer == "request_thread"
         self._tokenizer_free_s = 0.0
+        self.frontend_s = setup.frontend_s
         self.tokenizer_s = 0.0  # total tokenization time
         interval = cfg.sample_interval_s
         if interval > 0:
@@ -126,7 +127,7 @@ class Simulation:
         if not self.closed and i + 1 < len(self.requests):
             self._push(self.requests[i + 1].arrival_s, ARRIVAL, self._on_arrival, i + 1)
         tok = self.tokenize_s_per_token
-        if tok:
+        if tok or self.frontend_s:
             # Seed 000: tokenization on the request thread serializes every prompt behind the one
             # before it; a worker pool only costs each request its own time.
             start = max(now, self._tokenizer_free_s) if self.serial_tokenizer else now
@@ -134,7 +135,8 @@ class Simulation:
             self.tokenizer_s += seq.prompt * tok
             if self.serial_tokenizer:
                 self._tokenizer_free_s = ready
-            self._push(ready, READY, self._on_ready, seq)
+            # The engine rule's front end (HTTP, admission), the figure evaluate()'s served TTFT adds.
+            self._push(ready + self.frontend_s, READY, self._on_ready, seq)
         else:
             self._route(seq)
 

@@ -129,7 +129,10 @@ def test_seed004_p99_latency_has_a_sharp_knee(sweeps):
     assert k is not None
     i = RATES.index(k)
     before, after = pts[i - 1], pts[min(i + 1, len(pts) - 1)]
-    assert before.ttft_p99_s < 2.5 * floor  # rate grew 6x on the way here, p99 TTFT less than 2.5x
+    # Flat for a long way: the rate grows 4x from the lightest load, p99 TTFT less than 1.5x (before the
+    # knee it is below 3x by the knee's definition). With vLLM's host time per step (3 ms, an engine
+    # rule since issue 11) the engine is slower, so the point just before the knee (6x) is at 2.8x.
+    assert pts[RATES.index(1.0)].ttft_p99_s < 1.5 * floor
     assert after.rate_per_s <= 1.35 * before.rate_per_s
     assert after.ttft_p99_s > 5 * before.ttft_p99_s  # then a step of at most 35% in load costs 5x or more
     assert pts[-1].ttft_p99_s > 30 * floor
