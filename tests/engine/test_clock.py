@@ -25,7 +25,9 @@ MODELS = [("qwen3-8b", "h100-sxm", 1, {}), ("qwen3-30b-a3b", "h100-sxm", 1, {}),
           ("deepseek-v3", "h200", 8, {"weight_dtype": "fp8"}), ("llama-3.1-70b", "h100-sxm", 8, {"kv_dtype": "fp8"}),
           # the per-kernel step model (a v2 profile): the closed form must hold for it too
           ("llama-3.1-70b", "h100-sxm", 4, {"weight_dtype": "fp8", "profile": "h100-published"}),
-          ("gemma-2-9b", "h200", 1, {"profile": "h200-published"})]
+          ("gemma-2-9b", "h200", 1, {"profile": "h200-published"}),
+          # an engine rule's host time per step is part of the step's wall time
+          ("qwen3-8b", "h100-sxm", 1, {"engine": "vllm", "profile": "h100-published"})]
 
 
 @pytest.mark.parametrize("model,gpu,tp,kw", MODELS)
@@ -36,7 +38,7 @@ def test_step_time_equals_step_cost_for_any_batch(model, gpu, tp, kw):
         n = rng.randint(1, 9000)
         kv = rng.uniform(0, 3e6)
         pairs = rng.uniform(0, 5e7)
-        want = step_cost(clock.machine, new_tokens=n, kv_read_tokens=kv, attention_pairs=pairs).time_s
+        want = step_cost(clock.machine, new_tokens=n, kv_read_tokens=kv, attention_pairs=pairs).wall_s
         assert clock.step_s(n, kv, pairs) == pytest.approx(want, rel=1e-9)
 
 
@@ -49,7 +51,7 @@ def test_decode_run_sums_the_individual_steps(model, gpu, tp, kw):
         total = 0.0
         for i in range(k):
             x = kv0 + n * i
-            d = step_cost(clock.machine, new_tokens=n, kv_read_tokens=x, attention_pairs=x).time_s + (0.002 if i == 0 else 0.0)
+            d = step_cost(clock.machine, new_tokens=n, kv_read_tokens=x, attention_pairs=x).wall_s + (0.002 if i == 0 else 0.0)
             assert run.step_s(i) == pytest.approx(d, rel=1e-9)
             total += d
         assert run.total_s(k) == pytest.approx(total, rel=1e-9)
