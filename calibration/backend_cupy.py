@@ -261,7 +261,8 @@ class CupyBackend(Backend):
             self.host_bound_batches += 1
         # next batch: 1.5 x this batch's enqueue time per call (up or down: a spin is GPU time the
         # run waits for, so it must not stay at the slowest call type's figure)
-        self._spin_per_call_s = min(max(1.5 * host_s / max(n_calls, 1), 10e-6), 1e-3)
+        # (up to 20 ms per call: an MoE call enqueues hundreds of expert GEMMs)
+        self._spin_per_call_s = min(max(1.5 * host_s / max(n_calls, 1), 10e-6), 20e-3)
         return cp.cuda.get_elapsed_time(start, end) * 1e-3 / max(n_calls, 1)
 
     def event_floor_s(self):

@@ -26,7 +26,7 @@ from kvlab.sim.paths import user_data_dir, user_profile_dir
 
 from . import METHOD_VERSION
 from .backend import BackendUnavailable, load_backend
-from .catalog import CatalogError, datasheet, identify_gpu, load_models
+from .catalog import PROFILE_DIR, CatalogError, datasheet, identify_gpu, load_models
 from .plan import make_plan
 from .profile import (
     FitError,
@@ -63,7 +63,8 @@ def build_parser() -> Parser:
     p.add_option("device", bound=DEVICE, default=0)
     p.add_argument("--model", action="append", dest="models",
                    help="model id from sim/data/models whose shapes to measure (repeatable)")
-    p.add_argument("--output", type=Path, help="profile path (default: <user profile folder>/<gpu>.json, "
+    p.add_argument("--output", type=Path, help="profile path (default: <user profile folder>/<gpu>.json, or "
+                   "<gpu>-local.json when kvlab ships a profile named <gpu> (h200), "
                    f"here {user_profile_dir()}; for the numpy backend {CPU_OUTPUT_DIR / 'cpu-check-numpy.json'})")
     p.add_argument("--log", type=Path, help="raw log path (default: beside the profile, <name>.log)")
     p.add_option("budget_s", bound=BUDGET_S)
@@ -75,6 +76,13 @@ def build_parser() -> Parser:
     p.add_argument("--from-measurements", type=Path, metavar="CHECKPOINT",
                    help="measure nothing: fit and write a profile from a checkpoint of an earlier run on this GPU")
     return p
+
+
+def default_stem(gpu_id: str) -> str:
+    """The profile name a run on `gpu_id` gets without --output: the GPU id, or <gpu>-local when a
+    shipped profile already has that name (sim searches the shipped folder first, so a user file of
+    the same name would be hidden; kvlab ships a measured h200.json)."""
+    return f"{gpu_id}-local" if (PROFILE_DIR / f"{gpu_id}.json").is_file() else gpu_id
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -129,8 +137,11 @@ def main(argv: list[str] | None = None) -> int:
         except CatalogError as exc:
             return _fail(str(exc))
         kind = "measured"
-        output = args.output or user_profile_dir() / f"{gpu_id}.json"
+        output = args.output or user_profile_dir() / f"{default_stem(gpu_id)}.json"
         name = output.stem
+        if args.output is None and name != gpu_id:
+            print(f"calibration: writing {name}.json: a shipped profile is called {gpu_id!r}, and sim lists shipped "
+                  "profiles first, so a user profile of that name would never be chosen", file=sys.stderr)
         if name.startswith(CPU_CHECK_PREFIX):
             return _fail(f"the name prefix {CPU_CHECK_PREFIX!r} is reserved for CPU pipeline checks; choose another --output")
         log_path = args.log or output.with_suffix(".log")

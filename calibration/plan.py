@@ -1,9 +1,12 @@
 """What each mode measures, and the time it is allowed.
 
 Three plans:
-- full  (GPU, default): every model in sim/data/models, M = 1 .. 16384, bf16 and fp16 (fp8 tried),
-  budget 240 s of measurement so the whole run, setup included, stays under 5 minutes on an H200.
-- quick (GPU, --quick): Qwen3-8B shapes, fewer points, bf16 only, budget 40 s (under 1 minute).
+- full  (GPU, default): the dense models of sim/data/models (FULL_PLAN_MODELS), M = 1 .. 16384, bf16
+  (fp8 probed), then the MoE layers of MOE_MODELS at their experts' token counts, the TP-sharded
+  projections of TP_MODELS at TP 2, 4, 8, and MLA decode attention (DeepSeek-V3); budget 240 s
+  of measurement (the device runner passes less), of which reserve_s is kept for the later sweeps.
+- quick (GPU, --quick): Qwen3-8B shapes, fewer points, bf16 only, one MoE model and the MLA
+  kernel, budget 40 s (under 1 minute).
 - tiny  (NumPy backend): every width divided by 32 and a few points, to check the pipeline and
   the schema in a few seconds on a CPU. Its numbers describe nothing but the code path.
 
@@ -128,10 +131,11 @@ def full_plan(models: tuple[str, ...]) -> Plan:
         overhead_kernel_counts=(1, 16, 64, 256, 1024),
         eager_overhead=False,
         allreduce_sizes_bytes=_geometric(1 * KIB, 1 * GIB, 4),
-        # 5 batches of back-to-back calls per point (each batch up to 200 calls): their spread is
-        # recorded; more batches mostly cost time that now measures more models
-        repeats=RepeatPolicy(warmup=3, min_repeats=5, max_repeats=200),
-        point_target_s=0.03,
+        # 5 batches of back-to-back calls per point (each batch up to 100 calls, at least 1 ms of
+        # GPU time for a 10 us GEMM, hundreds of times the event floor): their spread is recorded;
+        # more calls mostly cost time that now measures the MoE and TP shapes
+        repeats=RepeatPolicy(warmup=3, min_repeats=5, max_repeats=100),
+        point_target_s=0.02,
     )
 
 

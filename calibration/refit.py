@@ -34,10 +34,16 @@ from .torch_crosscheck import merge
 
 def compact_measurements(measurements: dict, raw_ref: dict | None) -> dict:
     """What the shipped profile keeps of the raw measurements."""
-    out = {k: measurements[k] for k in ("hbm", "attention", "overhead", "timing", "allreduce") if k in measurements}
+    out = {k: measurements[k] for k in ("hbm", "attention", "mla_attention", "overhead", "timing", "allreduce")
+           if k in measurements}
     gemm = measurements.get("gemm", {})
     out["gemm"] = {k: gemm.get(k) for k in ("models", "skipped_models", "dtypes", "fp8", "layout")}
     out["gemm"]["points"] = f"{len(gemm.get('points', []))} points in the raw measurements"
+    for name in ("moe", "tp"):  # every GEMM point stays in the raw copy; the summary says what was measured
+        if name in measurements:
+            section = measurements[name]
+            out[name] = {k: v for k, v in section.items() if k != "points"}
+            out[name]["points"] = f"{len(section.get('points', []))} points in the raw measurements"
     tel = dict(measurements.get("telemetry") or {})
     if "samples_kept" in tel:
         tel["samples_kept"] = f"{len(tel['samples_kept'])} samples in the raw measurements"

@@ -195,7 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     profile = json.loads(args.profile.read_text())
     sheet = datasheet(profile["gpu"])
     catalog = load_models()
-    models = [catalog[m] for m in profile.get("gemm_efficiency", {}) if m in catalog] or [catalog["qwen3-8b"]]
+    # dense models only: projection_shapes() are a dense layer's; an MoE layer's fp8 experts are not timed here
+    models = [catalog[m] for m in profile.get("gemm_efficiency", {}) if m in catalog and not catalog[m].moe
+              and not catalog[m].mla] or [catalog["qwen3-8b"]]
     tokens = sorted({int(m) for m, _ in profile["gemm_efficiency"][models[0].id]["bf16"]}) if profile.get(
         "gemm_efficiency") else [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096, 16384]
     l2 = torch.cuda.get_device_properties(0).L2_cache_size

@@ -39,12 +39,17 @@ def gpu_run(tmp_path, monkeypatch):
 
 
 def test_gpu_run_writes_a_measured_profile_named_after_the_gpu(gpu_run):
+    from kvlab.sim import profiles
+
     run, tmp = gpu_run
     assert run(["--quick"]) == 0
-    path = tmp / "profiles" / "h200.json"
+    # kvlab ships a measured h200.json, which sim lists first: the user's run is h200-local
+    path = tmp / "profiles" / "h200-local.json"
     profile = json.loads(path.read_text())
-    assert validate_profile(profile, file_stem="h200") == []
-    assert profile["gpu"] == "h200" and profile["name"] == "h200"
+    assert validate_profile(profile, file_stem="h200-local") == []
+    assert profile["gpu"] == "h200" and profile["name"] == "h200-local"
+    profiles._load_profile.cache_clear()
+    assert profiles.load_profile("h200-local").provenance_kind == "measured"
     prov = profile["provenance"]
     assert prov["kind"] == "measured"
     assert prov["denominators"]["hbm_bytes_per_s"] == 4.8e12
@@ -60,7 +65,7 @@ def test_gpu_run_writes_a_measured_profile_named_after_the_gpu(gpu_run):
     for key in ("gpu_uuid", "mig", "driver", "cuda", "cupy", "clocks", "throttle", "kvlab_version", "git_commit", "date"):
         assert prov[key], key
     assert prov["driver"] == "560.35.03" and prov["cupy"] == "13.3.0"
-    log = (tmp / "profiles" / "h200.log").read_text()
+    log = (tmp / "profiles" / "h200-local.log").read_text()
     assert "NVIDIA driver 560.35.03" in log and "CuPy 13.3.0" in log
 
 
