@@ -1,10 +1,16 @@
 """python -m kvlab.calibration [--quick] [--backend cupy|numpy] [--gpu ID] [--output PATH]
 
-Runs the suite, fits the efficiencies, validates the profile and writes it with a raw log.
-A GPU profile goes to the user's profile folder (sim/paths.py: ~/.local/share/kvlab/profiles on
-Linux, KVLAB_DATA_DIR overrides), which sim searches after its shipped profiles, so the panels'
-profile selector lists it. Install the GPU dependencies with pip install "kvlab[gpu]" (CuPy for
-CUDA 12 with the CUDA libraries it loads, and nvidia-ml-py for clocks and throttling).
+Runs the suite (HBM, launch overhead, paged GQA decode attention, every dense model's projection
+GEMMs, MoE layers at their experts' token counts, TP-sharded projections at TP 2/4/8, MLA decode
+attention), fits the efficiencies, validates the profile and writes it with a raw log. A GPU profile
+goes to the user's profile folder (sim/paths.py: ~/.local/share/kvlab/profiles on Linux,
+KVLAB_DATA_DIR overrides) as <gpu>.json, or <gpu>-local.json when kvlab ships a profile of that
+name; sim searches that folder after its shipped profiles, and the panels' profile selector lists
+it in the next session, without a restart (sim loads only profiles that pass the schema). fp8 GEMMs
+need PyTorch (torch._scaled_mm, cuBLASLt; CuPy has no fp8 GEMM binding): see
+python -m kvlab.calibration.torch_crosscheck. Install the GPU dependencies with
+pip install "kvlab[gpu]" (CuPy for CUDA 12 with the CUDA libraries it loads, and nvidia-ml-py for
+clocks and throttling).
 Exit status: 0 written; 1 the run or the fit failed (a profile that fails validation is kept
 as <name>.json.invalid, a name sim never lists or loads); 2 it could not start (no CuPy, no GPU, unknown GPU
 or model, a MIG slice without --gpu, bad arguments).
@@ -62,7 +68,8 @@ def build_parser() -> Parser:
     p.add_argument("--gpu", help="catalog GPU id (sim/data/gpus.json) when the device name is not recognised")
     p.add_option("device", bound=DEVICE, default=0)
     p.add_argument("--model", action="append", dest="models",
-                   help="model id from sim/data/models whose shapes to measure (repeatable)")
+                   help="dense model id from sim/data/models whose GEMM shapes to measure (repeatable; the MoE, "
+                        "TP and MLA sweeps keep their own model lists, calibration/plan.py)")
     p.add_argument("--output", type=Path, help="profile path (default: <user profile folder>/<gpu>.json, or "
                    "<gpu>-local.json when kvlab ships a profile named <gpu> (h200), "
                    f"here {user_profile_dir()}; for the numpy backend {CPU_OUTPUT_DIR / 'cpu-check-numpy.json'})")

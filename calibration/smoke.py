@@ -3,7 +3,8 @@
 Each check prints OK or FAILED with the reason and the next one still runs: CuPy sees the device,
 a bf16 GEMM through cublasGemmEx matches a float32 product, a batch of back-to-back GEMMs is timed
 between one event pair, the paged decode-attention kernel compiles and matches the float64
-reference on Qwen3-8B's and Llama-3.1-70B's head layouts, a CUDA graph is captured and replayed,
+reference on Qwen3-8B's and Llama-3.1-70B's head layouts, the MLA kernel compiles and matches its
+float64 reference on DeepSeek-V3's latent layout (16 heads per GPU), a CUDA graph is captured and replayed,
 NVML answers, and (where PyTorch is installed) torch._scaled_mm runs an fp8 GEMM.
 Exit status 0 when every check passed, 1 otherwise.
 """
@@ -59,6 +60,17 @@ def main() -> int:
         assert r["passed"], r
         return f"max rel err {r['max_rel_err']:.1e}"
 
+    def mla():
+        from .benchmarks.attention import _check_mla, mla_heads
+        from .catalog import model
+        from .plan import full_plan
+
+        ds = model("deepseek-v3")
+        ctx = types.SimpleNamespace(backend=be)
+        r = _check_mla(ctx, ds, mla_heads(ds, full_plan(("qwen3-8b",))), 6)
+        assert r["passed"], r
+        return f"max rel err {r['max_rel_err']:.1e}"
+
     def graph():
         walls = [be.graph_step_wall_s(256) for _ in range(5)]
         dev = be.graph_replay_s(256, 20)
@@ -95,6 +107,7 @@ def main() -> int:
     check("CUDA graph capture and replay", graph)
     check("NVML", nvml)
     check("fp8 via torch._scaled_mm", fp8)
+    check("paged MLA attention deepseek-v3 (16 heads)", mla)  # last: a fault would break the CUDA context
     failed = [n for n, ok, _ in results if not ok]
     print(f"smoke: {len(results) - len(failed)} of {len(results)} passed" + (f"; FAILED: {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0
