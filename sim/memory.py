@@ -107,8 +107,9 @@ def vllm_activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, 
     Worked example: Qwen3-8B on an H100 with vLLM's defaults (T = 8192, S = 1024):
     8192 x 45,056 x 2 = 0.69 GiB, plus 1024 x 151,936 x 20 = 2.90 GiB: 3.59 GiB.
 
-    Versions differ (sim/data/engine_rules.json): V0 profiles no sampler term; from 0.17 the peak
-    is the larger of the forward pass and the sampler run instead of their sum.
+    Versions differ (sim/data/engine_rules.json): V0 samples one row per dummy sequence after the
+    forward pass (the larger of the two); V1 from 0.8 to 0.16 adds the sampler peak to the forward
+    peak; from 0.17 it is again the larger of the two.
     """
     sampled = min(max_num_seqs, max_num_batched_tokens)
     forward = forward_activation_peak_bytes(arch, max_num_batched_tokens, tp)

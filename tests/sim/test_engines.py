@@ -141,11 +141,14 @@ def test_vllm_nccl_counts_inside_the_budget_once_ranks_communicate():
 
 
 def test_vllm_versions_apply_their_profiling_rules():
-    """V0 profiles no sampler term; 0.10-0.16 add the sampler peak to the forward peak; 0.17+
-    take the larger of the two. Qwen3-8B's 152k vocabulary makes the sampler term dominate."""
-    v0, v10, v19 = (run(engine="vllm", engine_version=v) for v in ("0.6.3", "0.10", "0.19.0"))
-    assert v0.activation_reserve_bytes < v19.activation_reserve_bytes < v10.activation_reserve_bytes
-    assert v0.kv_pool_tokens > v19.kv_pool_tokens > v10.kv_pool_tokens
+    """V0 samples one row per dummy sequence after the forward pass (the larger of the two, 20
+    bytes per logit); V1 from 0.8 (its default since 0.8.0) to 0.16 adds the sampler peak to the
+    forward peak; 0.17+ take the larger of the two at 16 bytes. Qwen3-8B's 152k vocabulary makes
+    the sampler term dominate."""
+    v0, v9, v10, v19 = (run(engine="vllm", engine_version=v) for v in ("0.6.3", "0.9", "0.10", "0.19.0"))
+    assert v19.activation_reserve_bytes < v0.activation_reserve_bytes < v10.activation_reserve_bytes
+    assert v19.kv_pool_tokens > v0.kv_pool_tokens > v10.kv_pool_tokens
+    assert v9.kv_pool_tokens == v10.kv_pool_tokens  # 0.8-0.9 run V1 by default
     assert v19.engine_version == "0.19" and run(engine="vllm").engine_version == engine_rules.rules("vllm").version
     bad = evaluate(Scenario(engine="vllm", engine_version="9.9"))
     assert not bad.ok and bad.errors[0]["field"] == "engine_version" and "0.19" in bad.errors[0]["message"]
