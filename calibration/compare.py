@@ -75,13 +75,26 @@ def describe(profile: dict) -> list[str]:
             c8 = dict((int(a), b) for a, b in curves["fp8"])
             lines.append(f"  gemm_efficiency {model} fp8: " + ", ".join(f"M={k} {c8[k]:.4f}" for k in pick if k in c8))
     for layout in m.get("attention", {}).get("layouts", []):
-        lines.append(f"  attention {layout['model']} (kv heads {layout['kv_heads']}, group {layout['q_heads_per_kv_head']}, "
-                     f"d {layout['head_dim']}): check {layout.get('check')}")
+        lines.append(f"  attention {layout['model']} (kv heads {layout.get('kv_heads')}, group "
+                     f"{layout.get('q_heads_per_kv_head')}, d {layout.get('head_dim')}): check {layout.get('check')}")
         for p in layout.get("points", []):
             lines.append(f"    B={p['batch']:4d} L={p['context_tokens']:6d}: {p['bytes_per_s'] / 1e9:7.0f} GB/s "
                          f"({p['time_s'] * 1e6:9.1f} us)")
     if "attention_kv_efficiency" in profile:
         lines.append("  attention_kv_efficiency " + ", ".join(f"L={int(a)} {b}" for a, b in profile["attention_kv_efficiency"]))
+    for layout in (m.get("mla_attention") or {}).get("layouts", []):
+        lines.append(f"  MLA attention {layout['model']} ({layout.get('q_heads')} heads, latent {layout.get('latent_dim')}): "
+                     f"check {layout.get('check')}")
+        for p in layout.get("points", []):
+            lines.append(f"    B={p['batch']:4d} L={p['context_tokens']:6d}: {p['bytes_per_s'] / 1e9:7.0f} GB/s, "
+                         f"{p.get('flops_per_s', 0.0) / 1e12:6.1f} TFLOP/s ({p['time_s'] * 1e6:9.1f} us)")
+    if "mla_attention_kv_efficiency" in profile:
+        lines.append("  mla_attention_kv_efficiency " + ", ".join(f"L={int(a)} {b}" for a, b in profile["mla_attention_kv_efficiency"]))
+    for model, by_tp in profile.get("tp_gemm_efficiency", {}).items():
+        for tp, curves in sorted(by_tp.items(), key=lambda kv: int(kv[0])):
+            c = dict((int(a), b) for a, b in curves.get("bf16", []))
+            lines.append(f"  tp_gemm_efficiency {model} TP {tp} bf16: "
+                         + ", ".join(f"M={k} {c[k]:.4f}" for k in (1, 16, 64, 256, 1024, 4096, 16384) if k in c))
     ov = m.get("overhead", {})
     lines.append(f"  event floor {((ov.get('event_floor_s') or 0) * 1e6):.2f} us; host-bound batches "
                  f"{m.get('timing', {}).get('host_bound_batches')}; graph: {ov.get('graph')}")

@@ -104,11 +104,50 @@ def _paged_combine(grid, block, args):
     out.reshape(heads, d)[...] = (value.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
 
 
+def _mla_split(grid, block, args, options):
+    """Stands in for paged_mla_split, step by step as the CUDA code does it: per (head group,
+    sequence, split), TILE = 16 rows at a time, scores in the log2 domain, a running max, the
+    accumulator rescaled once per tile, masked rows past the end, an empty split left at (-inf, 0)."""
+    q, cache, table, lens, part_o, part_ml, heads, max_blocks, per_split, scale_log2 = args
+    groups, batch, splits = grid
+    kv_lora = int(next(o for o in options if o.startswith("-DKV_LORA="))[len("-DKV_LORA="):])
+    rope = int(next(o for o in options if o.startswith("-DROPE="))[len("-DROPE="):])
+    latent = kv_lora + rope
+    assert block == (128,) and groups * 16 == int(heads) and q.shape[1:] == (int(heads), latent)
+    assert table.shape[1] == int(max_blocks) and cache.shape[2] == latent and kv_lora % 128 == 0
+    qf = _bf16(q).astype(np.float32)
+    rows_all = _bf16(cache).reshape(-1, latent).astype(np.float32)
+    block_tokens = cache.shape[1]
+    h = int(heads)
+    o = part_o[: batch * h * splits * kv_lora].reshape(batch, h, splits, kv_lora)
+    ml = part_ml[: batch * h * splits * 2].reshape(batch, h, splits, 2)
+    for b in range(batch):
+        n = int(lens[b])
+        for s in range(splits):
+            t0, t1 = s * int(per_split), min(n, (s + 1) * int(per_split))
+            m, denom, acc = np.full(h, -np.inf, np.float32), np.zeros(h, np.float32), np.zeros((h, kv_lora), np.float32)
+            for base in range(t0, t1, 16):
+                ts = np.arange(base, base + 16)
+                ok = ts < t1
+                rows = np.where(ok[:, None], rows_all[table[b, np.minimum(ts, t1 - 1) // block_tokens] * block_tokens
+                                                      + np.minimum(ts, t1 - 1) % block_tokens], 0.0)
+                sc = np.where(ok[None, :], (qf[b] @ rows.T) * np.float32(scale_log2), -np.inf)
+                m_new = np.maximum(m, sc.max(axis=1))
+                corr = np.exp2(m - m_new)
+                p = np.exp2(sc - m_new[:, None])
+                denom = denom * corr + p.sum(axis=1)
+                acc = acc * corr[:, None] + p @ rows[:, :kv_lora]
+                m = m_new
+            o[b, :, s, :] = acc
+            ml[b, :, s, 0], ml[b, :, s, 1] = m, denom
+
+
 class _Kernel:
-    def __init__(self, name, broken=False):
+    def __init__(self, name, broken=False, options=()):
         self.name = name
         self.calls = 0
         self.broken = broken  # a kernel that compiles but computes nothing (tests the fallback)
+        self.options = options
 
     def __call__(self, grid, block, args):
         self.calls += 1
@@ -122,17 +161,20 @@ class _Kernel:
             _paged_split(grid, block, args)
         elif self.name == "paged_decode_combine":
             _paged_combine(grid, block, args)
+        elif self.name == "paged_mla_split":
+            _mla_split(grid, block, args, self.options)
 
 
 class RawModule:
     def __init__(self, code, options=()):
-        assert ("read_bytes" in code and "spin" in code and "noop" in code) or "paged_decode_split" in code
+        assert ("read_bytes" in code and "spin" in code and "noop" in code) or "paged_decode_split" in code \
+            or "paged_mla_split" in code
         self.options = options
         self.broken = "BROKEN" in code
         self.kernels = {}
 
     def get_function(self, name):
-        return self.kernels.setdefault(name, _Kernel(name, self.broken))
+        return self.kernels.setdefault(name, _Kernel(name, self.broken, self.options))
 
 
 class Event:

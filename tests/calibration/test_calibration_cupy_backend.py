@@ -143,3 +143,25 @@ def test_attention_falls_back_to_kernel_v1_and_says_so(backend, monkeypatch):
     fields, notes = fit_profile(measurements, plan, models, datasheet_denominators(datasheet("h200")), "h200")
     assert "attention_kv_efficiency" in fields
     assert any("version 2 failed its correctness check" in n for n in notes)
+
+
+def test_mla_decode_glue_splits_and_merge(backend):
+    """backend_cupy.paged_mla_decode's grid, argument order, buffers and scale, with the split kernel
+    emulated tile by tile (fake_cupy._mla_split) and several splits merged: equal to the float64
+    reference; a layout the kernel cannot serve is refused before any launch."""
+    from kvlab.calibration.backend import reference_paged_mla_decode
+
+    rng = np.random.default_rng(1)
+    lora, rope, heads = 128, 8, 32
+    cache = backend.paged_mla_cache(140, 16, lora + rope, 5)
+    q = backend.random((2, heads, lora + rope), "bf16", 6)
+    lens = [5, 1000]
+    table = rng.permutation(140)[:128].reshape(2, 64).astype(np.int32)
+    out = backend.empty((2, heads, lora), "bf16")
+    backend.paged_mla_decode(q, cache, backend.int_array(table), backend.int_array(lens), out, 1000, lora, 0.07)
+    split = backend._attention[("mla", lora, rope)][0]
+    assert split.calls == 1 and split.options == ("-DKV_LORA=128", "-DROPE=8")
+    ref = reference_paged_mla_decode(backend.to_host(q), backend.to_host(cache), table, lens, lora, 0.07)
+    np.testing.assert_allclose(backend.to_host(out), ref, rtol=2e-2, atol=2e-2)
+    with pytest.raises(ValueError, match="MLA kernel needs"):
+        backend.paged_mla_decode(q[:, :12], cache, backend.int_array(table), backend.int_array(lens), out, 1000, lora, 0.07)
