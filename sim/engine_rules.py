@@ -24,7 +24,8 @@ class EngineRules:
     engine: str
     version: str
     mode: str  # vLLM: "V0" or "V1"
-    cpu_step_s: float  # host time per decode step not hidden behind the GPU
+    cpu_step_s: float  # host time per step not hidden behind the GPU (fixed part)
+    cpu_row_s: float  # and per row the step samples (sampling, detokenizing, scheduling one request)
     frontend_s: float  # HTTP, tokenization, admission before the first step (served TTFT)
     sampler_bytes_per_logit: float  # vLLM's profiling sampler run
     peak: str  # "sum": forward peak + sampler peak; "max": the larger of the two
@@ -87,6 +88,7 @@ def rules(engine: str, version: str | None = None) -> EngineRules:
         version=v,
         mode=memory.get("mode", ""),
         cpu_step_s=float(table["cpu_step_s"]),
+        cpu_row_s=float(table.get("cpu_step_per_row_s", 0.0)),
         frontend_s=float(table["frontend_s"]),
         sampler_bytes_per_logit=float(memory.get("sampler_bytes_per_logit", 0)),
         peak=memory.get("peak", "sum"),

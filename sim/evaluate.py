@@ -207,7 +207,7 @@ def machine_for(s: Scenario, arch: Architecture | None = None, gpu=None, profile
     arch = arch or resolve_architecture(s)
     rules = rules or engine_rules.rules(s.engine, s.engine_version)
     key = (id(arch), s.gpu, s.gpu_memory_gib, s.profile, s.tp, s.weight_dtype, s.kv_dtype, s.engine == "textbook",
-           s.model if s.config is None else "", rules.cpu_step_s)
+           s.model if s.config is None else "", rules.cpu_step_s, rules.cpu_row_s)
     hit = _MACHINES.get(key)
     if hit is not None and hit.arch is arch:
         return hit
@@ -220,7 +220,8 @@ def machine_for(s: Scenario, arch: Architecture | None = None, gpu=None, profile
     fp8_compute = s.weight_dtype == "fp8" and bool(gpu.fp8_dense_flops)
     machine = roofline.Machine(arch, gpu, profile, s.tp, w_el, DTYPE_BYTES[s.kv_dtype], fp8_compute,
                                weight_dtype=s.weight_dtype, model_id=s.model if s.config is None else "",
-                               embedding_bytes_per_param=embedding_bytes_per_param(s), cpu_step_s=rules.cpu_step_s)
+                               embedding_bytes_per_param=embedding_bytes_per_param(s), cpu_step_s=rules.cpu_step_s,
+                               cpu_row_s=rules.cpu_row_s)
     if len(_MACHINES) > 256:
         _MACHINES.clear()
     _MACHINES[key] = machine
@@ -504,6 +505,7 @@ def _evaluate(s: Scenario) -> Result:
         result.update(
             decode_step_s=dec.time_s,
             itl_s=itl,
+            cpu_step_s=dec.cpu_s,
             decode_weight_read_s=dec.weight_bytes / (gpu.hbm_bandwidth_bytes_per_s * profile.bandwidth_efficiency),
             decode_kv_read_s=dec.kv_bytes / (gpu.hbm_bandwidth_bytes_per_s * profile.kv_bandwidth_efficiency),
             decode_compute_s=dec.compute_time_s,

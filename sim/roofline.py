@@ -139,6 +139,11 @@ class Machine:
     # The serving engine's host time per step that the GPU waits for (sampling, scheduling, input
     # preparation, sync): an engine rule (sim/engine_rules.py), 0 for the textbook engine.
     cpu_step_s: float = 0.0
+    cpu_row_s: float = 0.0  # and per row of logits the step samples (per request: sampling, output)
+
+    def cpu_s(self, sampled_tokens: float) -> float:
+        """The engine's host time of one step that samples `sampled_tokens` rows."""
+        return self.cpu_step_s + self.cpu_row_s * sampled_tokens
 
     @cached_property
     def peak_flops(self) -> float:
@@ -233,13 +238,14 @@ def step_cost(m: Machine, *, new_tokens: float, kv_read_tokens: float, attention
         (per_kernel only; None: its plateau).
     detail: False skips the whole-step model's two display rows (callers that need only times).
     """
+    sampled = new_tokens if sampled_tokens is None else sampled_tokens
     if m.profile.per_kernel:
-        return _per_kernel(m, new_tokens, kv_read_tokens, attention_pairs,
-                           new_tokens if sampled_tokens is None else sampled_tokens, context_tokens)
-    return _whole_step(m, new_tokens, kv_read_tokens, attention_pairs, detail)
+        return _per_kernel(m, new_tokens, kv_read_tokens, attention_pairs, sampled, context_tokens)
+    return _whole_step(m, new_tokens, kv_read_tokens, attention_pairs, detail, sampled)
 
 
-def _whole_step(m: Machine, new_tokens: float, kv_read_tokens: float, attention_pairs: float, detail: bool = True) -> StepCost:
+def _whole_step(m: Machine, new_tokens: float, kv_read_tokens: float, attention_pairs: float, detail: bool = True,
+                sampled: float = 0.0) -> StepCost:
     """Seed 002's roofline over the whole step (design.md section 2)."""
     w_per_param, gemm_flops_per_token, attention_flops_per_pair, weight_bw, kv_bw, attention_rate = m.whole_step_constants
     profile = m.profile
@@ -256,7 +262,7 @@ def _whole_step(m: Machine, new_tokens: float, kv_read_tokens: float, attention_
     compute_s = gemm_flops / gemm_rate + attention_flops / attention_rate
     allreduce_s = m.allreduce_time_s(new_tokens)
     serial = allreduce_s + profile.step_overhead_s
-    cpu = m.cpu_step_s
+    cpu = m.cpu_step_s + m.cpu_row_s * sampled if m.cpu_row_s else m.cpu_step_s
     gpu_s = (memory_s if memory_s > compute_s else compute_s) + serial
     return _new(
         StepCost,
@@ -337,7 +343,7 @@ def _per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: fl
     kernels.append(_new(KernelCost, kind="overhead", bytes=0.0, flops=0.0, memory_s=0.0, compute_s=0.0, time_s=overhead,
                         bound="latency"))
     serial = gemm_total + allreduce_s + overhead
-    cpu = m.cpu_step_s
+    cpu = m.cpu_step_s + m.cpu_row_s * sampled if m.cpu_row_s else m.cpu_step_s
     gpu_s = max(attention.memory_s, attention.compute_s) + serial
     return _new(StepCost,
         tokens=n,

@@ -44,3 +44,18 @@ def test_one_request_sees_evaluates_served_ttft_and_itl(scenario):
     if s.engine != "textbook":
         assert r.cpu_step_s > 0 and r.ttft_frontend_s > 0
         assert r.itl_s == pytest.approx(r.decode_step_s + r.cpu_step_s)
+
+
+def test_host_time_has_a_fixed_part_and_a_part_per_row_sampled():
+    """cpu_s = cpu_step_s + cpu_row_s x rows sampled: a decode step samples every sequence, a
+    prefill pass one row per prompt it completes (none for an earlier chunk)."""
+    from dataclasses import replace
+
+    from kvlab.sim.evaluate import machine_for
+    from kvlab.sim.roofline import decode_step, prefill
+
+    m = replace(machine_for(Scenario(engine="vllm", profile="h100-published")), cpu_step_s=0.002, cpu_row_s=1e-5)
+    dec = decode_step(m, 64, 4096)
+    assert dec.cpu_s == pytest.approx(0.002 + 64e-5) and dec.wall_s == pytest.approx(dec.time_s + dec.cpu_s)
+    pre = prefill(m, 5000, 2048)  # three passes, the last one samples
+    assert pre.cpu_s == pytest.approx(3 * 0.002 + 1e-5)
