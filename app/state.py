@@ -79,7 +79,9 @@ class Settings(param.Parameterized):
         # Each new session (and each URL check) lists the profiles afresh, so one written by
         # `kvlab calibrate` while the server runs is offered without a restart. profile_names()
         # costs a directory listing and a stat per file (sim caches each file's schema check).
-        type(self).param.profile.objects = sim.profile_names()
+        names = sim.profile_names()
+        if names != list(type(self).param.profile.objects):  # assigned only when it changed
+            type(self).param.profile.objects = names
         super().__init__(**params)
 
     def values(self) -> dict:

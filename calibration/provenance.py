@@ -4,7 +4,7 @@
 
 They come from the CuPy backend's device_info, the NVML telemetry (telemetry.py) and the source
 tree. git_commit is `git rev-parse HEAD` of the tree the suite runs from, unless KVLAB_GIT_COMMIT is set
-(a copied working tree on a device machine has no .git) (a copied working tree on a device machine); "unknown" when neither exists.
+(a copied working tree on a device machine has no .git); "unknown" when neither exists.
 """
 
 from __future__ import annotations
