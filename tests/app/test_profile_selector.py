@@ -23,3 +23,5 @@ def test_a_profile_written_while_serving_shows_in_the_next_session(monkeypatch, 
         profiles._load_profile.cache_clear()
     monkeypatch.setenv("KVLAB_DATA_DIR", str(tmp_path / "elsewhere"))
     assert "my-gpu" not in Settings().param.profile.objects  # and gone again once the folder is
+    monkeypatch.undo()
+    Settings()  # leave the class's choices as the real environment lists them, for the tests after this one
