@@ -73,22 +73,23 @@ def _kernel_s(result, kind):
 
 
 def test_sim_uses_the_mla_curve_for_mla_models_only_and_the_tp_curve_at_its_tp(user_dir):
-    slow_mla = {**SHIPPED, "mla_attention_kv_efficiency": [[1, 0.05]]}
-    _write(user_dir, "mla-slow", slow_mla)
-    sharded = dict(SHIPPED["gemm_efficiency"]["llama-3.1-70b"])
+    # the shipped measured profile without MLA or TP curves (a later run may ship both)
+    base = {k: v for k, v in SHIPPED.items() if k not in ("mla_attention_kv_efficiency", "tp_gemm_efficiency")}
+    assert base["gemm_efficiency"]["llama-3.1-70b"]["bf16"]  # the model's own unsharded curve
+    _write(user_dir, "base", base)
+    _write(user_dir, "mla-slow", {**base, "mla_attention_kv_efficiency": [[1, 0.05]]})
     tp_curve = {"llama-3.1-70b": {"4": {"bf16": [[1, 0.0005], [16384, 0.001]]}}}
-    _write(user_dir, "tp-slow", {**SHIPPED, "tp_gemm_efficiency": tp_curve})
-    assert sharded  # the shipped profile has the model's unsharded curve
+    _write(user_dir, "tp-slow", {**base, "tp_gemm_efficiency": tp_curve})
 
     def run(**kw):
         return evaluate(Scenario(gpu="h200", prompt_tokens=4096, output_tokens=64, concurrency=8, **kw))
 
-    ds_base, ds_mla = run(model="deepseek-v3", tp=8, weight_dtype="fp8", profile="h200"), \
+    ds_base, ds_mla = run(model="deepseek-v3", tp=8, weight_dtype="fp8", profile="base"), \
         run(model="deepseek-v3", tp=8, weight_dtype="fp8", profile="mla-slow")
     assert _kernel_s(ds_mla, "attention") > 5 * _kernel_s(ds_base, "attention")
-    q_base, q_mla = run(model="qwen3-8b", profile="h200"), run(model="qwen3-8b", profile="mla-slow")
+    q_base, q_mla = run(model="qwen3-8b", profile="base"), run(model="qwen3-8b", profile="mla-slow")
     assert _kernel_s(q_mla, "attention") == _kernel_s(q_base, "attention")
-    l4_base, l4_tp = run(model="llama-3.1-70b", tp=4, profile="h200"), run(model="llama-3.1-70b", tp=4, profile="tp-slow")
+    l4_base, l4_tp = run(model="llama-3.1-70b", tp=4, profile="base"), run(model="llama-3.1-70b", tp=4, profile="tp-slow")
     assert _kernel_s(l4_tp, "o") > 5 * _kernel_s(l4_base, "o")
-    l2_base, l2_tp = run(model="llama-3.1-70b", tp=2, profile="h200"), run(model="llama-3.1-70b", tp=2, profile="tp-slow")
+    l2_base, l2_tp = run(model="llama-3.1-70b", tp=2, profile="base"), run(model="llama-3.1-70b", tp=2, profile="tp-slow")
     assert _kernel_s(l2_tp, "o") == _kernel_s(l2_base, "o")  # no TP-2 curve: the unsharded one
