@@ -55,7 +55,7 @@ PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_s
 THEMES = ("light", "dark")
 # Pages whose views the worker serves live (viewlayer.pages.VIEWS); others are static documents
 # with the shell's links, theme and embed mode.
-LIVE_PAGES = ("admission", "phases")
+LIVE_PAGES = ("admission", "phases", "serving_lab")
 
 
 class BuildError(RuntimeError):

@@ -13,6 +13,11 @@ Method (v1), per page:
   widget's value to the patch being applied to the models (p50, p95).
 - Bytes: the sum of response bodies and headers of every request of the cold load (page, worker,
   Pyodide, wheels), from Playwright's request sizes; the server sends no compression.
+- Lab run (v2): on the serving lab, the wall time in the page from changing the random seed (a new
+  600-request run of the default workload) to the worker going idle with every view patched, with
+  the comparison policy off ("a 600-request run") and on (two 600-request runs); median of
+  --lab-runs, and how many progress patches (worker slices) the page received meanwhile. The lab's
+  cold/warm load ends when its opening run is drawn.
 - Bare Pyodide: a page that only starts the same Pyodide core in a module worker (the floor).
 - Site size: every file of the build.
 Other hosts are blocked with Chromium's --host-resolver-rules, not with request routing, because
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -37,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.pyodide import harness  # noqa: E402
 
-METHOD_VERSION = 1
+METHOD_VERSION = 2
 BLOCK_OTHER_HOSTS = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 BOOT_TIMEOUT_MS = 240_000
 BARE_PAGE = """<!doctype html><meta charset="utf-8"><title>bare Pyodide</title><script type="module">
@@ -62,6 +68,8 @@ def _first_interaction(page, live: bool) -> float:
         raise RuntimeError(page.evaluate("(document.querySelector('[role=alert]') || {}).textContent"))
     if not live:
         return page.evaluate("performance.now()")
+    if live == "lab":
+        return page.evaluate("async () => { await window.kvlabBridge.idle(); return performance.now(); }")
     return page.evaluate("""async () => { const m = Bokeh.documents[0].get_model_by_name('w.prompt_tokens');
         const done = window.kvlabBridge.nextPatch(); m.value = m.value === 13 ? 12 : 13; await done; return performance.now(); }""")
 
@@ -73,8 +81,28 @@ def _slider_moves(page, moves: int) -> list[float]:
           await new Promise(requestAnimationFrame); out.push(performance.now() - t0); } return out; }""", moves)
 
 
+LAB_RUN_JS = """async ([name, value]) => { const b = window.kvlabBridge, m = Bokeh.documents[0].get_model_by_name(name);
+    await b.idle(); const runs = b.runs, ticks = b.ticks, t0 = performance.now(); m.value = value;
+    await new Promise((r) => { const w = () => (b.runs > runs ? r() : setTimeout(w, 2)); w(); });
+    return [performance.now() - t0, b.ticks - ticks]; }"""
+
+
+def _lab_runs(page, runs: int) -> dict:
+    """Median ms (and progress patches) of 600-request runs, without and with the comparison policy."""
+    out = {}
+    for compare in ("none", "fcfs"):
+        page.evaluate(LAB_RUN_JS, ["w.lab-compare-policy", compare])
+        times, ticks = [], []
+        for i in range(runs):
+            ms, n = page.evaluate(LAB_RUN_JS, ["w.lab-seed", 100 + i])
+            times.append(ms)
+            ticks.append(n)
+        out[compare] = {"median_ms": statistics.median(times), "runs_ms": times, "progress_patches": ticks}
+    return out
+
+
 @harness.in_own_thread
-def measure(site: Path, pages: list[tuple[str, bool]], runs: int, moves: int) -> dict:
+def measure(site: Path, pages: list[tuple[str, object]], runs: int, moves: int, lab_runs: int = 5) -> dict:
     from playwright.sync_api import sync_playwright
 
     results: dict = {"pages": {}}
@@ -108,7 +136,9 @@ def measure(site: Path, pages: list[tuple[str, bool]], runs: int, moves: int) ->
                             s = r.sizes()
                             total += s["responseBodySize"] + s["responseHeadersSize"]
                         sizes.append(total)
-                        if live and run == 0:
+                        if live == "lab" and run == 0:
+                            results["lab_run"] = _lab_runs(p, lab_runs)
+                        elif live and run == 0:
                             slider = _slider_moves(p, moves)
                         p.close()
                         p = ctx.new_page()
@@ -202,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--site", type=Path, help="a built site (default: build one into a temporary folder)")
     parser.add_argument("--runs", type=int, default=3, help="cold/warm loads per page (default: %(default)s)")
     parser.add_argument("--moves", type=int, default=50, help="slider moves per live page (default: %(default)s)")
+    parser.add_argument("--lab-runs", type=int, default=5, help="600-request lab runs timed per setting (default: %(default)s)")
     parser.add_argument("--pages", nargs="*", help="page names (default: every page of the build)")
     parser.add_argument("--old-build", type=Path, help="a pyodide-worker build of the old way, to list its downloads")
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -216,8 +247,11 @@ def main(argv: list[str] | None = None) -> int:
                        capture_output=True)
         print(f"built the site in {time.perf_counter() - t:.1f} s", file=sys.stderr)
     info = json.loads((site / "build-info.json").read_text())
-    pages = [(p["name"], p["bridge"] == "panel") for p in info["pages"] if not args.pages or p["name"] in args.pages]
-    figures = measure(site, pages, args.runs, args.moves)
+    pages = [(p["name"], ("lab" if p["name"] == "serving_lab" else True) if p["bridge"] == "panel" else False)
+             for p in info["pages"] if not args.pages or p["name"] in args.pages]
+    load = os.getloadavg()
+    figures = measure(site, pages, args.runs, args.moves, args.lab_runs)
+    figures["load_average"] = [load, os.getloadavg()]
     figures["site_bytes"] = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
     figures["method_version"] = METHOD_VERSION
     print(f"\nkvlab site_load v{METHOD_VERSION}: {site} ({figures['site_bytes'] / 1e6:.1f} MB on disk), {args.runs} runs")
@@ -228,6 +262,13 @@ def main(argv: list[str] | None = None) -> int:
         p50 = f"{f['slider_p50_ms']:.1f}" if f["slider_p50_ms"] is not None else "-"
         p95 = f"{f['slider_p95_ms']:.1f}" if f["slider_p95_ms"] is not None else "-"
         print(f"{name:<16}{f['cold_ms']:>9.0f}{f['warm_ms']:>9.0f}{ratio:>8.2f}{p50:>12}{p95:>8}{f['bytes'] / 1e6:>9.2f}")
+    if "lab_run" in figures:
+        for compare, f in figures["lab_run"].items():
+            what = "one 600-request run" if compare == "none" else "a 600-request run and its 600-request comparison"
+            print(f"serving lab, {what}: {f['median_ms']:.0f} ms median (runs {', '.join(f'{x:.0f}' for x in f['runs_ms'])}), "
+                  f"progress patches {f['progress_patches']}")
+    print("load average (1, 5, 15 min) at start and end: " + "; ".join(", ".join(f"{x:.2f}" for x in la)
+                                                                       for la in figures["load_average"]))
     if args.old_build:
         figures["old_build"] = old_build_downloads(args.old_build)
         print("\nold pyodide-worker build, per page (before the first slider answers):")

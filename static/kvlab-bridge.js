@@ -20,9 +20,13 @@
   }
 
   const waiters = [];
-  // For tests and benchmarks: `await kvlabBridge.nextPatch()` resolves once the next patch is applied.
-  const state = { patches: 0, latencies: [], missing: [], ready: false,
-                  nextPatch: () => new Promise((resolve) => waiters.push(resolve)) };
+  const idleWaiters = [];
+  // For tests and benchmarks: `await kvlabBridge.nextPatch()` resolves once the next patch is applied;
+  // `busy` is true while the serving lab's worker is running something, and `runs` counts the times
+  // it went idle again (`await kvlabBridge.idle()` waits for that).
+  const state = { patches: 0, latencies: [], missing: [], ready: false, busy: false, runs: 0, ticks: 0,
+                  nextPatch: () => new Promise((resolve) => waiters.push(resolve)),
+                  idle: () => (state.busy ? new Promise((resolve) => idleWaiters.push(resolve)) : Promise.resolve(state.runs)) };
   window.kvlabBridge = state;
   const setState = (s) => { document.body.dataset.kvlabState = s; };
 
@@ -133,10 +137,33 @@
     worker.postMessage({ type: "change", id: inflight.id, name, value });
   }
 
+  function setBusy(busy) {
+    if (state.busy && !busy) {
+      state.runs += 1;
+      for (const resolve of idleWaiters.splice(0)) resolve(state.runs);
+    }
+    state.busy = busy;
+    document.body.dataset.kvlabBusy = busy ? "1" : "0";
+  }
+
   function watch() {
     for (const model of doc.all_models) {
       const name = model.name;
       if (!name || !name.startsWith("w.")) continue;
+      if (typeof model.on_click === "function" && !("value" in model.properties) && !("active" in model.properties)) {
+        // A button (the lab's Cancel and "Run the sweep"): one click is one call.
+        model.on_click(() => { worker.postMessage({ type: "click", id: nextId++, name }); });
+        continue;
+      }
+      if ("filename" in model.properties && "mime_type" in model.properties) {
+        // A file box (the lab's trace upload): Bokeh holds the chosen file as base64 text.
+        model.connect(model.properties.value.change, () => {
+          const value = model.value;
+          if (typeof value !== "string" || !value) return;
+          worker.postMessage({ type: "upload", id: nextId++, name, filename: String(model.filename || "trace"), value });
+        });
+        continue;
+      }
       // Inputs, sliders and selects hold `value`; button groups and checkboxes hold `active`.
       const prop = "value" in model.properties ? "value" : "active";
       if (!(prop in model.properties)) continue;
@@ -161,17 +188,26 @@
       bar.remove();
       state.ready = true;
       state.timings = Object.assign({ page_ms: performance.now() - started }, m.timings);
+      setBusy(Boolean(m.busy));
       watch();
       setState("ready");
     } else if (m.type === "patch") {
       apply(m.patch);
       setQuery(m.query);
       if (m.error) console.warn("kvlab bridge: " + m.error);
-      if (inflight) state.latencies.push(performance.now() - inflight.t0);
+      if (inflight && m.id === inflight.id) {
+        state.latencies.push(performance.now() - inflight.t0);
+        inflight = null;
+      }
       state.patches += 1;
-      inflight = null;
+      setBusy(Boolean(m.busy));
       for (const resolve of waiters.splice(0)) resolve(state.patches);
       pump();
+    } else if (m.type === "tick") {
+      apply(m.patch);
+      setQuery(m.query);
+      state.ticks += 1;
+      setBusy(Boolean(m.busy));
     } else if (m.type === "error") {
       fail(m.stage, m.msg);
     }

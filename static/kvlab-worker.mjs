@@ -3,8 +3,13 @@
 // Loads Pyodide's core, unpacks kvlab's two pure wheels served by the site (no micropip, no PyPI,
 // no other host), and answers each widget change with one call into kvlab.app.viewlayer.pages:
 // the returned patch ({Bokeh model name: {property: value}}) goes back to the page's bridge.
+// The serving lab's runs take longer than one call: while its page says `busy`, the worker calls
+// `tick()` (about 50 ms of simulation each), posts the progress patch, and reads its messages
+// between ticks, so a new setting or Cancel is answered within one slice.
 let page = null;
 let stage = "start";
+let busy = false;
+let looping = false;
 
 function post(message) { self.postMessage(message); }
 function progress(step, label) { stage = label; post({ type: "progress", step, of: 3, label }); }
@@ -24,6 +29,37 @@ async function fetchBytes(url) {
   return response.arrayBuffer();
 }
 
+// A zero-delay yield to the worker's message queue (setTimeout is clamped to 4 ms when nested).
+const channel = new MessageChannel();
+const resumers = [];
+channel.port1.onmessage = () => { const r = resumers.shift(); if (r) r(); };
+const yieldToMessages = () => new Promise((resolve) => { resumers.push(resolve); channel.port2.postMessage(0); });
+
+async function runLoop() {
+  if (looping) return;
+  looping = true;
+  try {
+    while (busy) {
+      await yieldToMessages();
+      if (!busy) break;
+      const out = call(() => page.tick());
+      busy = Boolean(out.busy);
+      post({ type: "tick", patch: out.patch, query: out.query, busy });
+    }
+  } catch (e) {
+    busy = false;
+    post({ type: "error", stage: "python", msg: String((e && e.message) || e) });
+  } finally {
+    looping = false;
+  }
+}
+
+function answer(type, id, out) {
+  busy = Boolean(out.busy);
+  post({ type, id, patch: out.patch, query: out.query, error: out.error, busy });
+  if (busy) runLoop();
+}
+
 async function boot(m) {
   const t0 = performance.now();
   try {
@@ -35,20 +71,21 @@ async function boot(m) {
     progress(2, "unpacking kvlab");
     for (const bytes of await wheels) pyodide.unpackArchive(bytes, "wheel");
     progress(3, "starting the page");
-    const PanelPage = pyodide.pyimport("kvlab.app.viewlayer.pages").PanelPage;
-    page = PanelPage(m.page, m.search);
+    const pageFor = pyodide.pyimport("kvlab.app.viewlayer.pages").page_for;
+    page = pageFor(m.page, m.search);
     const out = call(() => page.start());
-    post({ type: "ready", patch: out.patch, query: out.query,
+    busy = Boolean(out.busy);
+    post({ type: "ready", patch: out.patch, query: out.query, busy,
            timings: { python_ms: tPython - t0, ready_ms: performance.now() - t0 } });
+    if (busy) runLoop();
   } catch (e) {
     post({ type: "error", stage, msg: String((e && e.message) || e) });
   }
 }
 
-function change(m) {
+function guarded(m, fn) {
   try {
-    const out = call(() => page.change(m.name, m.value));
-    post({ type: "patch", id: m.id, patch: out.patch, query: out.query, error: out.error });
+    answer("patch", m.id, call(fn));
   } catch (e) {
     post({ type: "error", stage: "python", msg: String((e && e.message) || e) });
   }
@@ -57,5 +94,8 @@ function change(m) {
 self.onmessage = (event) => {
   const m = event.data || {};
   if (m.type === "boot") boot(m);
-  else if (m.type === "change" && page !== null) change(m);
+  else if (page === null) return;
+  else if (m.type === "change") guarded(m, () => page.change(m.name, m.value));
+  else if (m.type === "click") guarded(m, () => page.click(m.name));
+  else if (m.type === "upload") guarded(m, () => page.upload(m.filename, m.value));
 };

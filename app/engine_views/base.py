@@ -1,11 +1,18 @@
 """What the serving lab's views share: a LabStore to read, a layout built once, data replaced on
-every new result (the same rule as app/views/base.py: never rebuild a figure, only its columns)."""
+every new result (the same rule as app/views/base.py: never rebuild a figure, only its columns).
+
+What each view shows is its function in the view layer (`viewlayer.lab_page.LAB_VIEWS`, standard
+library), the same function the static site's worker calls: `data()` calls it with the store and
+the settings as a dict, and `apply()` sets each part on the model `build()` registered in `parts`.
+"""
 
 from __future__ import annotations
 
 import param
 
 from ..palette import OKABE_ITO
+from ..viewlayer.lab_page import LAB_VIEWS
+from ..viewlayer.lab_status import seconds  # noqa: F401  (re-exported for the lab's modules)
 from ..views.base import StoreView
 from .store import LabStore
 
@@ -13,6 +20,7 @@ MAIN_COLOR = OKABE_ITO["blue"]
 COMPARE_COLOR = OKABE_ITO["orange"]
 MARK_COLORS = {"p50": OKABE_ITO["bluish_green"], "p90": OKABE_ITO["reddish_purple"], "p99": OKABE_ITO["vermillion"],
                "mean": "#6B6B6B"}
+VIEW_FUNCTIONS = dict(LAB_VIEWS)
 
 
 class LabView(StoreView):
@@ -21,12 +29,12 @@ class LabView(StoreView):
     store = param.ClassSelector(class_=LabStore, doc="the lab store this view displays")
     watched = ("result", "compare")
 
+    def values(self) -> dict:
+        """The settings as the view layer reads them (a view with its own chooser adds its choice)."""
+        return self.store.settings.values()
 
-def seconds(x: float) -> str:
-    """A latency for labels: 84 ms, 1.23 s, 12.3 s, 123 s."""
-    if x < 1:
-        return f"{x * 1e3:.3g} ms"
-    return f"{x:.3g} s"
+    def data(self) -> dict:
+        return VIEW_FUNCTIONS[self.view_name](self.store, self.values())
 
 
 def below_plot(fig, text_color: str) -> None:

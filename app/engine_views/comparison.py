@@ -1,64 +1,17 @@
-"""Two policies on the same seeded workload, side by side: same requests, same arrival times,
-different scheduling. The ratio column says which way each figure moved."""
+"""Two policies on the same seeded workload, side by side (what the table shows is
+`viewlayer.lab_comparison`)."""
 
 from __future__ import annotations
 
-from .. import html
+from ..viewlayer.lab_comparison import TABLE_CSS
 from ..views.base import html_pane
-from .base import LabView, seconds
-from .settings import policy_label
-
-TABLE_CSS = """
-.kv-compare { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
-.kv-compare th, .kv-compare td { padding: 5px 10px; border-bottom: 1px solid var(--kv-border); text-align: right; }
-.kv-compare th:first-child, .kv-compare td:first-child { text-align: left; }
-.kv-compare .better { color: var(--kv-good, #006B4F); font-weight: 600; }
-.kv-compare .worse { color: var(--kv-bad, #A83A00); font-weight: 600; }
-"""
-
-# (label, getter, formatter, lower is better)
-ROWS = [
-    ("TTFT p50", lambda r: r.ttft_s.p50, seconds, True),
-    ("TTFT p99", lambda r: r.ttft_s.p99, seconds, True),
-    ("ITL p50", lambda r: r.itl_s.p50, seconds, True),
-    ("ITL p99", lambda r: r.itl_s.p99, seconds, True),
-    ("ITL max", lambda r: r.itl_s.max, seconds, True),
-    ("E2E p99", lambda r: r.e2e_s.p99, seconds, True),
-    ("Throughput (tok/s)", lambda r: r.output_tokens_per_s, lambda x: f"{x:,.0f}", False),
-    ("Goodput (req/s)", lambda r: r.goodput_per_s, lambda x: f"{x:.2f}", False),
-    ("Preemptions", lambda r: r.preemptions, lambda x: f"{x:,}", True),
-    ("Mean KV usage", lambda r: r.mean_kv_usage, lambda x: f"{x:.0%}", None),
-]
+from .base import LabView
 
 
 class PolicyComparison(LabView):
+    view_name = "lab_comparison"
+
     def build(self):
-        self.pane = html_pane(margin=(5, 10))
+        self.pane = self.parts["pane"] = html_pane(margin=(5, 10))
         self.pane.stylesheets = [*self.pane.stylesheets, TABLE_CSS]
         return self.pane
-
-    def refresh(self) -> None:
-        a, b = self.store.result, self.store.compare
-        if a is None or b is None:
-            self.pane.object = ('<p class="kv-caption" data-kv="lab-compare">Choose a policy under "Compare with" to run it on '
-                                'the same requests.</p>')
-            return
-        head = (f"<tr><th>Figure</th><th>{html.esc(a.policy)} (this run)</th><th>{html.esc(b.policy)} (comparison)</th>"
-                f"<th>{html.esc(b.policy)} / {html.esc(a.policy)}</th></tr>")
-        rows = []
-        for label, get, fmt, lower in ROWS:
-            x, y = get(a), get(b)
-            ratio = y / x if x else None
-            cls = verdict = ""
-            if ratio is not None and lower is not None and abs(ratio - 1) > 0.05:
-                # The verdict is about the comparison policy, in words as well as colour.
-                cls = "better" if (ratio < 1) == lower else "worse"
-                verdict = f" ({b.policy} {cls})"
-            r_text = ("\u2014" if ratio is None else f"{ratio:.2f}x") + verdict
-            rows.append(f'<tr><td>{html.esc(label)}</td><td>{html.esc(fmt(x))}</td><td>{html.esc(fmt(y))}</td>'
-                        f'<td class="{cls}">{html.esc(r_text)}</td></tr>')
-        caption = (f"{html.esc(a.policy)}: {html.esc(policy_label(a.policy))}. {html.esc(b.policy)}: {html.esc(policy_label(b.policy))}. "
-                   f"The last column says whether {html.esc(b.policy)}, the comparison, does better or worse than this run "
-                   "(by more than 5%; lower latency and preemptions, higher throughput and goodput are better).")
-        self.pane.object = (f'<table class="kv-compare" data-kv="lab-compare">{head}{"".join(rows)}</table>'
-                            f'<p class="kv-caption">{caption}</p>')

@@ -9,6 +9,7 @@ import panel as pn
 
 from ..a11y import labelled
 from ..controls import VISUALLY_HIDDEN_LABEL
+from ..viewlayer.lab_controls import hidden_fields
 from .settings import LAB_PRESETS, PRESET_LABELS
 from .store import LabStore
 
@@ -32,10 +33,9 @@ class LabControls(pn.viewable.Viewer):
             "arrival": pn.widgets.RadioButtonGroup.from_param(p.arrival, **choice),
             # A slider and an exact box (EditableFloatSlider draws its title outside the slider, which
             # leaves the handle and the box without a name for screen readers).
-            "rate_per_s": pn.Column(pn.widgets.FloatSlider.from_param(p.rate_per_s, start=0.1, end=40.0, step=0.1, **WIDE),
-                                    pn.widgets.FloatInput.from_param(p.rate_per_s, label=f"{p.rate_per_s.label}, exact value",
-                                                                     step=0.1, width=110, stylesheets=[VISUALLY_HIDDEN_LABEL]),
-                                    margin=0, **WIDE),
+            "rate_per_s": pn.widgets.FloatSlider.from_param(p.rate_per_s, start=0.1, end=40.0, step=0.1, **WIDE),
+            "rate_per_s_exact": pn.widgets.FloatInput.from_param(p.rate_per_s, label=f"{p.rate_per_s.label}, exact value",
+                                                                 step=0.1, width=110, stylesheets=[VISUALLY_HIDDEN_LABEL]),
             "burst_cv": pn.widgets.FloatInput.from_param(p.burst_cv, step=0.5, **WIDE),
             "clients": pn.widgets.IntInput.from_param(p.clients, **WIDE),
             "think_time_s": pn.widgets.FloatInput.from_param(p.think_time_s, step=0.5, **WIDE),
@@ -70,7 +70,8 @@ class LabControls(pn.viewable.Viewer):
         for name, widget in w.items():
             widget.css_classes = [*widget.css_classes, f"kv-w-lab-{name.replace('_', '-')}"]
         self.widgets = w
-        self.trace = pn.widgets.FileInput(accept=".csv,.jsonl,.json,.txt", multiple=False, **WIDE,
+        # A visible name: axe (critical "label") flags the file box's empty label once the card is open.
+        self.trace = pn.widgets.FileInput(label="Trace file (CSV or JSON lines)", accept=".csv,.jsonl,.json,.txt", multiple=False, **WIDE,
                                           css_classes=["kv-w-lab-trace"])
         self.trace.param.watch(self._on_trace, "value")
         s.param.watch(lambda *_: self._visibility(), ["arrival", "admission", "engine", "disaggregated", "prompt_dist",
@@ -82,22 +83,11 @@ class LabControls(pn.viewable.Viewer):
             self.store.load_trace(event.new, self.trace.filename or "trace")
 
     def _visibility(self) -> None:
-        s, w = self.store.settings, self.widgets
-        open_loop = s.arrival in ("poisson", "gamma")
-        w["rate_per_s"].visible = open_loop
-        w["burst_cv"].visible = s.arrival == "gamma"
-        w["clients"].visible = w["think_time_s"].visible = s.arrival == "closed"
-        w["num_requests"].visible = s.arrival != "trace"
-        w["new_token_ratio"].visible = s.admission == "reserve"
-        w["mem_fraction_static"].visible = s.engine == "sglang"
-        w["gpu_memory_utilization"].visible = s.engine != "sglang"
-        w["replicas"].visible = not s.disaggregated
-        w["prefill_instances"].visible = w["decode_instances"].visible = s.disaggregated
-        for kind in ("prompt", "output"):
-            dist = getattr(s, f"{kind}_dist")
-            w[f"{kind}_sigma"].visible = dist == "lognormal"
-            w[f"{kind}_min_tokens"].visible = w[f"{kind}_max_tokens"].visible = dist != "fixed"
-            w[f"{kind}_tokens"].visible = dist != "uniform"
+        """Which fields apply is the view layer's decision (viewlayer.lab_controls), shared with the site."""
+        w = self.widgets
+        for name, visible in hidden_fields(self.store.settings.values()).items():
+            w[name].visible = visible
+        w["rate_per_s_exact"].visible = w["rate_per_s"].visible
 
     def __panel__(self):
         # Button groups draw no title of their own: give each its parameter's label, which also names
@@ -112,7 +102,8 @@ class LabControls(pn.viewable.Viewer):
                                   "optionally prefix_id, prefix_tokens.</p>", margin=(0, 10))
         return pn.Column(
             _heading("Start from"), w["preset"],
-            _heading("Workload"), w["arrival"], w["rate_per_s"], w["burst_cv"], w["clients"], w["think_time_s"], w["num_requests"],
+            _heading("Workload"), w["arrival"], pn.Column(w["rate_per_s"], w["rate_per_s_exact"], margin=0, **WIDE), w["burst_cv"],
+            w["clients"], w["think_time_s"], w["num_requests"],
             card("Prompt and output lengths", "prompt_dist", "prompt_tokens", "prompt_min_tokens", "prompt_max_tokens", "prompt_sigma",
                  "output_dist", "output_tokens", "output_min_tokens", "output_max_tokens", "output_sigma"),
             card("Shared prefixes", "prefix_tokens", "prefix_fraction", "prefix_groups"),

@@ -1,59 +1,23 @@
 """Plot the distribution, not the mean (seed 000): a histogram and a CDF of one latency, with
-p50, p90, p99 and the mean marked, and the comparison policy drawn over it in a second colour.
-
-TTFT, TPOT and E2E are one value per request; ITL is one value per generated token, read from the
-run's 1%-wide histogram. Both axes of time are logarithmic because the interesting part of a
-serving latency distribution is its tail, orders of magnitude above the median.
-"""
+p50, p90, p99 and the mean marked, and the comparison policy drawn over it in a second colour
+(what is drawn is computed by `viewlayer.lab_distribution`, standard library only)."""
 
 from __future__ import annotations
 
-import numpy as np
 import panel as pn
 from bokeh.models import ColumnDataSource, HoverTool, Label, NumeralTickFormatter, Span
 
-from .. import html
 from ..a11y import labelled
 from ..palette import ink
-from ..views.base import base_figure, bokeh_pane
-from .base import COMPARE_COLOR, MAIN_COLOR, MARK_COLORS, LabView, below_plot, seconds
-
-METRICS = {"TTFT": "ttft_s", "ITL": "itl_s", "TPOT (mean ITL per request)": "tpot_s", "End to end": "e2e_s"}
-BINS = 48
-CDF_POINTS = 400
-MARKS = ("p50", "p90", "p99", "mean")
-
-
-def samples(result, key: str) -> tuple[np.ndarray, np.ndarray]:
-    """(values, weights) of one latency: per request, or per token for ITL (histogram bins)."""
-    if key == "itl_s":
-        edges = np.asarray(result.itl_density.get("edges_s", []), dtype=float)
-        weights = np.asarray(result.itl_density.get("weights", []), dtype=float)
-        if len(edges) < 2:
-            return np.array([]), np.array([])
-        return np.sqrt(edges[:-1] * edges[1:]), weights
-    values = np.asarray(result.requests.get(key, []), dtype=float)
-    values = values[values > 0]  # TPOT is 0 for one-token outputs: nothing to show on a log axis
-    return values, np.ones_like(values)
-
-
-def histogram(values, weights, edges):
-    counts, _ = np.histogram(values, bins=edges, weights=weights)
-    total = weights.sum()
-    return counts / total if total else counts
-
-
-def cdf(values, weights) -> tuple[list, list]:
-    if not len(values):
-        return [], []
-    order = np.argsort(values)
-    v, w = values[order], weights[order]
-    c = np.cumsum(w) / w.sum()
-    idx = np.unique(np.linspace(0, len(v) - 1, min(CDF_POINTS, len(v))).astype(int))
-    return v[idx].tolist(), c[idx].tolist()
+from ..viewlayer.lab_distribution import MARKS
+from ..viewlayer.lab_settings import METRICS
+from ..views.base import TextPane, base_figure, bokeh_pane
+from .base import COMPARE_COLOR, MAIN_COLOR, MARK_COLORS, LabView, below_plot
 
 
 class LatencyDistribution(LabView):
+    view_name = "lab_distribution"
+
     def build(self):
         self.metric = pn.widgets.RadioButtonGroup(options=list(METRICS), value="TTFT", color="primary",
                                                   variant="outline", margin=(5, 10), css_classes=["kv-w-lab-metric"])
@@ -95,49 +59,17 @@ class LatencyDistribution(LabView):
                 fig.add_layout(label)
                 self.spans[(mark, tag)] = span
                 self.labels[(mark, tag)] = label
-        self.caption = pn.pane.HTML("", margin=(0, 10), sizing_mode="stretch_width")
+        self.caption = TextPane("", margin=(0, 10), sizing_mode="stretch_width")
+        self.parts.update({"w.lab-metric": self.metric, "caption": self.caption})
+        for who in ("main", "compare"):
+            self.parts[f"hist_{who}"] = self.src[who]
+            self.parts[f"cdf_{who}"] = self.cdf_src[who]
+        for (mark, tag), span in self.spans.items():
+            self.parts[f"{mark}_{tag}_span"] = span
+            self.parts[f"{mark}_{tag}_label"] = self.labels[(mark, tag)]
         row = pn.FlexBox(*(pn.Column(bokeh_pane(f), styles={"flex": "1 1 420px", "min-width": "0"}, margin=0)
                            for f in (self.hist, self.cdf_fig)), flex_wrap="wrap", sizing_mode="stretch_width", margin=0)
         return pn.Column(labelled(self.metric, "Latency shown"), row, self.caption, sizing_mode="stretch_width", margin=(0, 0, 10, 0))
 
-    def refresh(self) -> None:
-        key = METRICS[self.metric.value]
-        runs = {"main": self.store.result, "compare": self.store.compare}
-        data = {who: samples(r, key) if r is not None else (np.array([]), np.array([])) for who, r in runs.items()}
-        everything = np.concatenate([v for v, _ in data.values()]) if any(len(v) for v, _ in data.values()) else np.array([])
-        if not len(everything):
-            for who in runs:
-                self.src[who].data = dict(left=[], right=[], top=[])
-                self.cdf_src[who].data = dict(x=[], y=[])
-            self.caption.object = ""
-            return
-        lo, hi = everything.min(), everything.max()
-        hi = max(hi, lo * 1.05)
-        edges = np.geomspace(lo / 1.02, hi * 1.02, BINS + 1)
-        for who, (values, weights) in data.items():
-            if len(values):
-                self.src[who].data = dict(left=edges[:-1].tolist(), right=edges[1:].tolist(),
-                                          top=histogram(values, weights, edges).tolist())
-                x, y = cdf(values, weights)
-                self.cdf_src[who].data = dict(x=x, y=y)
-            else:
-                self.src[who].data = dict(left=[], right=[], top=[])
-                self.cdf_src[who].data = dict(x=[], y=[])
-        main = runs["main"]
-        if main is None:
-            return
-        p = getattr(main, key)
-        values = {"p50": p.p50, "p90": p.p90, "p99": p.p99, "mean": p.mean}
-        for mark, v in values.items():
-            for tag in ("h", "c"):
-                self.spans[(mark, tag)].location = max(v, lo)
-                self.labels[(mark, tag)].x = max(v, lo)
-                self.labels[(mark, tag)].text = f"{mark} {seconds(v)}"
-        ratio = p.p99 / p.p50 if p.p50 else 0
-        note = (f"{self.metric.value}: p50 {seconds(p.p50)}, p90 {seconds(p.p90)}, p99 {seconds(p.p99)}, max {seconds(p.max)}; "
-                f"the mean ({seconds(p.mean)}) hides a p99 {ratio:.1f}x the median.")
-        other = runs["compare"]
-        if other is not None:
-            q = getattr(other, key)
-            note += f" Comparison ({other.policy}): p50 {seconds(q.p50)}, p99 {seconds(q.p99)}."
-        self.caption.object = f'<p class="kv-caption" data-kv="lab-distribution">{html.esc(note)}</p>'
+    def values(self) -> dict:
+        return {**super().values(), "metric": self.metric.value}

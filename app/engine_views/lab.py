@@ -8,12 +8,15 @@
 
 from __future__ import annotations
 
+import os
+
 import panel as pn
 
 from ..a11y import KvTemplate
 from ..html import BASE_CSS
 from ..page import HEADER_COLOR, SITE
 from ..share import nav_links, share_buttons, theme_button
+from ..views.base import NAME_MODELS_ENV
 from .comparison import PolicyComparison
 from .controls import LabControls
 from .distribution import LatencyDistribution
@@ -101,7 +104,9 @@ def lab_with_address_bar(query: str = "", synchronous: bool = False):
 
 
 def build_lab_page() -> KvTemplate:
-    lab, bar = lab_with_address_bar(_query())
+    # The static site's build lays out the default run finished (comparison included): no periodic
+    # callback runs there, and the browser's worker reruns it anyway.
+    lab, bar = lab_with_address_bar(_query(), synchronous=os.environ.get(NAME_MODELS_ENV) == "1")
     lead = pn.pane.HTML(f'<p class="kv-caption">{LEAD}</p>', stylesheets=[BASE_CSS], sizing_mode="stretch_width", margin=(8, 10, 0, 10))
     toolbar = pn.FlexBox(lead, *share_buttons(TITLE), flex_wrap="wrap", align_items="center", sizing_mode="stretch_width", margin=0)
     toolbar[0].styles = {"flex": "1 1 320px"}

@@ -17,41 +17,34 @@ from kvlab.sim.engine import (
     ENGINE_FIELDS,
     LENGTH_DISTS,
     POLICIES,
-    POLICY_LABELS,
     PREEMPTIONS,
     TOKENIZERS,
-    Cluster,
     EngineConfig,
-    KVManagement,
-    Scheduling,
-    Workload,
     preset,
 )
 from kvlab.sim.scenario import FIELDS as SCENARIO_FIELDS
 from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 
-from ..state import gpu_choices, model_choices
+from ..state import gpu_choices
+from ..viewlayer.lab_settings import (  # noqa: F401  (re-exported: the lab's modules and tests import them from here)
+    CLUSTER_FIELDS,
+    KV_FIELDS,
+    LAB_PRESETS,
+    NO_COMPARISON,
+    PRESET_LABELS,
+    RUN_FIELDS,
+    SCENARIO_KEYS,
+    SCHEDULING_FIELDS,
+    TARGET_FIELDS,
+    URL_FIELDS,
+    WORKLOAD_FIELDS,
+    lab_config,
+    lab_defaults,
+    lab_models,
+    policy_label,
+    preset_values,
+)
 
-NO_COMPARISON = "none"
-LAB_PRESETS = ("default", "seed000-shared-queue", "seed000-chunked", "seed000-lanes", "long-prompts-light", "seed001-saturation",
-               "preemption-demo", "seed004-cliff", "seed004-cliff-fp8", "cliff-2x-hbm", "prefix-rag", "prefix-eviction",
-               "disagg-1p1d")
-# Labels say what the scenario is; the ids keep the source documents' numbers for old links.
-PRESET_LABELS = {
-    "default": "Default: Qwen3-8B, one H100, moderate load",
-    "seed000-shared-queue": "Long prompts on 8 GPUs: one shared queue (+ CPU costs)",
-    "seed000-chunked": "Long prompts on 8 GPUs: chunked prefill, decode first",
-    "seed000-lanes": "Long prompts on 8 GPUs: separate lanes, decode priority",
-    "long-prompts-light": "Long prompts on 8 GPUs at light load (0.5 req/s)",
-    "seed001-saturation": "SGLang at KV saturation (150 slots, long answers)",
-    "preemption-demo": "Saturation with watermark admission: preemptions",
-    "seed004-cliff": "The batching cliff (BF16 cache)",
-    "seed004-cliff-fp8": "The batching cliff (FP8 cache)",
-    "cliff-2x-hbm": "The batching cliff with 2x HBM, same bandwidth",
-    "prefix-rag": "RAG: a shared 2,000-token prefix on 90% of requests",
-    "prefix-eviction": "400 shared prefixes under eviction pressure",
-    "disagg-1p1d": "Disaggregated: 1 prefill + 1 decode instance",
-}
 DEFAULT = preset("default")
 
 LABELS = {
@@ -100,26 +93,7 @@ def _scenario_number(name: str, default, label: str) -> param.Parameter:
     return kind(default=default, bounds=bounds, allow_None=b.optional, doc=b.help, label=label)
 
 
-def _models() -> dict[str, str]:
-    return {label: mid for label, mid in model_choices().items() if mid != "custom"}
-
-
 W, S, K = DEFAULT.workload, DEFAULT.scheduling, DEFAULT.kv
-
-WORKLOAD_FIELDS = ("arrival", "rate_per_s", "burst_cv", "clients", "think_time_s", "num_requests", "prompt_dist",
-                   "prompt_tokens", "prompt_min_tokens", "prompt_max_tokens", "prompt_sigma", "output_dist", "output_tokens",
-                   "output_min_tokens", "output_max_tokens", "output_sigma", "prefix_tokens", "prefix_fraction",
-                   "prefix_groups", "seed")
-SCHEDULING_FIELDS = ("policy", "admission", "watermark_fraction", "new_token_ratio", "tokenize_s_per_token", "tokenizer",
-                     "block_table", "block_table_s_per_block")
-KV_FIELDS = ("preemption", "swap_space_gib", "prefix_caching", "host_cache_gib")
-CLUSTER_FIELDS = ("disaggregated", "replicas", "prefill_instances", "decode_instances")
-SCENARIO_KEYS = ("model", "gpu", "tp", "kv_dtype", "weight_dtype", "engine", "gpu_memory_utilization", "mem_fraction_static",
-                 "max_num_seqs", "max_num_batched_tokens", "gpu_memory_gib")
-TARGET_FIELDS = ("ttft_target_s", "itl_target_s")
-# Everything that changes a run (the sweep range and the display choices do not).
-RUN_FIELDS = SCENARIO_KEYS + WORKLOAD_FIELDS + SCHEDULING_FIELDS + KV_FIELDS + CLUSTER_FIELDS + TARGET_FIELDS + ("compare_policy",)
-
 
 class LabSettings(param.Parameterized):
     """What the student has chosen in the serving lab."""
@@ -127,7 +101,7 @@ class LabSettings(param.Parameterized):
     preset = param.Selector(default="default", objects=list(LAB_PRESETS), label="Start from",
                             doc="a named situation; loading one sets every field below")
     # ---- hardware and model (sim.Scenario)
-    model = param.Selector(default=DEFAULT.scenario.model, objects=_models(), label="Model")
+    model = param.Selector(default=DEFAULT.scenario.model, objects=lab_models(), label="Model")
     gpu = param.Selector(default=DEFAULT.scenario.gpu, objects=gpu_choices(), label="GPU")
     tp = param.Selector(default=1, objects=[1, 2, 4, 8], label="Tensor parallel size", doc="GPUs per engine instance")
     kv_dtype = param.Selector(default="bf16", objects=list(KV_DTYPES), label="KV cache precision")
@@ -196,32 +170,17 @@ class LabSettings(param.Parameterized):
     def scenario(self) -> Scenario:
         return Scenario(**{k: getattr(self, k) for k in SCENARIO_KEYS})
 
+    def values(self) -> dict:
+        """Every setting as a plain dict (what the view layer's lab functions read), the views'
+        display choices at their defaults."""
+        return {**lab_defaults(), **{k: getattr(self, k) for k in URL_FIELDS}}
+
     def config(self, policy: str | None = None) -> EngineConfig:
         """The EngineConfig for this state (with `policy` instead of the chosen one if given)."""
-        workload = Workload(**{k: getattr(self, k) for k in WORKLOAD_FIELDS}, trace=self.trace_rows)
-        sched = Scheduling(**{k: getattr(self, k) for k in SCHEDULING_FIELDS})
-        if policy is not None:
-            sched = sched.with_(policy=policy)
-        kv = KVManagement(**{k: getattr(self, k) for k in KV_FIELDS})
-        cluster = Cluster(**{k: getattr(self, k) for k in CLUSTER_FIELDS})
-        return EngineConfig(scenario=self.scenario(), workload=workload, scheduling=sched, kv=kv, cluster=cluster,
-                            ttft_target_s=self.ttft_target_s, itl_target_s=self.itl_target_s)
+        return lab_config(self.values(), policy, self.trace_rows)
 
     # A trace is data, not a setting: it is held here so config() can use it, but it has no widget.
     trace_rows = None
 
     def apply_preset(self, name: str) -> None:
-        cfg = preset(name)
-        values = {}
-        for group, keys in ((cfg.workload, WORKLOAD_FIELDS), (cfg.scheduling, SCHEDULING_FIELDS), (cfg.kv, KV_FIELDS),
-                            (cfg.cluster, CLUSTER_FIELDS), (cfg.scenario, SCENARIO_KEYS)):
-            values.update({k: getattr(group, k) for k in keys})
-        values.update(ttft_target_s=cfg.ttft_target_s, itl_target_s=cfg.itl_target_s)
-        values["compare_policy"] = "fcfs" if cfg.scheduling.policy != "fcfs" else "chunked"
-        values["sweep_high_per_s"] = max(2 * values["rate_per_s"], 1.0)
-        values["sweep_low_per_s"] = values["sweep_high_per_s"] / 16
-        self.param.update(**values)
-
-
-def policy_label(policy: str) -> str:
-    return POLICY_LABELS.get(policy, policy)
+        self.param.update(**preset_values(name))

@@ -19,6 +19,8 @@ from kvlab.sim.engine import EngineResult
 from kvlab.sim.engine.sweep import Job, Sweep, band_from, seed_band_job
 from kvlab.sim.engine.trace import TraceReader
 
+from ..viewlayer.lab_status import run_status
+from ..viewlayer.lab_sweep import sweep_rates
 from .settings import NO_COMPARISON, RUN_FIELDS, LabSettings
 
 TICK_MS = 30  # period of the slice callback
@@ -106,12 +108,7 @@ class LabStore(param.Parameterized):
                           total_requests=job.total_requests)
 
     def _publish(self, main: EngineResult, cancelled: bool) -> None:
-        if main.ok:
-            status = f"{main.completed:,} requests simulated ({main.events:,} events)"
-            if main.cancelled:
-                status = f"cancelled after {main.completed:,} of {main.num_requests:,} requests: partial results"
-        else:
-            status = "cancelled" if cancelled else "no run: see the message above"
+        status = run_status(main, cancelled)
         still = self._cmp_job is not None and main.ok and not cancelled
         with _hold():  # every view redraws in one message to the browser
             self.param.update(result=main if main.ok else None, issues=list(main.errors), running=still,
@@ -151,12 +148,7 @@ class LabStore(param.Parameterized):
 
     # ----- the rate sweep ---------------------------------------------------------------------
     def sweep_rates(self) -> list[float]:
-        s = self.settings
-        lo, hi, n = sorted((s.sweep_low_per_s, s.sweep_high_per_s)) + [s.sweep_points]
-        if hi <= lo:
-            return [lo]
-        ratio = (hi / lo) ** (1 / (n - 1))
-        return [round(lo * ratio**i, 4) for i in range(n)]
+        return sweep_rates(self.settings.values())
 
     def run_sweep(self) -> None:
         if self._sweep_job is not None and not self._sweep_job.done:

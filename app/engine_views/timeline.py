@@ -1,6 +1,6 @@
 """The run over time: KV cache usage (with preemptions marked) and running against waiting
 requests, the picture of seed 001's saturation: the cache pinned near full while the running
-batch stays far below max_num_seqs and the queue grows."""
+batch stays far below max_num_seqs and the queue grows (what is drawn is `viewlayer.lab_timeline`)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ import panel as pn
 from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d, Span
 
 from ..palette import COLORS, OKABE_ITO, ink, muted
-from ..views.base import base_figure, bokeh_pane
+from ..views.base import TextPane, base_figure, bokeh_pane
 from .base import COMPARE_COLOR, LabView, below_plot
 
 
 class Timeline(LabView):
+    view_name = "lab_timeline"
+
     def build(self):
         self.kv = base_figure(self.dark, height=290, title="KV cache in use", y_range=Range1d(0, 1.05))
         self.kv.yaxis.formatter = NumeralTickFormatter(format="0%")
@@ -42,32 +44,8 @@ class Timeline(LabView):
                                                                                ("waiting", "@waiting")]))
         below_plot(self.kv, ink(self.dark))
         below_plot(self.queue, ink(self.dark))
-        self.caption = pn.pane.HTML("", margin=(0, 10), sizing_mode="stretch_width")
+        self.caption = TextPane("", margin=(0, 10), sizing_mode="stretch_width")
+        self.parts.update(main=self.main, other=self.other, preempt=self.preempt, limit=self.limit, caption=self.caption)
         row = pn.FlexBox(*(pn.Column(bokeh_pane(f), styles={"flex": "1 1 420px", "min-width": "0"}, margin=0)
                            for f in (self.kv, self.queue)), flex_wrap="wrap", sizing_mode="stretch_width", margin=0)
         return pn.Column(row, self.caption, sizing_mode="stretch_width", margin=0)
-
-    @staticmethod
-    def _series(r) -> dict:
-        if r is None:
-            return dict(t=[], kv=[], running=[], waiting=[])
-        s = r.series
-        return dict(t=list(s["t_s"]), kv=list(s["kv_usage"]), running=list(s["running"]), waiting=list(s["waiting"]))
-
-    def refresh(self) -> None:
-        r, other = self.store.result, self.store.compare
-        self.main.data = self._series(r)
-        self.other.data = self._series(other)
-        if r is None:
-            self.preempt.data = dict(t=[], kv=[], n=[])
-            self.caption.object = ""
-            return
-        s = r.series
-        marks = [(t, kv, p - q) for t, kv, p, q in zip(s["t_s"][1:], s["kv_usage"][1:], s["preemptions"][1:], s["preemptions"],
-                                                      strict=False) if p > q]
-        self.preempt.data = dict(t=[m[0] for m in marks], kv=[m[1] for m in marks], n=[m[2] for m in marks])
-        limit = self.store.settings.max_num_seqs
-        self.limit.location = limit if limit is not None else 0
-        self.caption.object = (f'<p class="kv-caption" data-kv="lab-timeline">Mean KV usage {r.mean_kv_usage:.0%}; mean running '
-                               f'{r.mean_running:.1f} of at most {limit if limit is not None else "the engine default"} '
-                               f'(dotted line), mean waiting {r.mean_waiting:.1f}; {r.preemptions:,} preemptions.</p>')

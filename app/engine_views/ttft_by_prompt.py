@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from ..html import BASE_CSS
-from ..viewlayer.ttft_by_prompt import TABLE_CSS, view_ttft_by_prompt
+from ..viewlayer.ttft_by_prompt import TABLE_CSS
 from ..views.base import TextPane
 from .base import LabView
 
 
 class TtftByPrompt(LabView):
-    def build(self):
-        self.pane = TextPane("", stylesheets=[BASE_CSS, TABLE_CSS], sizing_mode="stretch_width", margin=(5, 10))
-        return self.pane
+    view_name = "lab_ttft_by_prompt"
 
-    def refresh(self) -> None:
-        self.pane.object = view_ttft_by_prompt(self.store.result)["pane"]["html"]
+    def build(self):
+        self.pane = self.parts["pane"] = TextPane("", stylesheets=[BASE_CSS, TABLE_CSS], sizing_mode="stretch_width", margin=(5, 10))
+        return self.pane

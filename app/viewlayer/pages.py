@@ -162,3 +162,13 @@ class PanelPage:
             self.positions[name] = position
         self.values[name] = new
         return {"patch": self._diff(self._evaluate()), "query": self.query}
+
+
+def page_for(page: str, search: str = ""):
+    """The browser's session object for a live page: `PanelPage` for the two panels, `LabPage` for
+    the serving lab. Both answer start() and change(); the lab also tick(), click() and upload()."""
+    if page == "serving_lab":
+        from .lab_page import LabPage
+
+        return LabPage(search)
+    return PanelPage(page, search)

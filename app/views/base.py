@@ -62,6 +62,11 @@ class StoreView(pn.viewable.Viewer):
         """Set each part's properties; unchanged ones are not resent to the browser."""
         for part, props in data.items():
             target = self.parts[part]
+            if part.startswith("w."):
+                # A widget of the view (named by its kv-w-* class): it holds its own value; only the
+                # properties its Panel widget has (a progress bar's value, a button's disabled) are set.
+                props = {k: v for k, v in props.items() if k in target.param and k != "value"} \
+                    if isinstance(target, pn.widgets.Widget) and not isinstance(target, pn.indicators.Progress) else props
             if isinstance(target, TextPane):
                 if "html" in props:
                     target.object = props["html"]
@@ -76,6 +81,8 @@ class StoreView(pn.viewable.Viewer):
         """Give every part's model its stable name; returns {name: model or pane}."""
         named = {}
         for part, target in self.parts.items():
+            if part.startswith("w."):  # a widget: the page build names it from its kv-w-* class
+                continue
             name = f"{self.view_name}.{part}"
             if isinstance(target, TextPane):
                 target.model_name = name

@@ -10,16 +10,21 @@ local origin that resizes its iframe are checked too.
 
 from __future__ import annotations
 
+import base64
 import http.server
 import json
 import time
 from pathlib import Path
 
 import pytest
-from kvlab.app.build_site import DEFAULT_PAGE_GLOBS, LIVE_PAGES, discover_pages
+from kvlab.app.build_site import DEFAULT_PAGE_GLOBS, discover_pages
+from kvlab.app.viewlayer.lab_page import LabPage
+from kvlab.app.viewlayer.lab_settings import lab_config, lab_defaults
 from kvlab.app.viewlayer.pages import PanelPage
 from kvlab.sim import Scenario, evaluate
+from kvlab.sim.engine import parse_trace, simulate
 
+from tests.browser.axe import AXE_JS, LESSON_READY, READY, describe, run_axe
 from tests.pyodide import harness
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -34,7 +39,22 @@ MOVES = {
     "phases": [("w.prompt_tokens", 7.0), ("w.concurrency", 8.0), ("w.gpu", "h200"), ("w.model", "qwen3-14b"),
                ("w.engine", 2), ("w.mem_fraction_static", 0.8), ("w.kv_dtype", 2), ("w.tp", 2), ("w.max_model_len", 8192)],
 }
+PANEL_PAGES = ("admission", "phases")
 LESSON = "lesson_a1"  # its first step has "try this" links
+LAB = "serving_lab"
+# axe-core on representative pages of the built site, in both themes (every page in both themes is
+# checked on the served app by tests/browser/test_a11y.py; this checks the site's own shell too).
+AXE_PAGES = ("index", "admission", "phases", LAB, LESSON)
+LAB_MOVE = ("w.lab-seed", 2)  # a new 600-request run (and its 600-request comparison) of the default workload
+TRACE_CSV = "arrival_s,prompt_tokens,output_tokens\n" + "".join(f"{i * 0.2:.1f},{500 + i},{20 + i}\n" for i in range(40))
+READ_MODELS_JS = """(wanted) => { const d = Bokeh.documents[0]; const out = {};
+    for (const [name, props] of Object.entries(wanted)) { const m = d.get_model_by_name(name);
+      if (!m) continue; const p = {};
+      for (const k of props) { let v = m[k];
+        if (k === 'data') { v = {}; for (const [c, a] of Object.entries(m.data)) v[c] = Array.from(a); }
+        p[k] = v; }
+      out[name] = p; }
+    return JSON.stringify(out); }"""
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -51,11 +71,56 @@ def _host_page(site_base: str) -> str:
             'f.style.height=d.height+"px";});});</script></body></html>')
 
 
+def _cpython_lab() -> list[tuple[LabPage, dict]]:
+    """CPython's LabPage through the same three states the browser test visits."""
+    page = LabPage()
+    page.start()
+    page.finish()
+    states = [page.models()]
+    page.change(*LAB_MOVE)
+    page.finish()
+    states.append(page.models())
+    page.upload("trace.csv", base64.b64encode(TRACE_CSV.encode()).decode())
+    page.finish()
+    states.append(page.models())
+    return states
+
+
+def _drive_lab(page, site: Path) -> dict:
+    """The serving lab in the built site: its opening run, one setting changed (timed, with the progress
+    bar watched), and a trace uploaded through the file box; the lab's models read back after each."""
+    wanted = {n: sorted(props) for n, props in _cpython_lab()[0].items()}
+    out: dict = {}
+    page.wait_for_function("!window.kvlabBridge.busy", timeout=BOOT_TIMEOUT_MS)
+    # Open every card of the sidebar: a collapsed card hides its widgets (model.visible false) and
+    # shows them as the view layer says once opened; read the widgets as a student sees them opened.
+    page.evaluate("for (const m of Bokeh.documents[0].all_models) if ('collapsed' in m.properties) m.collapsed = false;")
+    out["lab_models"] = [json.loads(page.evaluate(READ_MODELS_JS, wanted))]
+    run = page.evaluate("""async ([name, value]) => {
+        const b = window.kvlabBridge, d = Bokeh.documents[0], bar = d.get_model_by_name('w.lab-progress');
+        const seen = []; bar.connect(bar.properties.value.change, () => seen.push(bar.value));
+        const ticks = b.ticks, runs = b.runs, t0 = performance.now();
+        d.get_model_by_name(name).value = value;
+        await new Promise((r) => { const w = () => (b.runs > runs ? r() : setTimeout(w, 5)); w(); });
+        return { ms: performance.now() - t0, ticks: b.ticks - ticks, progress: seen }; }""", list(LAB_MOVE))
+    out["lab_run"] = run
+    out["lab_models"].append(json.loads(page.evaluate(READ_MODELS_JS, wanted)))
+    trace = site.parent / "trace.csv"
+    trace.write_text(TRACE_CSV, encoding="utf-8")
+    runs = page.evaluate("window.kvlabBridge.runs")
+    page.locator(".kv-w-lab-trace input[type=file]").first.set_input_files(str(trace))
+    page.wait_for_function(f"window.kvlabBridge.runs > {runs} && !window.kvlabBridge.busy", timeout=60_000)
+    out["lab_models"].append(json.loads(page.evaluate(READ_MODELS_JS, wanted)))
+    out["lab_url"] = page.url
+    return out
+
+
 @harness.in_own_thread
 def _visit_site(site: Path, pages: list[str]) -> dict:
     from playwright.sync_api import sync_playwright
 
-    out: dict = {"pages": {}, "outside": [], "bad_status": []}
+    # "seconds": what the lab's and axe's checks take inside the one visit (reported, not asserted)
+    out: dict = {"pages": {}, "outside": [], "bad_status": [], "axe": {}, "seconds": {"lab": 0.0, "axe": 0.0}}
     with harness.serve_directory(site) as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=harness.CHROMIUM, args=harness.CHROMIUM_ARGS)
         try:
@@ -85,7 +150,11 @@ def _visit_site(site: Path, pages: list[str]) -> dict:
                 page, errors, boot_s = open_page(f"{name}.html")
                 seen = {"state": page.evaluate("document.body.dataset.kvlabState"), "boot_s": boot_s, "errors": errors,
                         "alert": page.evaluate("(document.querySelector('[role=alert]') || {}).textContent || ''")}
-                if name in LIVE_PAGES and seen["state"] == "ready":
+                if name == LAB and seen["state"] == "ready":
+                    t_lab = time.monotonic()
+                    seen.update(_drive_lab(page, site))
+                    out["seconds"]["lab"] = time.monotonic() - t_lab
+                if name in PANEL_PAGES and seen["state"] == "ready":
                     seen["moves"] = []
                     # Read back exactly the properties CPython's view layer sets on each named model.
                     wanted = {n: sorted(props) for n, props in PanelPage(name).models().items()}
@@ -95,19 +164,16 @@ def _visit_site(site: Path, pages: list[str]) -> dict:
                                       " m[('value' in m.properties) ? 'value' : 'active'] = v; }",
                                       [widget, value])
                         page.wait_for_function(f"window.kvlabBridge.patches > {before}", timeout=20_000)
-                        models = page.evaluate("""(wanted) => { const d = Bokeh.documents[0]; const out = {};
-                            for (const [name, props] of Object.entries(wanted)) { const m = d.get_model_by_name(name);
-                              if (!m) continue; const p = {};
-                              for (const k of props) { let v = m[k];
-                                if (k === 'data') { v = {}; for (const [c, a] of Object.entries(m.data)) v[c] = Array.from(a); }
-                                p[k] = v; }
-                              out[name] = p; }
-                            return JSON.stringify(out); }""", wanted)
+                        models = page.evaluate(READ_MODELS_JS, wanted)
                         seen["moves"].append({"widget": widget, "value": value, "models": json.loads(models),
                                               "url": page.url,
                                               "max_sequences": page.locator('[data-kv="max_sequences"]').first.inner_text()
                                               if name == "admission" else None})
                     seen["latencies_ms"] = page.evaluate("window.kvlabBridge.latencies")
+                if name in AXE_PAGES and AXE_JS.is_file():
+                    t_axe = time.monotonic()
+                    out["axe"][f"{name} light"] = run_axe(page)
+                    out["seconds"]["axe"] += time.monotonic() - t_axe
                 out["pages"][name] = seen
                 page.close()
 
@@ -132,7 +198,18 @@ def _visit_site(site: Path, pages: list[str]) -> dict:
             page.wait_for_function("window.kvlabLastCopied !== undefined", timeout=10_000)
             out["embed_code"] = page.evaluate("window.kvlabLastCopied")
             out["embed_warning"] = page.evaluate("window.kvlabCopyWarning")
+            t_axe = time.monotonic()
+            if AXE_JS.is_file():
+                out["axe"]["phases dark"] = run_axe(page)
             page.close()
+            # The other pages' dark builds as first painted (the simulator's start does not change colours).
+            for name in (n for n in AXE_PAGES if n != "phases" and AXE_JS.is_file()):
+                page = context.new_page()
+                page.goto(f"{base}{name}.dark.html")
+                page.wait_for_selector(READY.get("/" if name == "index" else f"/{name}", LESSON_READY), timeout=60_000)
+                out["axe"][f"{name} dark"] = run_axe(page)
+                page.close()
+            out["seconds"]["axe"] += time.monotonic() - t_axe
 
             # The embed, from a second local origin: header hidden, iframe resized to its content.
             host_dir = site.parent / "host"
@@ -195,7 +272,7 @@ def _close(browser_value, cpython_value) -> bool:
     return browser_value == cpython_value
 
 
-@pytest.mark.parametrize("page", LIVE_PAGES)
+@pytest.mark.parametrize("page", PANEL_PAGES)
 def test_each_control_shows_exactly_what_cpython_computes(visit, page):
     seen = visit["pages"][page]
     assert len(seen["moves"]) == len(MOVES[page])
@@ -211,6 +288,45 @@ def test_admission_numbers_are_sims_and_the_link_follows(visit):
     assert moves[0]["max_sequences"] == f"{evaluate(Scenario(prompt_tokens=32768)).max_sequences:,}"
     assert moves[1]["max_sequences"] == f"{evaluate(Scenario(prompt_tokens=32768, kv_dtype='fp8')).max_sequences:,}"
     assert moves[1]["url"].endswith("admission.html?prompt_tokens=32768&kv_dtype=fp8")
+
+
+def test_the_lab_runs_in_the_browser_and_matches_cpython_exactly(visit):
+    """Each state's every lab model equals CPython's LabPage; the engine's own figures (the run's
+    time series, its event count) equal `sim.engine.simulate` of that state's configuration."""
+    seen = visit["pages"][LAB]
+    states = _cpython_lab()
+    assert len(seen["lab_models"]) == 3
+    for label, held_models, expected in zip(("opening run", "after the move", "after the upload"), seen["lab_models"], states,
+                                            strict=True):
+        for name, props in expected.items():
+            for prop, value in props.items():
+                held = held_models.get(name, {}).get(prop)
+                assert _close(held, value), f"{label}: {name}.{prop} is {held!r}, CPython {value!r}"
+    values = {**lab_defaults(), LAB_MOVE[0].removeprefix("w.lab-"): LAB_MOVE[1]}
+    engine = simulate(lab_config(values))
+    main = seen["lab_models"][1]["lab_timeline.main"]["data"]
+    assert main["t"] == engine.series["t_s"] and main["kv"] == engine.series["kv_usage"]
+    assert f"{engine.completed:,} requests simulated ({engine.events:,} events)" in seen["lab_models"][1]["lab_status.text"]["text"]
+    trace_run = simulate(lab_config({**values, "arrival": "trace"}, trace=parse_trace(TRACE_CSV)))
+    assert seen["lab_models"][2]["lab_timeline.main"]["data"]["t"] == trace_run.series["t_s"]
+    assert "40 requests from trace.csv" in seen["lab_models"][2]["lab_notices.pane"]["text"]
+    assert seen["lab_url"].endswith("serving_lab.html?arrival=trace&seed=2")
+
+
+def test_a_lab_run_shows_its_progress_and_the_page_answers(visit):
+    run = visit["pages"][LAB]["lab_run"]
+    # The move's reply comes first, then the worker's slices: the progress bar moved and ended full.
+    assert run["progress"] and run["progress"][-1] == 1000, run
+    assert run["ms"] < 60_000  # a sanity bound; benchmarks/site_load.py measures (docs/site.md has the figure)
+
+
+def test_representative_pages_pass_axe_in_both_themes(visit):
+    if not AXE_JS.is_file():  # scripts/test installs it (npm ci in tests/browser)
+        pytest.fail(f"axe-core is not installed: run `npm ci --prefix tests/browser` ({AXE_JS} missing)", pytrace=False)
+    assert sorted(visit["axe"]) == sorted(f"{p} {t}" for p in AXE_PAGES for t in ("light", "dark"))
+    print(f"seconds inside the visit: {visit['seconds']}")
+    failures = {key: describe(found) for key, found in visit["axe"].items() if describe(found)}
+    assert not failures, "\n".join(f"{key}:\n{text}" for key, text in failures.items())
 
 
 def test_slider_answers_within_a_few_frames(visit):

@@ -1,0 +1,80 @@
+"""What the serving lab's sidebar widgets show for a state: values, and the fields hidden because
+they do not apply (the rate of a closed loop, SGLang's ratio under watermark admission); hidden,
+not removed, so their values survive a round trip. `lab_widget_value` is the reverse: a widget's
+new Bokeh property value as the setting it edits.
+
+Widgets are named `w.lab-<setting with dashes>` (the rate's exact box `w.lab-rate-per-s-exact`),
+the names the page build gives their Bokeh models from the widgets' `kv-w-lab-*` CSS classes.
+"""
+
+from __future__ import annotations
+
+from .lab_settings import BOOLEAN_FIELDS, RUN_FIELDS, SWEEP_FIELDS, lab_choices
+
+PREFIX = "w.lab-"
+RADIO_FIELDS = ("arrival", "policy", "admission", "tokenizer", "block_table", "preemption", "tp", "kv_dtype", "weight_dtype",
+                "engine", "prompt_dist", "output_dist", "metric", "log_source")
+SELECT_FIELDS = ("preset", "compare_policy", "model", "gpu")
+SIDEBAR_FIELDS = ("preset", *RUN_FIELDS)
+# Optional numbers in a float box: an emptied box reads NaN (Panel itself sends None or NaN for "not set").
+OPTIONAL_FLOATS = ("mem_fraction_static", "gpu_memory_gib")
+
+
+def widget_name(setting: str) -> str:
+    return PREFIX + setting.replace("_", "-")
+
+
+def hidden_fields(values: dict) -> dict[str, bool]:
+    """{setting: visible} for every sidebar field whose visibility depends on another."""
+    v = values
+    open_loop = v["arrival"] in ("poisson", "gamma")
+    out = {"rate_per_s": open_loop, "burst_cv": v["arrival"] == "gamma", "clients": v["arrival"] == "closed",
+           "think_time_s": v["arrival"] == "closed", "num_requests": v["arrival"] != "trace",
+           "new_token_ratio": v["admission"] == "reserve", "mem_fraction_static": v["engine"] == "sglang",
+           "gpu_memory_utilization": v["engine"] != "sglang", "replicas": not v["disaggregated"],
+           "prefill_instances": bool(v["disaggregated"]), "decode_instances": bool(v["disaggregated"])}
+    for kind in ("prompt", "output"):
+        dist = v[f"{kind}_dist"]
+        out[f"{kind}_sigma"] = dist == "lognormal"
+        out[f"{kind}_min_tokens"] = out[f"{kind}_max_tokens"] = dist != "fixed"
+        out[f"{kind}_tokens"] = dist != "uniform"
+    return out
+
+
+def view_lab_controls(values: dict) -> dict:
+    """{widget name: {Bokeh property: value}} for every widget of the lab's sidebar."""
+    out: dict[str, dict] = {}
+    for name in SIDEBAR_FIELDS:
+        w = widget_name(name)
+        if name in RADIO_FIELDS:
+            out[w] = {"active": lab_choices(name).index(values[name])}
+        elif name in BOOLEAN_FIELDS:
+            out[w] = {"active": bool(values[name])}
+        else:
+            out[w] = {"value": values[name]}
+    out[widget_name("rate_per_s") + "-exact"] = {"value": values["rate_per_s"]}
+    for name, visible in hidden_fields(values).items():
+        out[widget_name(name)]["visible"] = visible
+    out[widget_name("rate_per_s") + "-exact"]["visible"] = out[widget_name("rate_per_s")]["visible"]
+    return out
+
+
+def lab_widget_value(widget: str, value) -> tuple[str, object]:
+    """(setting, its new value) for a widget's new property value; ValueError for an unknown widget
+    or a value of the wrong kind (the setting's own check comes after)."""
+    if not widget.startswith(PREFIX):
+        raise ValueError(f"not a lab widget: {widget!r}")
+    name = widget[len(PREFIX):].replace("-", "_")
+    if name == "rate_per_s_exact":
+        name = "rate_per_s"
+    if name not in (*SIDEBAR_FIELDS, *SWEEP_FIELDS, "metric", "log_source"):
+        raise ValueError(f"no setting behind widget {widget!r}")
+    if name in RADIO_FIELDS:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{widget}: expected a button index, got {value!r}")
+        return name, lab_choices(name)[value]
+    if name in BOOLEAN_FIELDS:
+        return name, bool(value)
+    if name in OPTIONAL_FLOATS and (value is None or (isinstance(value, float) and value != value)):
+        return name, None  # an emptied box: the engine's default
+    return name, value

@@ -1,0 +1,309 @@
+"""The serving lab as one page of the static site: settings in, engine runs in slices, model patches out.
+
+`LabPage` is what the browser's worker holds for the lab (the Panel server's `LabStore` does the
+same job with param and a periodic callback). It keeps the settings as a plain dict and the same
+fields a `LabStore` has (`result`, `compare`, `status`, `progress`, ...), so the view functions in
+`LAB_VIEWS` read either. A run advances in slices of about `SLICE_S` of CPU time: between slices
+the worker posts the progress patch and reads its messages (a new setting, Cancel), so the page
+shows progress and never waits on Python.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import time
+
+from kvlab.sim.engine.sweep import Job, band_from, seed_band_job
+from kvlab.sim.engine.trace import TraceReader
+
+from .lab_comparison import view_lab_comparison
+from .lab_controls import RADIO_FIELDS, lab_widget_value, view_lab_controls
+from .lab_distribution import view_lab_distribution
+from .lab_log import view_lab_log
+from .lab_settings import (
+    BOOLEAN_FIELDS,
+    NO_COMPARISON,
+    RUN_FIELDS,
+    check_value,
+    encode_lab_query,
+    lab_config,
+    parse_lab_query,
+    preset_values,
+)
+from .lab_status import run_status, view_lab_notices, view_lab_status, view_lab_summary
+from .lab_sweep import sweep_rates, view_lab_sweep
+from .lab_timeline import view_lab_timeline
+from .ttft_by_prompt import view_ttft_by_prompt
+
+# (view name, function of (run, settings) -> {part: props}), in page order. A part named `w.*` is a
+# widget found by its own name; every other part is the model `<view>.<part>`.
+LAB_VIEWS = (
+    ("lab_status", view_lab_status),
+    ("lab_notices", view_lab_notices),
+    ("lab_summary", view_lab_summary),
+    ("lab_distribution", view_lab_distribution),
+    ("lab_ttft_by_prompt", lambda run, values: view_ttft_by_prompt(run.result)),
+    ("lab_comparison", view_lab_comparison),
+    ("lab_timeline", view_lab_timeline),
+    ("lab_sweep", view_lab_sweep),
+    ("lab_log", view_lab_log),
+)
+STATUS_VIEWS = ("lab_status", "lab_notices")  # what changes while a run is in progress
+SLICE_S = 0.05  # CPU time of one slice: the progress bar moves about 20 times a second
+FIRST_SLICE_EVENTS = 40_000  # as the server's LabStore: a default run finishes in its first slice there
+SWEEP_SEEDS = 3  # random seeds per rate in the sweep, as the server's
+TRACE_FIRST_ROWS = 20_000
+MAX_TRACE_BYTES = 64 << 20  # 64 MiB: the largest upload the page reads (CSV rows of ~30 bytes: about 2 million requests)
+
+
+def model_name(view: str, part: str) -> str:
+    return part if part.startswith("w.") else f"{view}.{part}"
+
+
+def lab_page_models(run, values: dict, views=None) -> dict[str, dict]:
+    """{Bokeh model name: {property: value}} of the lab's views (all, or those named) and its sidebar."""
+    from .pages import bokeh_props
+
+    out = {}
+    for view, fn in LAB_VIEWS:
+        if views is None or view in views:
+            for part, props in fn(run, values).items():
+                out[model_name(view, part)] = bokeh_props(props)
+    if views is None:
+        out.update(view_lab_controls(values))
+    return out
+
+
+class LabPage:
+    """The serving lab in the browser. Every method returns {"patch", "query", "busy"}: `busy` says
+    more slices are due (the worker then calls `tick()` until it is False)."""
+
+    page = "serving_lab"
+
+    def __init__(self, search: str = ""):
+        self.values, notices = parse_lab_query(search)
+        self.link_issues = [{"field": "link", "message": n} for n in notices]
+        self.result = self.compare = None
+        self.issues: list[dict] = []
+        self.trace_note = ""
+        self.trace_rows = None
+        self.status = ""
+        self.running = False
+        self.progress = 0.0
+        self.done_requests = self.total_requests = 0
+        self.sweep = None
+        self.sweep_running = False
+        self.sweep_progress = 0.0
+        self.input_notice = ""
+        self._job = self._cmp_job = self._sweep_job = None
+        self._reader: TraceReader | None = None
+        self._trace_name = ""
+        self._events_per_slice = 20_000
+        self._shown: dict[str, dict] = {}
+        self.query = encode_lab_query(self.values)
+
+    # ---- the runs (as engine_views.store.LabStore runs them) ---------------------------------------
+    def _config(self, policy=None):
+        return lab_config(self.values, policy, self.trace_rows)
+
+    def run(self) -> None:
+        for job in (self._job, self._cmp_job):
+            if job is not None and not job.done:
+                job.cancel()
+        v = self.values
+        self._job = Job([self._config()])
+        self._cmp_job = None
+        if v["compare_policy"] not in (NO_COMPARISON, v["policy"]):
+            self._cmp_job = Job([self._config(v["compare_policy"])])
+        self.running, self.progress, self.status, self.compare = True, 0.0, "simulating\u2026", None
+        self._advance_main(FIRST_SLICE_EVENTS)
+
+    def _advance_main(self, events: int) -> None:
+        if self._job is not None:
+            job = self._job
+            job.advance(events)
+            if job.done:
+                self._job = None
+                main, cancelled = job.results[0], job.cancelled
+                if cancelled:
+                    self._cmp_job = None
+                still = self._cmp_job is not None and main.ok and not cancelled
+                self.result, self.issues = (main if main.ok else None), list(main.errors)
+                self.running, self.progress, self.status = still, (0.5 if still else 1.0), run_status(main, cancelled)
+            else:
+                self._report(job, 0.5 if self._cmp_job is not None else 1.0, 0.0)
+        elif self._cmp_job is not None:
+            job = self._cmp_job
+            job.advance(events)
+            if job.done:
+                self._cmp_job = None
+                other = job.results[0]
+                self.compare = other if other.ok and not job.cancelled else None
+                self.running, self.progress = False, 1.0
+            else:
+                self._report(job, 0.5, 0.5)
+
+    def _report(self, job: Job, share: float, offset: float) -> None:
+        self.progress = offset + share * job.progress
+        self.done_requests, self.total_requests = job.completed_requests, job.total_requests
+
+    def cancel(self) -> None:
+        for job in (self._job, self._cmp_job, self._sweep_job):
+            if job is not None and not job.done:
+                job.cancel()
+        self._slice(0)
+
+    def run_sweep(self) -> None:
+        if self._sweep_job is not None and not self._sweep_job.done:
+            self._sweep_job.cancel()
+        base = self._config()
+        if self.values["arrival"] != "poisson":
+            base = base.with_(arrival="poisson")
+        seed = self.values["seed"]
+        self._sweep_job = seed_band_job(base, sweep_rates(self.values), [seed + i for i in range(SWEEP_SEEDS)])
+        self.sweep_running, self.sweep_progress = True, 0.0
+
+    def _advance_sweep(self, events: int) -> None:
+        job = self._sweep_job
+        job.advance(events)
+        if job.done:
+            self.sweep, self.sweep_running, self.sweep_progress = band_from(job), False, 1.0
+            self._sweep_job = None
+        else:
+            self.sweep_progress = job.progress
+
+    def load_trace(self, data: bytes, filename: str = "trace") -> None:
+        self._reader = TraceReader(data)
+        self._trace_name = str(filename)[:200]
+        self.trace_note = f"Reading {self._trace_name}\u2026"
+        self._advance_trace(TRACE_FIRST_ROWS)
+
+    def _advance_trace(self, rows: int) -> None:
+        reader = self._reader
+        if not reader.advance(rows):
+            self.trace_note = f"Reading {self._trace_name}: {reader.progress:.0%}\u2026"
+            return
+        self._reader = None
+        if reader.issues:
+            self.trace_note = "Trace refused: " + "; ".join(i.message for i in reader.issues)
+            return
+        rows = reader.rows
+        self.trace_rows = rows
+        span = rows[-1].arrival_s - rows[0].arrival_s
+        self.trace_note = f"{len(rows):,} requests from {self._trace_name} over {span:,.1f} s; arrivals now follow the trace."
+        self.values["arrival"] = "trace"
+        self.run()
+
+    @property
+    def busy(self) -> bool:
+        return any(x is not None for x in (self._job, self._cmp_job, self._sweep_job, self._reader))
+
+    def _slice(self, events: int) -> None:
+        """One slice of whatever is running, in the server store's order."""
+        if self._reader is not None:
+            self._advance_trace(max(events // 4, 500))
+        elif self._job is not None or self._cmp_job is not None:
+            self._advance_main(events)
+        elif self._sweep_job is not None:
+            self._advance_sweep(events)
+
+    # ---- what the page shows ------------------------------------------------------------------------
+    def models(self) -> dict[str, dict]:
+        """Every model's properties for the current state (no diff): what the tests compare."""
+        return lab_page_models(self, self.values)
+
+    def _out(self, views=None) -> dict:
+        models = lab_page_models(self, self.values, views)
+        patch = {}
+        for name, props in models.items():
+            shown = self._shown.setdefault(name, {})
+            delta = {k: v for k, v in props.items() if k not in shown or shown[k] != v}
+            if delta:
+                patch[name] = delta
+                shown.update(delta)
+        self.query = encode_lab_query(self.values)
+        return {"patch": patch, "query": self.query, "busy": self.busy}
+
+    def _publish_issues(self) -> None:
+        if self.link_issues:
+            self.issues = self.link_issues + list(self.issues)
+
+    # ---- the bridge's calls -------------------------------------------------------------------------
+    def start(self) -> dict:
+        """The first patch: the link's state, its run started (a default-size run finishes in this call)."""
+        self._shown = {}
+        self.run()
+        self._publish_issues()
+        return self._out()
+
+    def tick(self, slice_s: float = SLICE_S) -> dict:
+        """About `slice_s` of work; the progress patch, or every view once a run has finished."""
+        if not self.busy:
+            return self._out()
+        before = (self.result, self.compare, self.sweep, self.trace_rows, self.trace_note)
+        t0 = time.perf_counter()
+        self._slice(self._events_per_slice)
+        spent = time.perf_counter() - t0
+        if spent > 0:  # wall time only sizes the slices; no result depends on it
+            scale = min(max(slice_s / spent, 0.5), 2.0)
+            self._events_per_slice = int(min(max(self._events_per_slice * scale, 2_000), 200_000))
+        changed = before != (self.result, self.compare, self.sweep, self.trace_rows, self.trace_note)
+        return self._out(None if changed or not self.busy else STATUS_VIEWS)
+
+    def finish(self) -> dict:
+        """Run to the end in one call (CPython's tests; the worker slices with tick())."""
+        while self.busy:
+            self._slice(self._events_per_slice)
+        return self._out()
+
+    def change(self, widget: str, value) -> dict:
+        """One widget moved. A run setting starts a new run (the previous one is cancelled); a
+        display choice redraws; a refused value is set back with a notice naming the field."""
+        if not widget.startswith("w.lab-"):  # the page's other widgets (the copy box) are not settings
+            return self._out()
+        self.input_notice = ""
+        try:
+            name, new = lab_widget_value(widget, value)
+            new, why = check_value(name, new)
+        except (ValueError, TypeError, IndexError) as e:
+            name, why = widget, str(e)
+        if why:
+            self.input_notice = f"Ignored {name}={value!r}: {why}."
+            self._shown.pop(widget, None)  # resend the widget's real value
+            return self._out()
+        prop = "active" if name in RADIO_FIELDS or name in BOOLEAN_FIELDS else "value"
+        self._shown.setdefault(widget, {})[prop] = value  # the browser shows it already: no echo
+        if name == "preset":
+            if new != self.values["preset"]:
+                self.values.update(preset_values(new))
+                self.values["preset"] = new
+                self.run()
+            return self._out()
+        old = self.values[name]
+        self.values[name] = new
+        if name in RUN_FIELDS and new != old:
+            self.run()
+        return self._out()
+
+    def click(self, widget: str) -> dict:
+        """A button: Cancel or Run the sweep."""
+        if widget == "w.lab-cancel":
+            self.cancel()
+        elif widget == "w.lab-sweep":
+            self.run_sweep()
+        return self._out()
+
+    def upload(self, filename: str, content_b64: str) -> dict:
+        """A trace chosen in the file box: its base64 text (what Bokeh's FileInput holds)."""
+        self.input_notice = ""
+        if not isinstance(content_b64, str) or len(content_b64) > MAX_TRACE_BYTES * 4 // 3 + 4:
+            self.trace_note = f"Trace refused: the file is larger than {MAX_TRACE_BYTES >> 20} MiB."
+            return self._out()
+        try:
+            data = base64.b64decode(content_b64, validate=True)
+        except (binascii.Error, ValueError):
+            self.trace_note = "Trace refused: the file could not be read."
+            return self._out()
+        self.load_trace(data, filename or "trace")
+        return self._out()
