@@ -69,7 +69,9 @@ class Page:
     title: str  # the page's own title once it has run (Document.title), else from the docstring
     summary: str  # the docstring's first line, up to a colon
     group: str  # "panel" or "lesson"
-    bridge: str = "static"  # "panel": widgets answered by the worker; "static": no Python in the browser
+    bridge: str = "static"  # "panel": widgets answered by the worker; "static": no Python in the browser;
+    # "lesson": a lesson's live views, answered by a worker started at the first move
+    live: tuple = ()  # a lesson's live views (kind, views, state, model names), set while it is rendered
 
 
 @dataclass(frozen=True)
@@ -204,15 +206,39 @@ def _copy_css_dependencies(needed: dict[str, Path]) -> None:
 
 # ---- the page shell ------------------------------------------------------------------------------
 
-def _name_models(doc, live: bool) -> None:
+def _name_lesson_views(doc, specs: list[dict]) -> None:
+    """A lesson's live view number i (its layout carries the class kv-live-<i>): its view models and
+    widgets are named `lv<i>:<name>` (a lesson may show one view twice, and BokehJS cannot look up a
+    name two models share); spec i gets the names it has, which is all the browser may patch."""
+    from kvlab.app.controls import WIDGET_CLASS_PREFIX
+
+    for root in doc.roots:
+        for layout in root.references():
+            i = next((int(c[8:]) for c in getattr(layout, "css_classes", None) or () if re.fullmatch(r"kv-live-\d+", c)), None)
+            if i is None or i >= len(specs):
+                continue
+            names = set()
+            for model in layout.references():
+                widget = next((c[len(WIDGET_CLASS_PREFIX):] for c in getattr(model, "css_classes", None) or ()
+                               if c.startswith(WIDGET_CLASS_PREFIX)), None)
+                name = f"w.{widget}" if widget else model.name
+                if name and (widget or "." in name) and not name.startswith("lv"):
+                    model.name = f"lv{i}:{name}"
+                    names.add(name)
+            specs[i]["names"] = sorted(names)
+
+
+def _name_models(doc, live: bool, specs: list[dict] | None = None) -> None:
     """Widgets get `w.<setting>` from their kv-w-* class (views named themselves while the page ran).
-    A page the bridge does not drive keeps no view names: a lesson may show one view twice, and
-    BokehJS cannot look up a name two models share."""
+    A lesson's live views get their own prefix (`_name_lesson_views`); every other view name on a
+    page the bridge does not drive is removed (BokehJS cannot look up a name two models share)."""
     from kvlab.app.controls import name_widget_models
 
+    if specs:
+        _name_lesson_views(doc, specs)
     if not live:
         for model in doc.models:
-            if model.name and "." in model.name:
+            if model.name and "." in model.name and not model.name.startswith("lv"):
                 model.name = None
     navs = []
     for root in doc.roots:
@@ -225,6 +251,8 @@ def _name_models(doc, live: bool) -> None:
 
 def _shell(page: Page, theme: str, info: dict) -> str:
     attrs = {"page": page.name, "bridge": page.bridge, "theme": theme, **info}
+    if page.live:
+        attrs["live"] = json.dumps(page.live, sort_keys=True)
     data = " ".join(f'data-{k.replace("_", "-")}="{html.escape(str(v), quote=True)}"' for k, v in sorted(attrs.items()))
     return (f'<link rel="stylesheet" href="./kvlab/kvlab-site.css" type="text/css">\n'
             f'<noscript><div class="kvlab-banner kvlab-error">This page runs the kvlab simulator in your browser and needs '
@@ -241,8 +269,17 @@ def render_page(page: Page, theme: str, roots: dict, needed: dict[str, Path], in
     from panel.io.save import save
     from panel.io.state import set_curdoc
 
+    specs = None
+    if page.group == "lesson":
+        from kvlab.lessons import render as lesson_render
+
+        lesson_render.BUILD_LIVE_SPECS.clear()
     doc = run_page(page.source, theme)
-    _name_models(doc, page.bridge == "panel")
+    if page.group == "lesson":
+        specs = [dict(spec) for spec in lesson_render.BUILD_LIVE_SPECS]
+    _name_models(doc, page.bridge == "panel", specs)
+    if specs:  # the live views answer their controls: the worker starts at the first move (see kvlab-bridge.js)
+        page = replace(page, bridge="lesson", live=tuple(specs))
     buf = io.StringIO()
     # Inside the page's own document: Panel's per-session config (the template's design, which
     # names Bootstrap's JavaScript) applies only there.

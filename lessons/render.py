@@ -161,8 +161,17 @@ def _framed(view: LiveView, widgets: list, parts: list) -> pn.Column:
                      styles={"border": "1px solid var(--kv-border, #ccc)", "border-radius": "10px", "padding": "4px 8px"})
 
 
+# Filled while `kvlab build-site` lays a lesson page out: each live view's spec, in page order
+# (app/build_site.py names the view's models lv<i>:... and gives the page these specs; site's addition).
+BUILD_LIVE_SPECS: list[dict] = []
+
+
 def live_view(view: LiveView) -> pn.viewable.Viewable:
-    return _steady_view(view) if view.kind == "steady" else _lab_view(view)
+    layout = _steady_view(view) if view.kind == "steady" else _lab_view(view)
+    if os.environ.get("KVLAB_BUILD_SITE") == "1":
+        layout.css_classes = [*layout.css_classes, f"kv-live-{len(BUILD_LIVE_SPECS)}"]
+        BUILD_LIVE_SPECS.append({"kind": view.kind, "views": list(view.views), "state": dict(view.state)})
+    return layout
 
 
 def why_html(p: Prediction, picked: str) -> str:

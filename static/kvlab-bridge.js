@@ -54,7 +54,7 @@
     if (text) e.textContent = text;
     return e;
   }
-  const started = performance.now();
+  const startedAt = performance.now();
   const bar = el("div", "kvlab-banner kvlab-progress");
   bar.setAttribute("role", "status");
   bar.setAttribute("aria-live", "polite");
@@ -77,17 +77,28 @@
     document.body.prepend(box);
   }
 
-  if (info.bridge !== "panel") {
+  // A lesson's live views (data-bridge="lesson") are read far more than moved: the page is ready at
+  // once, and the worker starts at the first move of one of their controls (that move is answered
+  // when Python is up; the bar shows the start meanwhile).
+  const lazy = info.bridge === "lesson";
+  if (info.bridge !== "panel" && !lazy) {
     state.ready = true;
     setState("ready");
     return;
   }
-  if (window.location.protocol === "file:") {
+  const fromFile = () => {
     fail("file", "This page was opened from a file. Browsers do not run web workers or load WebAssembly from file:// " +
       "pages: serve the folder over HTTP (python -m http.server) and open it from there.");
+  };
+  if (lazy) {
+    state.ready = true;
+    setState("ready");
+  } else if (window.location.protocol === "file:") {
+    fromFile();
     return;
+  } else {
+    document.body.prepend(bar);
   }
-  document.body.prepend(bar);
 
   // ---- the live bridge --------------------------------------------------------------------------
   function whenBokeh(then) {
@@ -118,6 +129,7 @@
   }
 
   function setQuery(query) {
+    if (query === undefined || query === null) return; // a lesson keeps its own link (the answers)
     const next = new URLSearchParams(query || "");
     for (const key of KEEP) if (params.has(key)) next.set(key, params.get(key));
     const search = next.toString() ? "?" + next.toString() : "";
@@ -129,8 +141,18 @@
     }
   }
 
+  let started = false;
+  let workerReady = false;
+
+  const queued = []; // clicks and uploads made before the worker was ready
+  function later(message) {
+    if (workerReady) worker.postMessage(message);
+    else { queued.push(message); if (lazy && !started) start(); }
+  }
+
   function pump() {
-    if (inflight || !pending.size) return;
+    if (lazy && !started) { start(); return; }
+    if (!workerReady || inflight || !pending.size) return;
     const [name, value] = pending.entries().next().value;
     pending.delete(name);
     inflight = { id: nextId++, t0: performance.now() };
@@ -149,10 +171,10 @@
   function watch() {
     for (const model of doc.all_models) {
       const name = model.name;
-      if (!name || !name.startsWith("w.")) continue;
+      if (!name || !/^(lv\d+:)?w\./.test(name)) continue; // w.<setting>, or lv<i>:w.<setting> in a lesson's live view
       if (typeof model.on_click === "function" && !("value" in model.properties) && !("active" in model.properties)) {
         // A button (the lab's Cancel and "Run the sweep"): one click is one call.
-        model.on_click(() => { worker.postMessage({ type: "click", id: nextId++, name }); });
+        model.on_click(() => later({ type: "click", id: nextId++, name }));
         continue;
       }
       if ("filename" in model.properties && "mime_type" in model.properties) {
@@ -160,7 +182,7 @@
         model.connect(model.properties.value.change, () => {
           const value = model.value;
           if (typeof value !== "string" || !value) return;
-          worker.postMessage({ type: "upload", id: nextId++, name, filename: String(model.filename || "trace"), value });
+          later({ type: "upload", id: nextId++, name, filename: String(model.filename || "trace"), value });
         });
         continue;
       }
@@ -183,14 +205,17 @@
       label.textContent = "Showing the default state. Starting the simulator in your browser: step " + m.step + " of " + m.of +
         " (" + m.label + ")\u2026";
     } else if (m.type === "ready") {
-      apply(m.patch);
+      if (!lazy) apply(m.patch); // a lesson's views already show their starting state, and a move is waiting
       setQuery(m.query);
       bar.remove();
       state.ready = true;
-      state.timings = Object.assign({ page_ms: performance.now() - started }, m.timings);
+      workerReady = true;
+      state.timings = Object.assign({ page_ms: performance.now() - startedAt }, m.timings);
       setBusy(Boolean(m.busy));
-      watch();
+      if (!lazy) watch();
       setState("ready");
+      for (const message of queued.splice(0)) worker.postMessage(message);
+      pump();
     } else if (m.type === "patch") {
       apply(m.patch);
       setQuery(m.query);
@@ -213,8 +238,10 @@
     }
   }
 
-  whenBokeh((d) => {
-    doc = d;
+  function start() {
+    started = true;
+    if (window.location.protocol === "file:") { fromFile(); return; }
+    document.body.prepend(bar);
     try {
       worker = new Worker(new URL("./kvlab-worker.mjs", me.src), { type: "module" });
     } catch (e) {
@@ -225,6 +252,12 @@
     worker.onerror = (e) => fail("worker", e.message || "kvlab-worker.mjs could not start");
     const abs = (u) => new URL(u, window.location.href).href;
     worker.postMessage({ type: "boot", page: info.page, search: openedWith, pyodideUrl: abs(info.pyodideUrl),
-                         wheels: info.wheels.split(" ").map(abs) });
+                         wheels: info.wheels.split(" ").map(abs), live: info.live || null });
+  }
+
+  whenBokeh((d) => {
+    doc = d;
+    if (lazy) watch();
+    else start();
   });
 })();

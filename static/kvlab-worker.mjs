@@ -72,7 +72,7 @@ async function boot(m) {
     for (const bytes of await wheels) pyodide.unpackArchive(bytes, "wheel");
     progress(3, "starting the page");
     const pageFor = pyodide.pyimport("kvlab.app.viewlayer.pages").page_for;
-    page = pageFor(m.page, m.search);
+    page = pageFor(m.page, m.search, m.live);
     const out = call(() => page.start());
     busy = Boolean(out.busy);
     post({ type: "ready", patch: out.patch, query: out.query, busy,

@@ -61,7 +61,7 @@ def model_name(view: str, part: str) -> str:
     return part if part.startswith("w.") else f"{view}.{part}"
 
 
-def lab_page_models(run, values: dict, views=None) -> dict[str, dict]:
+def lab_page_models(run, values: dict, views=None, controls: bool = True) -> dict[str, dict]:
     """{Bokeh model name: {property: value}} of the lab's views (all, or those named) and its sidebar."""
     from .pages import bokeh_props
 
@@ -70,7 +70,7 @@ def lab_page_models(run, values: dict, views=None) -> dict[str, dict]:
         if views is None or view in views:
             for part, props in fn(run, values).items():
                 out[model_name(view, part)] = bokeh_props(props)
-    if views is None:
+    if controls:
         out.update(view_lab_controls(values))
     return out
 
@@ -101,6 +101,7 @@ class LabPage:
         self._trace_name = ""
         self._events_per_slice = 20_000
         self._shown: dict[str, dict] = {}
+        self.views = None  # every view; a lesson's lab live view shows a few (lesson_page.lab_session)
         self.query = encode_lab_query(self.values)
 
     # ---- the runs (as engine_views.store.LabStore runs them) ---------------------------------------
@@ -211,10 +212,11 @@ class LabPage:
     # ---- what the page shows ------------------------------------------------------------------------
     def models(self) -> dict[str, dict]:
         """Every model's properties for the current state (no diff): what the tests compare."""
-        return lab_page_models(self, self.values)
+        return lab_page_models(self, self.values, self.views)
 
     def _out(self, views=None) -> dict:
-        models = lab_page_models(self, self.values, views)
+        """The patch: every model (or only `views`, the progress, with no controls) diffed against what is shown."""
+        models = lab_page_models(self, self.values, views if views is not None else self.views, controls=views is None)
         patch = {}
         for name, props in models.items():
             shown = self._shown.setdefault(name, {})

@@ -52,6 +52,9 @@ VIEWS = {
         ("engine_log", lambda c, s, p: view_engine_log(c.result, s)),
     ),
 }
+# A lesson names a view by what it is; the phases panel's step breakdown there is the decode step's.
+VIEW_BY_NAME = {v: fn for page in VIEWS.values() for v, fn in page}
+VIEW_ALIASES = {"step_breakdown": "step_decode"}
 ACTIVE_FIELDS = (*RADIO_FIELDS, *CHECKBOX_FIELDS)  # widgets whose Bokeh property is `active`, not `value`
 CURVES = {"admission": ("fit",), "phases": ("batch",)}
 
@@ -73,7 +76,8 @@ def page_models(page: str, computed: Computed, settings: dict, panel_page: Panel
                 positions: dict | None = None) -> dict[str, dict]:
     """{Bokeh model name: {property: value}} for every view and widget of `page` in this state."""
     out = {}
-    for view, fn in VIEWS[page]:
+    views = panel_page.views if panel_page is not None else VIEWS[page]
+    for view, fn in views:
         for part, props in fn(computed, settings, panel_page).items():
             out[f"{view}.{part}"] = bokeh_props(props)
     out.update(view_controls(settings, computed.context_tokens, positions))
@@ -94,12 +98,20 @@ def _same(a, b) -> bool:
 class PanelPage:
     """The state of one panel page in the browser: settings in, model patches out."""
 
-    def __init__(self, page: str, search: str = ""):
-        if page not in VIEWS:
+    def __init__(self, page: str, search: str = "", views: tuple[str, ...] | None = None, state: dict | None = None):
+        """`views` and `state`: a lesson's live view (those views by name, from that state; no link is read)."""
+        if page not in VIEWS and views is None:
             raise ValueError(f"no panel page {page!r}; known: {', '.join(VIEWS)}")
         self.page = page
         self.values = defaults()
-        parsed, self.url_notices = parse_query(search)
+        if views is None:
+            self.views = VIEWS[page]
+            self.curves = CURVES[page]
+            parsed, self.url_notices = parse_query(search)
+        else:
+            self.views = tuple((VIEW_ALIASES.get(v, v), VIEW_BY_NAME[VIEW_ALIASES.get(v, v)]) for v in views)
+            self.curves = tuple(c for c, v in (("fit", "fit_curve"), ("batch", "batch_chart")) if v in views)
+            parsed, self.url_notices = dict(state or {}), []
         self.values.update(parsed)
         self.input_notices: list[str] = []  # a typed value the setting refused
         self.link_note = ""
@@ -111,7 +123,7 @@ class PanelPage:
 
     def _evaluate(self) -> dict[str, dict]:
         previous = self._computed.context_tokens if self._computed else FALLBACK_CONTEXT_TOKENS
-        self._computed = compute(self.values, CURVES[self.page], previous, self._configs)
+        self._computed = compute(self.values, self.curves, previous, self._configs)
         self.query, note = encode_query(self.values, self._computed.config)
         self.link_note = note or ""
         return page_models(self.page, self._computed, self.values, self, self.positions)
@@ -164,9 +176,16 @@ class PanelPage:
         return {"patch": self._diff(self._evaluate()), "query": self.query}
 
 
-def page_for(page: str, search: str = ""):
+def page_for(page: str, search: str = "", live=None):
     """The browser's session object for a live page: `PanelPage` for the two panels, `LabPage` for
-    the serving lab. Both answer start() and change(); the lab also tick(), click() and upload()."""
+    the serving lab, `LessonPage` for a lesson's live views (`live`: their specs from the build).
+    All answer start() and change(); the lab and the lessons also tick(), click() and upload()."""
+    if live:
+        import json
+
+        from .lesson_page import LessonPage
+
+        return LessonPage(json.loads(live) if isinstance(live, str) else live)
     if page == "serving_lab":
         from .lab_page import LabPage
 

@@ -20,6 +20,7 @@ import pytest
 from kvlab.app.build_site import DEFAULT_PAGE_GLOBS, discover_pages
 from kvlab.app.viewlayer.lab_page import LabPage
 from kvlab.app.viewlayer.lab_settings import lab_config, lab_defaults
+from kvlab.app.viewlayer.lesson_page import LessonPage
 from kvlab.app.viewlayer.pages import PanelPage
 from kvlab.sim import Scenario, evaluate
 from kvlab.sim.engine import parse_trace, simulate
@@ -40,7 +41,8 @@ MOVES = {
                ("w.engine", 2), ("w.mem_fraction_static", 0.8), ("w.kv_dtype", 2), ("w.tp", 2), ("w.max_model_len", 8192)],
 }
 PANEL_PAGES = ("admission", "phases")
-LESSON = "lesson_a1"  # its first step has "try this" links
+LESSON = "lesson_a1"  # its first step has "try this" links and a live view
+LESSON_MOVE = ("lv0:w.kv_dtype", 2)  # the first live view's KV cache precision: fp8
 LAB = "serving_lab"
 # axe-core on representative pages of the built site, in both themes (every page in both themes is
 # checked on the served app by tests/browser/test_a11y.py; this checks the site's own shell too).
@@ -86,6 +88,14 @@ def _cpython_lab() -> list[tuple[LabPage, dict]]:
     return states
 
 
+def _cpython_lesson(specs: list[dict]) -> dict:
+    """CPython's LessonPage for the page's live views, after LESSON_MOVE."""
+    lesson = LessonPage(specs)
+    lesson.start()
+    lesson.change(*LESSON_MOVE)
+    return lesson.models()
+
+
 def _drive_lab(page, site: Path) -> dict:
     """The serving lab in the built site: its opening run, one setting changed (timed, with the progress
     bar watched), and a trace uploaded through the file box; the lab's models read back after each."""
@@ -120,7 +130,7 @@ def _visit_site(site: Path, pages: list[str]) -> dict:
     from playwright.sync_api import sync_playwright
 
     # "seconds": what the lab's and axe's checks take inside the one visit (reported, not asserted)
-    out: dict = {"pages": {}, "outside": [], "bad_status": [], "axe": {}, "seconds": {"lab": 0.0, "axe": 0.0}}
+    out: dict = {"pages": {}, "outside": [], "bad_status": [], "axe": {}, "seconds": {"lab": 0.0, "axe": 0.0, "lesson": 0.0}}
     with harness.serve_directory(site) as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=harness.CHROMIUM, args=harness.CHROMIUM_ARGS)
         try:
@@ -186,8 +196,16 @@ def _visit_site(site: Path, pages: list[str]) -> dict:
             page.locator(".kv-reveal").first.wait_for(state="visible", timeout=10_000)
             out["lesson"].update(why=step.locator(".kv-why").first.inner_text(),
                                  disabled=[b.is_disabled() for b in step.locator("button").all()],
-                                 try_links=[a.get_attribute("href") for a in page.locator(".kv-reveal").first.locator(".kv-try a").all()],
-                                 errors=errors)
+                                 try_links=[a.get_attribute("href") for a in page.locator(".kv-reveal").first.locator(".kv-try a").all()])
+            # The revealed live view answers its controls: the worker starts at the first move.
+            specs = json.loads(page.evaluate("document.querySelector('script[data-live]').dataset.live"))
+            wanted = {n: sorted(p) for n, p in _cpython_lesson(specs).items()}
+            t_lesson = time.monotonic()
+            page.evaluate("([n, v]) => { Bokeh.documents[0].get_model_by_name(n).active = v; }", list(LESSON_MOVE))
+            page.wait_for_function("window.kvlabBridge.patches > 0", timeout=BOOT_TIMEOUT_MS)
+            out["seconds"]["lesson"] = time.monotonic() - t_lesson
+            out["lesson"].update(specs=specs, models=json.loads(page.evaluate(READ_MODELS_JS, wanted)), errors=errors,
+                                 url=page.url)
             page.close()
 
             # A link with theme=dark opens the dark build of the page, live.
@@ -370,3 +388,17 @@ def test_lesson_predict_then_reveal_then_try_this(visit, real_site):
     for href in seen["try_links"]:
         assert (site / href.split("?")[0].removeprefix("./")).is_file(), href
     assert seen["errors"] == []
+
+
+def test_a_lesson_live_view_answers_its_control_with_cpythons_numbers(visit):
+    seen = visit["lesson"]
+    assert seen["specs"] and seen["specs"][0]["kind"] == "steady"
+    expected = _cpython_lesson(seen["specs"])
+    formula = expected["lv0:kv_formula.pane"]["text"]
+    assert formula != LessonPage(seen["specs"]).models()["lv0:kv_formula.pane"]["text"]  # the move changes the numbers
+    for name, props in expected.items():
+        for prop, value in props.items():
+            held = seen["models"].get(name, {}).get(prop)
+            assert _close(held, value), f"after {LESSON_MOVE}: {name}.{prop} is {held!r}, CPython {value!r}"
+    assert seen["url"].endswith(f"{LESSON}.html")  # the lesson's own link is left alone
+
