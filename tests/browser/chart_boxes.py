@@ -67,3 +67,17 @@ def problems(boxes: list[dict]) -> list[str]:
             if a["plot"] == b["plot"] and overlaps(a, b):
                 found.append(f"overlap: {a['text']!r} and {b['text']!r}")
     return found
+
+
+# Pages whose default state test_a11y also measures here, on its light-theme loads at its two
+# widths (1280 px and the 390 px phone); test_chart_labels covers every other page and width.
+CHART_PAGES_CHECKED_HERE = frozenset({"/admission", "/phases", "/serving_lab"})
+
+
+def assert_chart_words_fit(page, where: str) -> None:
+    """Fail, listing every cut or overlapping word, unless the charts on `page` were found and
+    every word fits."""
+    boxes = page.evaluate(BOXES_JS)
+    assert sum(b["kind"] == "title" for b in boxes) >= 2, boxes  # the charts were found and measured
+    found = problems(boxes)
+    assert not found, f"{where}:\n" + "\n".join(found)
