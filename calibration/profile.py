@@ -138,6 +138,11 @@ def _fit_attention(att: dict, den: Denominators, fields: dict, notes: list[str])
                          f"{best / 1e9:.0f} GB/s = {best / den.hbm_bytes_per_s:.3f} of datasheet (not fitted)")
 
 
+# Below this fraction of the GQA kernel's KV plateau, the MLA kernel is taken to be bound by its own
+# arithmetic rather than by reading the cache (see _fit_mla), and its curve is not given to sim.
+MLA_MIN_FRACTION_OF_GQA = 0.5
+
+
 def _fit_mla(section: dict | None, den: Denominators, fields: dict, notes: list[str]) -> None:
     """mla_attention_kv_efficiency from the MLA layout (benchmarks/mla.py), when it was measured and
     its kernel passed the float64 check; otherwise a note says why sim keeps the GQA curve for MLA."""
@@ -158,14 +163,25 @@ def _fit_mla(section: dict | None, den: Denominators, fields: dict, notes: list[
         notes.append(f"mla_attention_kv_efficiency: no point measured on {lay['model']} (budget or memory); sim uses "
                      "the GQA attention curve for MLA models")
         return
-    fields["mla_attention_kv_efficiency"] = curve
     best = max(lay["points"], key=lambda p: p["bytes_per_s"])
-    notes.append(f"mla_attention_kv_efficiency: absorbed MLA decode (paged_mla_kernel.py, CUDA cores, fp32 accumulate) on "
-                 f"{lay['model']}, {lay['q_heads']} heads per GPU (TP {lay['tp']}), latent {lay['latent_dim']} elements, "
-                 f"check max rel err {lay['check'].get('max_rel_err', float('nan')):.2e}; best {best['bytes_per_s'] / 1e9:.0f} "
-                 f"GB/s at B={best['batch']} L={best['context_tokens']} while doing "
-                 f"{best.get('flops_per_s', 0.0) / 1e12:.1f} TFLOP/s; a kernel that is FLOP-limited there (tensor-core "
-                 "kernels such as FlashMLA are not) makes this a lower bound")
+    measured = (f"absorbed MLA decode (paged_mla_kernel.py, CUDA cores, fp32 accumulate) on {lay['model']}, "
+                f"{lay['q_heads']} heads per GPU (TP {lay['tp']}), latent {lay['latent_dim']} elements, check max rel err "
+                f"{lay['check'].get('max_rel_err', float('nan')):.2e}; best {best['bytes_per_s'] / 1e9:.0f} GB/s at "
+                f"B={best['batch']} L={best['context_tokens']} while doing {best.get('flops_per_s', 0.0) / 1e12:.1f} TFLOP/s")
+    gqa = fields.get("kv_bandwidth_efficiency")
+    mla_best = max(e for _, e in curve)
+    if gqa is not None and mla_best < MLA_MIN_FRACTION_OF_GQA * gqa:
+        # All heads of an MLA layer share one latent row, so its kernel does ~16x the arithmetic per
+        # KV byte of a GQA kernel; ours does it on CUDA cores and is bound by that, not by reading KV.
+        # Serving kernels (FlashMLA: ~3000 GB/s memory-bound on H800, github.com/deepseek-ai/FlashMLA
+        # README) do it on tensor cores, so the GQA curve is the nearer estimate of their KV read.
+        notes.append(f"mla_attention_kv_efficiency: NOT fitted: {measured}; its best {mla_best:.3f} of datasheet is under "
+                     f"{MLA_MIN_FRACTION_OF_GQA:g} x the GQA kernel's {gqa:.3f}, so it measured its own CUDA-core arithmetic, "
+                     "not the KV read; sim uses the GQA attention curve for MLA models (raw points kept in the measurements)")
+        return
+    fields["mla_attention_kv_efficiency"] = curve
+    notes.append(f"mla_attention_kv_efficiency: {measured}; a kernel that is FLOP-limited there (tensor-core kernels such "
+                 "as FlashMLA are not) makes this a lower bound")
 
 
 def _alias_curves(per_model: dict, notes: list[str]) -> None:
