@@ -182,10 +182,19 @@ def _run_layout(ctx: Context, model) -> dict:
         ctx.done(f"attention {model.id} (not timed)", n_grid)
         return layout
     token_bytes = 2 * hkv * d * BF16_BYTES  # K and V of one token, one layer
+    for b, ctx_len, kv_bytes, pool_bytes in _grid(ctx, plan, be, f"attention {model.id}", token_bytes):
+        layout["points"].append(_point(ctx, b, ctx_len, hkv, hq, d, kv_bytes, pool_bytes, token_bytes))
+    return layout
+
+
+def _grid(ctx, plan, be, what: str, token_bytes: int):
+    """(batch, context, cache bytes, pool bytes) of each attention point to time, in the plan's order;
+    a point over the plan's cache cap, out of time or out of memory is logged as skipped. After each
+    point the caller timed, its buffers are released and its progress counted."""
     l2 = be.l2_bytes()
     for b in plan.attention_batches:
         for ctx_len in plan.attention_contexts:
-            label = f"attention {model.id} B={b} L={ctx_len}"
+            label = f"{what} B={b} L={ctx_len}"
             kv_bytes = b * ctx_len * token_bytes
             if kv_bytes > plan.attention_max_kv_bytes:
                 ctx.skipped.append(f"{label}: cache of {kv_bytes / 2**30:.2f} GiB exceeds the plan's cap")
@@ -197,10 +206,9 @@ def _run_layout(ctx: Context, model) -> dict:
             if not ctx.fits_in_memory(label, pool_bytes):
                 ctx.done(label + " (skipped)")
                 continue
-            layout["points"].append(_point(ctx, b, ctx_len, hkv, hq, d, kv_bytes, pool_bytes, token_bytes))
+            yield b, ctx_len, kv_bytes, pool_bytes  # the caller times the point
             be.release()
             ctx.done(label)
-    return layout
 
 
 def _point(ctx, b, ctx_len, hkv, hq, d, kv_bytes, pool_bytes, token_bytes) -> dict:
@@ -251,27 +259,11 @@ def _run_mla_layout(ctx: Context, model) -> dict:
         return layout
     token_bytes = latent * BF16_BYTES  # one shared latent row per token and layer
     flops_per_token = 2.0 * heads * (latent + lora)  # scores over the latent row, output over its first lora elements
-    l2 = be.l2_bytes()
-    for b in plan.attention_batches:
-        for ctx_len in plan.attention_contexts:
-            label = f"attention {model.id} MLA B={b} L={ctx_len}"
-            kv_bytes = b * ctx_len * token_bytes
-            if kv_bytes > plan.attention_max_kv_bytes:
-                ctx.skipped.append(f"{label}: cache of {kv_bytes / 2**30:.2f} GiB exceeds the plan's cap")
-                ctx.done(label + " (skipped)")
-                continue
-            if ctx.out_of_time(label):
-                continue
-            pool_bytes = max(kv_bytes, L2_FLUSH_FACTOR * l2)
-            if not ctx.fits_in_memory(label, pool_bytes):
-                ctx.done(label + " (skipped)")
-                continue
-            point = _mla_point(ctx, model, b, ctx_len, heads, kv_bytes, pool_bytes, token_bytes)
-            point["flops"] = flops_per_token * b * ctx_len
-            point["flops_per_s"] = point["flops"] / point["time_s"]
-            layout["points"].append(point)
-            be.release()
-            ctx.done(label)
+    for b, ctx_len, kv_bytes, pool_bytes in _grid(ctx, plan, be, f"attention {model.id} MLA", token_bytes):
+        point = _mla_point(ctx, model, b, ctx_len, heads, kv_bytes, pool_bytes, token_bytes)
+        point["flops"] = flops_per_token * b * ctx_len
+        point["flops_per_s"] = point["flops"] / point["time_s"]
+        layout["points"].append(point)
     return layout
 
 
