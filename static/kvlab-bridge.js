@@ -159,13 +159,15 @@
     worker.postMessage({ type: "change", id: inflight.id, name, value });
   }
 
+  // Every reply that leaves the worker idle counts as one finished run (a short one finishes in
+  // the change's own reply; a longer one in its last tick).
   function setBusy(busy) {
-    if (state.busy && !busy) {
+    state.busy = busy;
+    document.body.dataset.kvlabBusy = busy ? "1" : "0";
+    if (!busy) {
       state.runs += 1;
       for (const resolve of idleWaiters.splice(0)) resolve(state.runs);
     }
-    state.busy = busy;
-    document.body.dataset.kvlabBusy = busy ? "1" : "0";
   }
 
   function watch() {

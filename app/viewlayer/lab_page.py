@@ -51,7 +51,15 @@ LAB_VIEWS = (
 )
 STATUS_VIEWS = ("lab_status", "lab_notices")  # what changes while a run is in progress
 SLICE_S = 0.05  # CPU time of one slice: the progress bar moves about 20 times a second
-FIRST_SLICE_EVENTS = 40_000  # as the server's LabStore: a default run finishes in its first slice there
+# The first slice of a run, before any slice has been timed: about 50 ms in Pyodide (which runs the
+# engine at roughly 25,000 events a second in Chromium here), so even a default 600-request run
+# (2,500 events) shows its progress. (The server's LabStore runs 40,000 at once, to finish a
+# default run before its reply leaves; slicing changes no result.)
+FIRST_SLICE_EVENTS = 1_250
+# The opening run (the link's state) is run at once, as the server does: until it is drawn, the page
+# shows the pre-rendered default run, and a first patch without a result would blank every chart.
+OPENING_SLICE_EVENTS = 40_000
+SLICE_EVENTS = (500, 200_000)  # bounds of the slice size the timing adapts
 SWEEP_SEEDS = 3  # random seeds per rate in the sweep, as the server's
 TRACE_FIRST_ROWS = 20_000
 MAX_TRACE_BYTES = 64 << 20  # 64 MiB: the largest upload the page reads (CSV rows of ~30 bytes: about 2 million requests)
@@ -99,7 +107,7 @@ class LabPage:
         self._job = self._cmp_job = self._sweep_job = None
         self._reader: TraceReader | None = None
         self._trace_name = ""
-        self._events_per_slice = 20_000
+        self._events_per_slice = FIRST_SLICE_EVENTS
         self._shown: dict[str, dict] = {}
         self.views = None  # every view; a lesson's lab live view shows a few (lesson_page.lab_session)
         self.query = encode_lab_query(self.values)
@@ -108,7 +116,7 @@ class LabPage:
     def _config(self, policy=None):
         return lab_config(self.values, policy, self.trace_rows)
 
-    def run(self) -> None:
+    def run(self, first_events: int = FIRST_SLICE_EVENTS) -> None:
         for job in (self._job, self._cmp_job):
             if job is not None and not job.done:
                 job.cancel()
@@ -118,7 +126,7 @@ class LabPage:
         if v["compare_policy"] not in (NO_COMPARISON, v["policy"]):
             self._cmp_job = Job([self._config(v["compare_policy"])])
         self.running, self.progress, self.status, self.compare = True, 0.0, "simulating\u2026", None
-        self._advance_main(FIRST_SLICE_EVENTS)
+        self._advance_main(first_events)
 
     def _advance_main(self, events: int) -> None:
         if self._job is not None:
@@ -235,7 +243,7 @@ class LabPage:
     def start(self) -> dict:
         """The first patch: the link's state, its run started (a default-size run finishes in this call)."""
         self._shown = {}
-        self.run()
+        self.run(OPENING_SLICE_EVENTS)
         self._publish_issues()
         return self._out()
 
@@ -249,7 +257,7 @@ class LabPage:
         spent = time.perf_counter() - t0
         if spent > 0:  # wall time only sizes the slices; no result depends on it
             scale = min(max(slice_s / spent, 0.5), 2.0)
-            self._events_per_slice = int(min(max(self._events_per_slice * scale, 2_000), 200_000))
+            self._events_per_slice = int(min(max(self._events_per_slice * scale, SLICE_EVENTS[0]), SLICE_EVENTS[1]))
         changed = before != (self.result, self.compare, self.sweep, self.trace_rows, self.trace_note)
         return self._out(None if changed or not self.busy else STATUS_VIEWS)
 
