@@ -24,15 +24,17 @@ guard_panel_location()
 # Copy text to the clipboard; fall back to a hidden textarea where the async clipboard is not
 # available (a plain-http host), and where both are blocked (an iframe without clipboard
 # permission) show the text in a visible box, selected, for the reader to copy. The result is
-# written on the button itself (`button`, the Bokeh model: cb_obj is the click event) and
-# announced through the button's label.
+# written on the button itself (`source`, the Bokeh model Panel passes every callback: cb_obj is the
+# click event) and announced through the button's label. The button is never passed in `args`:
+# Panel keeps each callback in a WeakKeyDictionary keyed by its source, and a value holding its own
+# key is never freed, so every closed session kept both buttons and their models (about 7 MB).
 _COPY_JS = """
 const text = %(text)s;
 const original = %(label)s;
 const warning = %(warn)s;
 const flash = (label) => {
-  button.label = warning ? label + ' (' + warning + ')' : label;
-  setTimeout(() => { button.label = original; }, warning ? 6000 : 2500);
+  source.label = warning ? label + ' (' + warning + ')' : label;
+  setTimeout(() => { source.label = original; }, warning ? 6000 : 2500);
 };
 window.kvlabCopyWarning = warning;
 const fallback = () => {
@@ -122,7 +124,7 @@ class AddressBar(ReactiveHTML):
 
 def copy_button(name: str, text_js: str, box: pn.widgets.TextAreaInput, warn_js: str = "null", **kw) -> pn.widgets.Button:
     button = pn.widgets.Button(label=name, color="primary", variant="outline", **kw)
-    button.js_on_click(args={"button": button, "box": box},
+    button.js_on_click(args={"box": box},
                        code=_COPY_JS % {"text": text_js, "label": json.dumps(name), "warn": warn_js})
     return button
 
