@@ -28,6 +28,7 @@ from .lab_settings import (
     check_value,
     encode_lab_query,
     lab_config,
+    lab_defaults,
     parse_lab_query,
     preset_values,
 )
@@ -245,6 +246,14 @@ class LabPage:
         self._shown = {}
         self.run(OPENING_SLICE_EVENTS)
         self._publish_issues()
+        if self.values == lab_defaults() and not self.link_issues:
+            # The page was built in exactly this state (the default run, its comparison included) and
+            # shows these models already: nothing is sent, so the bridge redraws no chart (the site
+            # test reads the opening page back and compares it with this state).
+            while self.busy:
+                self._slice(OPENING_SLICE_EVENTS)
+            self._shown = {name: dict(props) for name, props in lab_page_models(self, self.values).items()}
+            return {"patch": {}, "query": self.query, "busy": False}
         return self._out()
 
     def tick(self, slice_s: float = SLICE_S) -> dict:
