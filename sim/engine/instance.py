@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections import deque
 
-from .blocks import BlockPool, blocks_for
+from .block_manager import BlockManager
+from .blocks import blocks_for
 from .clock import DecodeRun, StepClock
 from .decode_set import DecodeSet
-from .prefix_cache import PrefixCache
 from .sequence import DONE, HANDOFF, RECEIVING, RUNNING, SWAPPED, WAITING, Seq
 
 MIXED, PREFILL, DECODE = "mixed", "prefill", "decode"
@@ -69,15 +69,8 @@ class Instance:
         self.reserve_reset_g = 0
         self.table_s_per_block = sched.block_table_s_per_block
         self.full_table_recompute = sched.block_table == "full_recompute"
-        self.pool = BlockPool(setup.num_gpu_blocks)
-        self.watermark_blocks = int(sched.watermark_fraction * setup.num_gpu_blocks)
-        kv = cfg.kv
-        self.swap_mode = kv.preemption == "swap"
-        self.swap = BlockPool(setup.swap_blocks)
-        host = BlockPool(setup.host_cache_blocks) if setup.host_cache_blocks else None
-        self.cache = PrefixCache(self.pool, host) if kv.prefix_caching else None
-        self.block_bytes = self.block_size * self.clock.kv_bytes_per_token
-        self.host_link_bytes_per_s = setup.host_link_bytes_per_s
+        self.blocks = BlockManager(setup)  # the only owner of this instance's KV block accounting
+        self.prefix_caching = self.blocks.cache is not None
         self.waiting: deque[Seq] = deque()
         self.swapped: deque[Seq] = deque()
         self.running: dict[int, Seq] = {}  # admission order; prefilling, decoding and receiving
@@ -85,7 +78,6 @@ class Instance:
         self.decoding = DecodeSet(self.block_size, self.clock)
         self.joiners: list[Seq] = []  # joined the decode set since its last step
         self.last_decode_end_s = 0.0
-        self.table_blocks = 0  # sum of the block tables of running sequences
         self.arrived_kv: list[Seq] = []  # pulled KV complete, waiting for the next step boundary
         self.busy = False
         self.version = 0
@@ -107,16 +99,10 @@ class Instance:
         self.swap_s = 0.0  # swap-out and swap-in copies
 
     # ----- what the observers read ---------------------------------------------------------
-    def used_blocks(self) -> int:
-        """Blocks referenced by a request (cached-but-unreferenced prefix blocks excluded, as
-        vLLM's usage gauge and SGLang's token usage exclude them)."""
-        evictable = self.cache.evictable_blocks if self.cache is not None else 0
-        return self.pool.used - evictable
-
     def used_blocks_at(self, t: float) -> float:
-        """`used_blocks` at time t inside the current step, the growth of a decode run spread
-        linearly over it (for time series; the invariants use exact counts)."""
-        used = self.used_blocks()
+        """The block manager's `used` at time t inside the current step, the growth of a decode
+        run spread linearly over it (for time series; the invariants use exact counts)."""
+        used = self.blocks.used()
         p = self.plan
         if self.busy and p.blocks_planned:
             end = p.end_s()
@@ -130,27 +116,6 @@ class Instance:
     def reserve_ratio(self) -> float:
         steps = self.decoding.g - self.reserve_reset_g
         return max(self.reserve_min, self.reserve_init - self.reserve_decay * steps)
-
-    # ----- memory ----------------------------------------------------------------------------
-    def reclaimable(self) -> int:
-        return self.pool.free + (self.cache.evictable_blocks if self.cache is not None else 0)
-
-    def take_blocks(self, n: int) -> None:
-        short = n - self.pool.free
-        if short > 0 and self.cache is not None:
-            self.cache.evict(short)
-        self.pool.take(n)
-
-    def _release_table(self, seq: Seq) -> None:
-        self._release(seq.table)
-
-    def _release(self, t) -> None:
-        self.pool.give(t.private)
-        self.table_blocks -= t.shared + t.private
-        if t.node is not None:
-            self.cache.release(t.node)
-        t.node = None
-        t.shared = t.private = 0
 
     # ----- entering the instance -------------------------------------------------------------
     def enqueue(self, seq: Seq, front: bool = False) -> None:
@@ -187,19 +152,10 @@ class Instance:
         free; allocate them, pin its cached prefix, and charge the scheduler's CPU time."""
         if len(self.running) >= self.max_num_seqs:
             return False
-        cache = self.cache
-        remote = seq.remote_from is not None
-        node = None
-        gpu_hit = host_hit = 0
-        if remote:
-            need = blocks_for(seq.target, self.block_size)
-        else:
-            if cache is not None and seq.prefix_id is not None:
-                node, gpu_hit, host_hit = cache.peek(seq.prefix_id, seq.prefix_tokens // self.block_size)
-            need = blocks_for(seq.target, self.block_size) - gpu_hit
-        available = self.pool.free + (cache.reclaimable_excluding(node) if cache is not None else 0)
+        blocks = self.blocks
+        _, gpu_hit, host_hit, need, headroom = blocks.admission(seq)
         # The decode step being planned takes its new blocks when it ends: keep them free.
-        spare = available - need - self.watermark_blocks - self.decode_reserve
+        spare = headroom - self.decode_reserve
         if self.reserve_init:
             pending = self.decoding.remaining_output() + sum(s.output - s.generated for s in self.prefilling)
             pending += seq.output - seq.generated
@@ -207,24 +163,15 @@ class Instance:
         if spare < 0:
             return False
         # commit
-        if cache is not None and seq.prefix_id is not None and not remote:
-            node = cache.acquire(seq.prefix_id)
-        self.take_blocks(need)
-        table = seq.table
-        table.node = node
-        table.shared = gpu_hit + host_hit
-        table.private = need - host_hit
+        remote = seq.remote_from is not None
+        load_s = blocks.allocate(seq, gpu_hit, host_hit, need)
         if host_hit:
-            cache.load_from_host(node, host_hit)
-            load_s = host_hit * self.block_bytes / self.host_link_bytes_per_s
             self.extra_s += load_s
             self.host_load_s += load_s
-        total_blocks = table.shared + table.private
-        self.table_blocks += total_blocks
         if self.table_s_per_block:
             # Seed 000: rewriting every running sequence's table on each admission makes the cost of
             # one admission grow with the running batch, and the total with its square.
-            written = self.table_blocks if self.full_table_recompute else total_blocks
+            written = blocks.table_blocks if self.full_table_recompute else seq.table.blocks
             cost = written * self.table_s_per_block
             self.extra_s += cost
             self.scheduler_s += cost
@@ -243,7 +190,7 @@ class Instance:
         seq.computed = hit_tokens
         seq.hit_tokens += hit_tokens
         self.new_hit_tokens += hit_tokens
-        if cache is not None:
+        if self.prefix_caching:
             self.prefix_queries += seq.target
             self.prefix_hits += hit_tokens
             self.sim.metrics.prefix_query(self, seq.target, hit_tokens)
@@ -280,17 +227,12 @@ class Instance:
         swapped = self.swapped
         while swapped and len(self.running) < self.max_num_seqs:
             seq = swapped[0]
-            if self.reclaimable() - seq.swap_blocks - self.watermark_blocks < 0:
+            if not self.blocks.can_swap_in(seq):
                 break
             swapped.popleft()
-            self.take_blocks(seq.swap_blocks)
-            self.swap.give(seq.swap_blocks)
-            copy_s = seq.swap_blocks * self.block_bytes / self.host_link_bytes_per_s
+            copy_s = self.blocks.swap_in(seq)
             self.extra_s += copy_s
             self.swap_s += copy_s
-            seq.table.private = seq.swap_blocks
-            self.table_blocks += seq.swap_blocks
-            seq.swap_blocks = 0
             self.counter += 1
             seq.order = self.counter
             seq.state = RUNNING
@@ -302,7 +244,7 @@ class Instance:
         """Preempt the most recently admitted sequences until the next decode step's new blocks
         fit (vLLM: the running queue's tail is preempted first)."""
         dec = self.decoding
-        while dec.n and dec.blocks_needed(1) > self.reclaimable():
+        while dec.n and dec.blocks_needed(1) > self.blocks.reclaimable():
             victim = next((s for s in reversed(self.running.values()) if s.state == RUNNING), None)
             if victim is None:
                 break
@@ -321,18 +263,13 @@ class Instance:
         else:
             self.prefilling.remove(seq)
             cached = 0
-        blocks = blocks_for(cached, self.block_size)
-        mode = "swap" if was_decoding and self.swap_mode and blocks <= self.swap.free else "recompute"
-        self.sim.metrics.preempted(self, seq, now, mode)
-        self._release_table(seq)
-        if mode == "swap":
-            # The whole table (shared prefix blocks included) goes to host memory and comes back
-            # as private blocks: the copy costs blocks x block bytes over the host link each way.
-            self.swap.take(blocks)
-            copy_s = blocks * self.block_bytes / self.host_link_bytes_per_s
+        # Swapped out, the whole table (shared prefix blocks included) goes to host memory and
+        # comes back as private blocks: the copy costs blocks x block bytes over the host link each way.
+        copy_s = self.blocks.preempt(seq, cached, was_decoding)
+        self.sim.metrics.preempted(self, seq, now, "swap" if copy_s is not None else "recompute")
+        if copy_s is not None:
             self.extra_s += copy_s
             self.swap_s += copy_s
-            seq.swap_blocks = blocks
             seq.computed = cached
             seq.state = SWAPPED
             self.swaps_out += 1
@@ -358,8 +295,7 @@ class Instance:
         seq.decoding = False
         if self.joiners and seq in self.joiners:
             self.joiners.remove(seq)
-        t = seq.table
-        t.private = blocks_for(cached, self.block_size) - t.shared
+        self.blocks.catch_up(seq.table, cached)
         return cached
 
     # ----- running a step ------------------------------------------------------------------------------
@@ -396,7 +332,7 @@ class Instance:
         dec = self.decoding
         if self.preempted_this_step:
             single = True  # the victim's blocks may admit the queue's head at the very next plan
-        k = 1 if single else min(dec.steps_to_milestone(), dec.max_steps(self.reclaimable()), self.sim.max_run_steps)
+        k = 1 if single else min(dec.steps_to_milestone(), dec.max_steps(self.blocks.reclaimable()), self.sim.max_run_steps)
         if self.reserve_init and self.waiting and len(self.running) < self.max_num_seqs:
             # The reserve ratio shrinks every step, so the head of the queue can become admissible
             # in the middle of a run: look again every few steps (the one approximation of the
@@ -466,8 +402,7 @@ class Instance:
         metrics = self.sim.metrics
         k = p.k
         new_blocks = dec.blocks_needed(k)
-        self.take_blocks(new_blocks)
-        self.table_blocks += new_blocks  # each new block enters one sequence's table
+        self.blocks.grow(new_blocks)
         # Inter-token latency: the first step's token follows each member's previous token (the
         # last decode step's end, or its own first token for newcomers); then k - 1 more gaps.
         first_end = p.t0 + (p.run.step_s(0) if p.run is not None else p.dur_s)
@@ -496,14 +431,7 @@ class Instance:
         else:
             metrics.itl(self, now - seq.last_token_s, 1)  # the token after a recompute
         seq.last_token_s = now
-        node = seq.table.node
-        if node is not None:
-            want = seq.prefix_tokens // self.block_size
-            grow = min(want - node.gpu_blocks, seq.table.private)
-            if grow > 0:
-                self.cache.donate(node, grow)
-                seq.table.private -= grow
-                seq.table.shared += grow
+        self.blocks.share_prefix(seq)
         if seq.generated >= seq.output:
             self._finished(seq, now)
         elif self.role == PREFILL:
@@ -515,14 +443,14 @@ class Instance:
 
     def _finished(self, seq: Seq, now: float) -> None:
         del self.running[seq.id]
-        self._release_table(seq)
+        self.blocks.release(seq.table)
         seq.state = DONE
         self.sim.finished(seq, self, now)
 
     # ----- disaggregation ----------------------------------------------------------------------------------
     def handoff_released(self, seq: Seq) -> None:
         """The decode instance has pulled `seq`'s KV: free it here."""
-        self._release(seq.remote_table)
+        self.blocks.release(seq.remote_table)
         seq.remote_table = None
         self.poke()
 

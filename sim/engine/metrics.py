@@ -237,7 +237,7 @@ class Metrics:
         key = int(now / self.log_interval_s)
         if key != st.prefill_key:  # time never goes back, so a new key is a new interval
             st.prefill_key = key
-            usage = inst.used_blocks() / inst.pool.num_blocks if inst.pool.num_blocks else 0.0
+            usage = inst.blocks.used() / inst.blocks.total if inst.blocks.total else 0.0
             self.prefill_lines.append((now, inst.index, new_seqs, new_tokens, cached_tokens, usage, len(inst.running),
                                        len(inst.waiting)), now, inst.index)
 
@@ -283,7 +283,7 @@ class Metrics:
 
     def _sample(self, ts: float, instances) -> None:
         s = self.series
-        total_blocks = sum(i.pool.num_blocks for i in instances)
+        total_blocks = sum(i.blocks.total for i in instances)
         s["t_s"].append(ts)
         s["running"].append(sum(len(i.running) for i in instances))
         s["waiting"].append(sum(len(i.waiting) for i in instances))
@@ -308,7 +308,7 @@ class Metrics:
         interval = int(round(ts / width)) - 1  # the interval that ends at ts
         limit = int(ts / width)
         for inst in instances:
-            blocks = inst.pool.num_blocks
+            blocks = inst.blocks.total
             used = inst.used_blocks_at(ts)
             st = self.inst[inst.index]
             st.pending.append((ts, inst.index, len(inst.running), len(inst.waiting), used / blocks if blocks else 0.0,

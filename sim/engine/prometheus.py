@@ -73,7 +73,7 @@ def exposition(metrics, instances, model: str) -> str:
     w.scalar("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.",
              {i.index: len(i.waiting) for i in instances})
     w.scalar("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.",
-             {i.index: i.used_blocks() / i.pool.num_blocks for i in instances})
+             {i.index: i.blocks.used() / i.blocks.total for i in instances})
     w.scalar("vllm:prefix_cache_queries", "counter", "Prefix cache queries, in terms of number of queried tokens.",
              {i.index: i.prefix_queries for i in instances}, suffix="_total")
     w.scalar("vllm:prefix_cache_hits", "counter", "Prefix cache hits, in terms of number of cached tokens.",

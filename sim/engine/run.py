@@ -117,10 +117,10 @@ def collect(sim: Simulation) -> EngineResult:
         inst_summary.append({
             "index": inst.index, "role": inst.role, "finished": st.finished, "steps": inst.steps,
             "prompt_tokens": st.prompt_tokens, "generation_tokens": st.generation_tokens, "preemptions": inst.preemptions,
-            "swaps": inst.swaps_out, "peak_kv_blocks": inst.pool.peak_used, "kv_pool_blocks": inst.pool.num_blocks,
+            "swaps": inst.swaps_out, "peak_kv_blocks": inst.blocks.gpu.peak_used, "kv_pool_blocks": inst.blocks.total,
             "prefix_queries": inst.prefix_queries, "prefix_hits": inst.prefix_hits,
             "scheduler_s": inst.scheduler_s, "host_load_s": inst.host_load_s, "swap_s": inst.swap_s,
-            "prefix_evicted_blocks": inst.cache.evicted_blocks if inst.cache is not None else 0,
+            "prefix_evicted_blocks": inst.blocks.cache.evicted_blocks if inst.blocks.cache is not None else 0,
         })
     queries = sum(i.prefix_queries for i in sim.instances)
     hits = sum(i.prefix_hits for i in sim.instances)
@@ -159,8 +159,8 @@ def collect(sim: Simulation) -> EngineResult:
         preemptions=sum(i.preemptions for i in sim.instances),
         swaps=sum(i.swaps_out for i in sim.instances),
         prefix_hit_rate=hits / queries if queries else 0.0,
-        prefix_evicted_blocks=sum(i.cache.evicted_blocks for i in sim.instances if i.cache is not None),
-        peak_kv_blocks=max(i.pool.peak_used for i in sim.instances),
+        prefix_evicted_blocks=sum(i.blocks.cache.evicted_blocks for i in sim.instances if i.blocks.cache is not None),
+        peak_kv_blocks=max(i.blocks.gpu.peak_used for i in sim.instances),
         mean_kv_usage=math.fsum(usage) / len(usage) if usage else 0.0,
         mean_running=math.fsum(series["running"]) / n_pts if n_pts else 0.0,
         mean_waiting=math.fsum(series["waiting"]) / n_pts if n_pts else 0.0,

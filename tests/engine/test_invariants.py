@@ -61,9 +61,10 @@ def test_every_request_completes_once_with_every_token(name):
 def test_the_pool_never_exceeds_its_capacity(name):
     sim, r = _run(small(**VARIANTS[name]))
     for inst in sim.instances:
-        assert inst.pool.peak_used <= inst.pool.num_blocks
-        assert inst.pool.free == inst.pool.num_blocks - (inst.cache.gpu_blocks if inst.cache else 0)  # only cached prefixes remain
-        assert inst.swap.free == inst.swap.num_blocks
+        kv = inst.blocks
+        assert kv.gpu.peak_used <= kv.gpu.num_blocks
+        assert kv.gpu.free == kv.gpu.num_blocks - (kv.cache.gpu_blocks if kv.cache else 0)  # only cached prefixes remain
+        assert kv.swap.free == kv.swap.num_blocks and kv.table_blocks == 0
         assert not inst.running and not inst.waiting and not inst.swapped
     assert max(r.series["kv_usage"]) <= 1.0
 
@@ -160,4 +161,4 @@ def test_random_configurations_keep_every_invariant(policy, preemption, rate, ut
     assert r.completed == 120
     assert sim.metrics.completions == [1] * 120
     assert sim.metrics.generated_at_finish == [q.output_tokens for q in sim.requests]
-    assert all(i.pool.peak_used <= i.pool.num_blocks for i in sim.instances)
+    assert all(i.blocks.gpu.peak_used <= i.blocks.gpu.num_blocks for i in sim.instances)
