@@ -13,13 +13,12 @@ from __future__ import annotations
 from collections import deque
 
 from .block_manager import BlockManager
-from .blocks import blocks_for
 from .clock import DecodeRun, StepClock
 from .decode_set import DecodeSet
+from .scheduler import DECODE, MIXED, PREFILL, Scheduler
 from .sequence import DONE, HANDOFF, RECEIVING, RUNNING, SWAPPED, WAITING, Seq
 
-MIXED, PREFILL, DECODE = "mixed", "prefill", "decode"
-RESERVE_RECHECK_STEPS = 8
+__all__ = ["DECODE", "MIXED", "PREFILL", "Instance", "Plan"]
 
 
 class Plan:
@@ -47,26 +46,14 @@ class Instance:
     """State and mechanics of one engine instance. `sim` provides the clock (`now_s`), event
     scheduling, the metrics observer and the hand-off of finished or transferred sequences."""
 
-    def __init__(self, sim, index: int, role: str, setup):
+    def __init__(self, sim, index: int, role: str, setup, max_run_steps: int = 1 << 62):
         cfg = setup.config
         self.sim = sim
         self.index = index
         self.role = role
         self.clock: StepClock = setup.clock
         self.block_size = setup.block_size
-        self.max_num_seqs = setup.max_num_seqs
-        self.token_budget = setup.max_num_batched_tokens
         sched = cfg.scheduling
-        self.policy = sched.policy if role != DECODE else "chunked"
-        # SGLang's admission reserve: new_token_ratio x the output every running request still has
-        # to produce. The ratio starts at its initial value, decays linearly to 0.14 x that over 600
-        # decode steps while nothing is retracted, and jumps back up after a retraction
-        # (SGLANG_INIT_NEW_TOKEN_RATIO 0.7, SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR 0.14,
-        # SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS 600 in sglang/srt/global_config.py).
-        self.reserve_init = sched.new_token_ratio if sched.admission == "reserve" else 0.0
-        self.reserve_min = 0.14 * self.reserve_init
-        self.reserve_decay = (self.reserve_init - self.reserve_min) / 600
-        self.reserve_reset_g = 0
         self.table_s_per_block = sched.block_table_s_per_block
         self.full_table_recompute = sched.block_table == "full_recompute"
         self.blocks = BlockManager(setup)  # the only owner of this instance's KV block accounting
@@ -76,16 +63,14 @@ class Instance:
         self.running: dict[int, Seq] = {}  # admission order; prefilling, decoding and receiving
         self.prefilling: list[Seq] = []
         self.decoding = DecodeSet(self.block_size, self.clock)
+        self.scheduler = Scheduler(self, setup, max_run_steps)  # decides what each step carries
         self.joiners: list[Seq] = []  # joined the decode set since its last step
         self.last_decode_end_s = 0.0
         self.arrived_kv: list[Seq] = []  # pulled KV complete, waiting for the next step boundary
         self.busy = False
         self.version = 0
         self.plan = Plan()
-        self.last_step_prefill = False
-        self.preempted_this_step = False
         self.extra_s = 0.0  # swap, host-load and scheduler time of the step being planned
-        self.decode_reserve = 0  # blocks the planned step's decodes will need
         self.new_hit_tokens = 0  # prefix-cache hits of this step's admissions (SGLang's #cached-token)
         self.counter = 0
         # counters the metrics read
@@ -112,10 +97,6 @@ class Instance:
 
     def load(self) -> int:
         return len(self.waiting) + len(self.running) + len(self.swapped)
-
-    def reserve_ratio(self) -> float:
-        steps = self.decoding.g - self.reserve_reset_g
-        return max(self.reserve_min, self.reserve_init - self.reserve_decay * steps)
 
     # ----- entering the instance -------------------------------------------------------------
     def enqueue(self, seq: Seq, front: bool = False) -> None:
@@ -147,22 +128,11 @@ class Instance:
             self.sim.step_done_at(p.t0 + p.run.total_s(j), self)
 
     # ----- admission -----------------------------------------------------------------------------
-    def try_admit(self, seq: Seq, now: float) -> bool:
-        """Admit `seq` (new, recomputing, or a disaggregated hand-off) if a seat and its blocks are
-        free; allocate them, pin its cached prefix, and charge the scheduler's CPU time."""
-        if len(self.running) >= self.max_num_seqs:
-            return False
+    def admit(self, seq: Seq, now: float, gpu_hit: int, host_hit: int, need: int) -> None:
+        """The scheduler admits `seq` (new, recomputing, or a disaggregated hand-off) with what
+        the block manager's `admission` found: allocate its blocks, pin its cached prefix, charge
+        the scheduler's CPU time, and start its prefill (or, for a hand-off, pull its KV)."""
         blocks = self.blocks
-        _, gpu_hit, host_hit, need, headroom = blocks.admission(seq)
-        # The decode step being planned takes its new blocks when it ends: keep them free.
-        spare = headroom - self.decode_reserve
-        if self.reserve_init:
-            pending = self.decoding.remaining_output() + sum(s.output - s.generated for s in self.prefilling)
-            pending += seq.output - seq.generated
-            spare -= blocks_for(int(self.reserve_ratio() * pending), self.block_size)
-        if spare < 0:
-            return False
-        # commit
         remote = seq.remote_from is not None
         load_s = blocks.allocate(seq, gpu_hit, host_hit, need)
         if host_hit:
@@ -185,7 +155,7 @@ class Instance:
             self.sim.metrics.admitted(seq, now)
         if remote:
             self.sim.pull_kv(seq, self)
-            return True
+            return
         hit_tokens = (gpu_hit + host_hit) * self.block_size
         seq.computed = hit_tokens
         seq.hit_tokens += hit_tokens
@@ -195,64 +165,22 @@ class Instance:
             self.prefix_hits += hit_tokens
             self.sim.metrics.prefix_query(self, seq.target, hit_tokens)
         self.prefilling.append(seq)
-        return True
 
-    def admit_from_waiting(self, now: float, budget: int, whole: bool) -> list:
-        """Admit waiting sequences in FCFS order while `budget` prefill tokens remain (`whole`:
-        every admitted prompt is computed in this step, the first even if larger than the
-        budget). Stops at the first sequence that does not fit. Returns the new chunks."""
-        chunks = []
-        waiting = self.waiting
-        while waiting and budget > 0:
-            seq = waiting[0]
-            if seq.remote_from is not None:  # a disaggregated hand-off: blocks and a seat, no prefill
-                if not self.try_admit(seq, now):
-                    break
-                waiting.popleft()
-                continue
-            if whole and chunks and seq.target - seq.computed > budget:
-                break
-            if not self.try_admit(seq, now):
-                break
-            waiting.popleft()
-            todo = seq.target - seq.computed
-            take = todo if whole else min(todo, budget)
-            chunks.append((seq, take))
-            budget -= take
-        return chunks
-
-    def swap_in(self, now: float) -> None:
-        """Bring swapped sequences back first (they hold no GPU blocks but have priority over new
-        work, as in vLLM), as many as seats and blocks allow."""
-        swapped = self.swapped
-        while swapped and len(self.running) < self.max_num_seqs:
-            seq = swapped[0]
-            if not self.blocks.can_swap_in(seq):
-                break
-            swapped.popleft()
-            copy_s = self.blocks.swap_in(seq)
-            self.extra_s += copy_s
-            self.swap_s += copy_s
-            self.counter += 1
-            seq.order = self.counter
-            seq.state = RUNNING
-            self.running[seq.id] = seq
-            self.join_decode(seq, seq.computed)
+    def swap_in(self, seq: Seq) -> None:
+        """The scheduler brings a swapped sequence back: its blocks return to HBM and it rejoins
+        the decode set."""
+        copy_s = self.blocks.swap_in(seq)
+        self.extra_s += copy_s
+        self.swap_s += copy_s
+        self.counter += 1
+        seq.order = self.counter
+        seq.state = RUNNING
+        self.running[seq.id] = seq
+        self.join_decode(seq, seq.computed)
 
     # ----- preemption ------------------------------------------------------------------------------
-    def make_room_for_decode(self, now: float) -> None:
-        """Preempt the most recently admitted sequences until the next decode step's new blocks
-        fit (vLLM: the running queue's tail is preempted first)."""
-        dec = self.decoding
-        while dec.n and dec.blocks_needed(1) > self.blocks.reclaimable():
-            victim = next((s for s in reversed(self.running.values()) if s.state == RUNNING), None)
-            if victim is None:
-                break
-            self.preempt(victim, now)
-
     def preempt(self, seq: Seq, now: float) -> None:
-        self.preempted_this_step = True
-        self.reserve_reset_g = self.decoding.g
+        """The scheduler chose `seq` to make room: swap it out or drop its KV for a recompute."""
         self.preemptions += 1
         seq.preemptions += 1
         del self.running[seq.id]
@@ -303,21 +231,14 @@ class Instance:
         """Plan and launch the next step, or go idle."""
         now = self.sim.now_s
         self.extra_s = 0.0
-        self.decode_reserve = 0
         self.new_hit_tokens = 0
-        self.preempted_this_step = False
         p = self.plan
         if self.arrived_kv:
             for seq in self.arrived_kv:
                 seq.state = RUNNING
                 self.join_decode(seq, seq.target)
             self.arrived_kv.clear()
-        self.sim.scheduler(self, now, p)
-        if p.k == 0 and not p.chunks and self.preempted_this_step and self.waiting:
-            # Everything that could run was preempted, and a preempting step admits nothing:
-            # plan again so the queue's head can start (nothing else would wake the instance).
-            self.preempted_this_step = False
-            self.sim.scheduler(self, now, p)
+        self.scheduler.plan(now, p)
         if p.k == 0 and not p.chunks:
             self.busy = False
             return
@@ -326,20 +247,11 @@ class Instance:
         self.steps += 1
         self.sim.step_done_at(p.end_s(), self)
 
-    def plan_decode_run(self, p: Plan, now: float, single: bool) -> None:
-        """Fill `p` with a pure decode run: as many steps as the pool, the next milestone and
-        (when `single`) the policy allow."""
+    def plan_decode_run(self, p: Plan, now: float, k: int) -> None:
+        """Fill `p` with a run of `k` pure decode steps of the decode set (k chosen by the scheduler)."""
         dec = self.decoding
-        if self.preempted_this_step:
-            single = True  # the victim's blocks may admit the queue's head at the very next plan
-        k = 1 if single else min(dec.steps_to_milestone(), dec.max_steps(self.blocks.reclaimable()), self.sim.max_run_steps)
-        if self.reserve_init and self.waiting and len(self.running) < self.max_num_seqs:
-            # The reserve ratio shrinks every step, so the head of the queue can become admissible
-            # in the middle of a run: look again every few steps (the one approximation of the
-            # closed form; admission comes at most RESERVE_RECHECK_STEPS - 1 steps late).
-            k = min(k, RESERVE_RECHECK_STEPS)
         p.t0 = now
-        p.k = max(k, 1)
+        p.k = k
         p.decode = True
         p.n = dec.n
         p.chunks = []
@@ -347,7 +259,6 @@ class Instance:
                                       (dec.kv_read + dec.growth() * (p.k - 1) / 2) / dec.n)
         p.blocks_planned = dec.blocks_needed(p.k)
         p.dur_s = 0.0
-        self.last_step_prefill = False
 
     def plan_step(self, p: Plan, now: float, chunks: list, with_decode: bool) -> None:
         """Fill `p` with one step carrying prefill `chunks` (and the decode set if `with_decode`)."""
@@ -376,7 +287,6 @@ class Instance:
         p.run = None
         p.dur_s = clock.step_s(tokens, kv_read, pairs, sampled, context) + self.extra_s
         p.blocks_planned = 0
-        self.last_step_prefill = bool(chunks)
         if chunks:
             self.sim.metrics.prefill_batch(self, now, len(chunks), tokens - n, self.new_hit_tokens)
 

@@ -16,7 +16,6 @@ import random
 from heapq import heappop, heappush
 from itertools import count
 
-from . import scheduler
 from .blocks import BlockTable
 from .instance import DECODE, MIXED, PREFILL, Instance
 from .metrics import Metrics
@@ -50,13 +49,12 @@ class Simulation:
         self.events = 0
         self.completed = 0
         self.cancelled = False
-        self.scheduler = scheduler.plan
         cl = cfg.cluster
         if cl.disaggregated:
             roles = [PREFILL] * cl.prefill_instances + [DECODE] * cl.decode_instances
         else:
             roles = [MIXED] * cl.replicas
-        self.instances = [Instance(self, i, role, setup) for i, role in enumerate(roles)]
+        self.instances = [Instance(self, i, role, setup, max_run_steps) for i, role in enumerate(roles)]
         self.entry = [i for i in self.instances if i.role != DECODE]
         self.decoders = [i for i in self.instances if i.role == DECODE]
         self._rr = 0
