@@ -1,16 +1,33 @@
-"""One serving engine instance (one tensor-parallel group): its queues, KV memory and the steps
-it runs. The scheduler (scheduler.py) decides what goes into a step; this module carries it out:
-admission with block allocation, preemption, swapping, prefix-cache hits, and applying a finished
-step or run of steps to every sequence in it.
+"""One serving engine instance (one tensor-parallel group): its queues and the steps it runs.
 
-Lifecycle of a step: `start()` asks the policy for a plan, times it on the roofline clock and
-schedules its end; `interrupt()` cuts a multi-step decode run short at the end of the step in
-progress when something new arrives; `finish()` applies the plan and starts the next one.
+An instance is a composition of three roles, as Vidur and SimPy separate them, each the only
+owner of its part of the state:
+
+- the **scheduler** (scheduler.py) decides what the next step carries: admissions, prefill chunks,
+  which sequence is preempted or swapped back in, how long a decode run may go;
+- the **block manager** (block_manager.py) owns every KV block: the GPU pool, swap space, prefix
+  cache and block tables. Nothing else takes or gives a block;
+- the **clock**: `StepClock` (clock.py) times each step with sim.roofline.step_cost, and the
+  event loop (simulation.py) owns time and the event queue.
+
+The instance itself holds the queues (waiting, swapped, running, prefilling, the decode set) and
+carries out what the scheduler decides: it moves sequences between queues, asks the block
+manager for their blocks, times the step on the clock, and applies a finished step to every
+sequence in it. Lifecycle of a step: `start` asks the scheduler for a plan, times it and asks
+the event loop for its end; `interrupt` cuts a multi-step decode run short at the end of the step
+in progress when something new arrives; `step_ended` applies the plan and starts the next one.
+
+Its interface to the simulation around it is explicit and narrow. Inward, the event loop calls
+`enqueue`, `step_ended`, `kv_released` and `kv_received`, always with the current time, and the
+router reads `load()`. Outward, the instance makes four calls, on the `InstanceEvents` it was given
+(the Simulation): `step_ends_at`, `pull_kv`, `hand_off` and `finished`; and it reports to the
+metrics observer, which records and never changes the simulation. It reads no simulation state.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from typing import Protocol
 
 from .block_manager import BlockManager
 from .clock import DecodeRun, StepClock
@@ -42,13 +59,33 @@ class Plan:
         return self.t0 + (self.run.total_s(self.k) if self.run is not None else self.dur_s)
 
 
-class Instance:
-    """State and mechanics of one engine instance. `sim` provides the clock (`now_s`), event
-    scheduling, the metrics observer and the hand-off of finished or transferred sequences."""
+class InstanceEvents(Protocol):
+    """What an instance asks of the simulation around it: its only calls outward (the metrics
+    observer aside). `Simulation` implements it."""
 
-    def __init__(self, sim, index: int, role: str, setup, max_run_steps: int = 1 << 62):
+    def step_ends_at(self, time_s: float, inst: Instance, version: int) -> None:
+        """Call `inst.step_ended(version, time_s)` at `time_s` (a re-planned step bumps the
+        version, so the stale end is ignored)."""
+
+    def pull_kv(self, seq: Seq, dest: Instance, bytes_per_rank: float, now: float) -> None:
+        """`dest` has allocated room for a handed-off `seq`: move its KV from the prefill instance,
+        then call `kv_released` on the source and `kv_received` on `dest`."""
+
+    def hand_off(self, seq: Seq, source: Instance, now: float) -> None:
+        """A disaggregated prefill instance finished `seq`'s prompt: queue it at a decode instance."""
+
+    def finished(self, seq: Seq, inst: Instance, now: float) -> None:
+        """`seq` produced its last token on `inst`."""
+
+
+class Instance:
+    """State and mechanics of one engine instance: see the module docstring for its roles and
+    its interface. `events` is the simulation (InstanceEvents), `metrics` the observer."""
+
+    def __init__(self, index: int, role: str, setup, events: InstanceEvents, metrics, max_run_steps: int = 1 << 62):
         cfg = setup.config
-        self.sim = sim
+        self.events = events
+        self.metrics = metrics
         self.index = index
         self.role = role
         self.clock: StepClock = setup.clock
@@ -98,34 +135,50 @@ class Instance:
     def load(self) -> int:
         return len(self.waiting) + len(self.running) + len(self.swapped)
 
-    # ----- entering the instance -------------------------------------------------------------
-    def enqueue(self, seq: Seq, front: bool = False) -> None:
+    # ----- what the event loop calls --------------------------------------------------------
+    def enqueue(self, seq: Seq, now: float) -> None:
+        """A request (or a disaggregated hand-off) reaches this instance's queue at `now`."""
         seq.state = WAITING
         seq.home = self
-        if front:
-            self.waiting.appendleft(seq)
-        else:
-            self.waiting.append(seq)
-        self.poke()
+        self.waiting.append(seq)
+        self._poke(now)
 
-    def poke(self) -> None:
+    def step_ended(self, version: int, now: float) -> None:
+        """The step planned as `version` ends at `now` (a re-planned step's old end is ignored)."""
+        if version == self.version:
+            self._finish(now)
+
+    def kv_released(self, seq: Seq, now: float) -> None:
+        """A decode instance has pulled `seq`'s KV: free it here."""
+        self.blocks.release(seq.remote_table)
+        seq.remote_table = None
+        self._poke(now)
+
+    def kv_received(self, seq: Seq, now: float) -> None:
+        """The KV pull for `seq` is complete. It joins the decode set at the next step boundary:
+        joining in the middle of a run would credit it with steps it did not take."""
+        seq.remote_from = None
+        self.arrived_kv.append(seq)
+        self._poke(now)
+
+    def _poke(self, now: float) -> None:
         """Something changed (a request arrived, blocks came back): start a step if idle, or cut a
         long decode run short at the end of the step in progress."""
         if not self.busy:
-            self.start()
+            self._start(now)
         else:
-            self.interrupt()
+            self._interrupt(now)
 
-    def interrupt(self) -> None:
+    def _interrupt(self, now: float) -> None:
         p = self.plan
         if p.run is None or p.k <= 1:
             return
-        j = p.run.steps_within(self.sim.now_s - p.t0, p.k)
+        j = p.run.steps_within(now - p.t0, p.k)
         if j < p.k:
             p.k = j
             p.blocks_planned = self.decoding.blocks_needed(j)
             self.version += 1
-            self.sim.step_done_at(p.t0 + p.run.total_s(j), self)
+            self.events.step_ends_at(p.t0 + p.run.total_s(j), self, self.version)
 
     # ----- admission -----------------------------------------------------------------------------
     def admit(self, seq: Seq, now: float, gpu_hit: int, host_hit: int, need: int) -> None:
@@ -152,9 +205,10 @@ class Instance:
         self.running[seq.id] = seq
         if seq.admitted_s < 0:
             seq.admitted_s = now
-            self.sim.metrics.admitted(seq, now)
+            self.metrics.admitted(seq, now)
         if remote:
-            self.sim.pull_kv(seq, self)
+            # Every rank moves its own shard of the cache over its own link, in parallel.
+            self.events.pull_kv(seq, self, seq.target * self.clock.kv_bytes_per_token, now)
             return
         hit_tokens = (gpu_hit + host_hit) * self.block_size
         seq.computed = hit_tokens
@@ -163,7 +217,7 @@ class Instance:
         if self.prefix_caching:
             self.prefix_queries += seq.target
             self.prefix_hits += hit_tokens
-            self.sim.metrics.prefix_query(self, seq.target, hit_tokens)
+            self.metrics.prefix_query(self, seq.target, hit_tokens)
         self.prefilling.append(seq)
 
     def swap_in(self, seq: Seq) -> None:
@@ -194,7 +248,7 @@ class Instance:
         # Swapped out, the whole table (shared prefix blocks included) goes to host memory and
         # comes back as private blocks: the copy costs blocks x block bytes over the host link each way.
         copy_s = self.blocks.preempt(seq, cached, was_decoding)
-        self.sim.metrics.preempted(self, seq, now, "swap" if copy_s is not None else "recompute")
+        self.metrics.preempted(self, seq, now, "swap" if copy_s is not None else "recompute")
         if copy_s is not None:
             self.extra_s += copy_s
             self.swap_s += copy_s
@@ -227,9 +281,8 @@ class Instance:
         return cached
 
     # ----- running a step ------------------------------------------------------------------------------
-    def start(self) -> None:
+    def _start(self, now: float) -> None:
         """Plan and launch the next step, or go idle."""
-        now = self.sim.now_s
         self.extra_s = 0.0
         self.new_hit_tokens = 0
         p = self.plan
@@ -245,7 +298,7 @@ class Instance:
         self.busy = True
         self.version += 1
         self.steps += 1
-        self.sim.step_done_at(p.end_s(), self)
+        self.events.step_ends_at(p.end_s(), self, self.version)
 
     def plan_decode_run(self, p: Plan, now: float, k: int) -> None:
         """Fill `p` with a run of `k` pure decode steps of the decode set (k chosen by the scheduler)."""
@@ -288,11 +341,10 @@ class Instance:
         p.dur_s = clock.step_s(tokens, kv_read, pairs, sampled, context) + self.extra_s
         p.blocks_planned = 0
         if chunks:
-            self.sim.metrics.prefill_batch(self, now, len(chunks), tokens - n, self.new_hit_tokens)
+            self.metrics.prefill_batch(self, now, len(chunks), tokens - n, self.new_hit_tokens)
 
-    def finish(self) -> None:
-        """The planned step (or run) has ended at sim.now_s: apply it, then start the next."""
-        now = self.sim.now_s
+    def _finish(self, now: float) -> None:
+        """The planned step (or run) has ended at `now`: apply it, then start the next."""
         p = self.plan
         generated = self._finish_decode(p, now) if p.decode and p.k else 0
         prompt = 0
@@ -303,13 +355,13 @@ class Instance:
                 if seq.computed >= seq.target:
                     generated += 1  # a finished prefill samples a token
                     self._prefill_done(seq, now)
-        self.sim.metrics.step_tokens(self, p.t0, now, prompt, generated)
-        self.start()
+        self.metrics.step_tokens(self, p.t0, now, prompt, generated)
+        self._start(now)
 
     def _finish_decode(self, p: Plan, now: float) -> int:
         """Apply k decode steps; return the tokens they generated."""
         dec = self.decoding
-        metrics = self.sim.metrics
+        metrics = self.metrics
         k = p.k
         new_blocks = dec.blocks_needed(k)
         self.blocks.grow(new_blocks)
@@ -334,7 +386,7 @@ class Instance:
     def _prefill_done(self, seq: Seq, now: float) -> None:
         self.prefilling.remove(seq)
         seq.generated += 1
-        metrics = self.sim.metrics
+        metrics = self.metrics
         if seq.first_token_s < 0:
             seq.first_token_s = now
             metrics.first_token(self, seq, now)
@@ -347,7 +399,7 @@ class Instance:
         elif self.role == PREFILL:
             del self.running[seq.id]
             seq.state = HANDOFF
-            self.sim.hand_off(seq, self)
+            self.events.hand_off(seq, self, now)
         else:
             self.join_decode(seq, seq.target)
 
@@ -355,21 +407,7 @@ class Instance:
         del self.running[seq.id]
         self.blocks.release(seq.table)
         seq.state = DONE
-        self.sim.finished(seq, self, now)
-
-    # ----- disaggregation ----------------------------------------------------------------------------------
-    def handoff_released(self, seq: Seq) -> None:
-        """The decode instance has pulled `seq`'s KV: free it here."""
-        self.blocks.release(seq.remote_table)
-        seq.remote_table = None
-        self.poke()
-
-    def received(self, seq: Seq) -> None:
-        """The KV pull for `seq` is complete. It joins the decode set at the next step boundary:
-        joining in the middle of a run would credit it with steps it did not take."""
-        seq.remote_from = None
-        self.arrived_kv.append(seq)
-        self.poke()
+        self.events.finished(seq, self, now)
 
 
 def _segments(run: DecodeRun, lo: int, hi: int):

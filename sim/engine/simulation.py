@@ -7,6 +7,12 @@ drawn up front from `random.Random(seed)` (workload.py), so a seed fixes the run
 
 A `Simulation` can be advanced a bounded number of events at a time, which is how the serving
 lab shows progress and honours a cancel without threads (Pyodide has none).
+
+The loop owns time and the event queue; the instances (instance.py) own their queues, KV blocks
+and steps. They meet at one narrow interface: the loop calls an instance's `enqueue`,
+`step_ended`, `kv_released` and `kv_received` with the current time, and the instance calls back
+only the four `InstanceEvents` methods implemented here (`step_ends_at`, `pull_kv`, `hand_off`,
+`finished`).
 """
 
 from __future__ import annotations
@@ -54,9 +60,6 @@ class Simulation:
             roles = [PREFILL] * cl.prefill_instances + [DECODE] * cl.decode_instances
         else:
             roles = [MIXED] * cl.replicas
-        self.instances = [Instance(self, i, role, setup, max_run_steps) for i, role in enumerate(roles)]
-        self.entry = [i for i in self.instances if i.role != DECODE]
-        self.decoders = [i for i in self.instances if i.role == DECODE]
         self._rr = 0
         self._rr_decode = 0
         self.round_robin = cl.router == "round_robin"
@@ -77,7 +80,10 @@ class Simulation:
             span = requests[-1].arrival_s if requests and not self.closed else math.nan
             interval = span / AUTO_POINTS if span and span == span else 0.5
             interval = max(interval, 1e-3)
-        self.metrics = Metrics(len(requests), len(self.instances), interval, cfg.log_interval_s, max_points, setup.block_size)
+        self.metrics = Metrics(len(requests), len(roles), interval, cfg.log_interval_s, max_points, setup.block_size)
+        self.instances = [Instance(i, role, setup, self, self.metrics, max_run_steps) for i, role in enumerate(roles)]
+        self.entry = [i for i in self.instances if i.role != DECODE]
+        self.decoders = [i for i in self.instances if i.role == DECODE]
         if self.closed:
             first = min(w.clients, len(requests))
             for i in range(first):
@@ -143,7 +149,7 @@ class Simulation:
 
     def _route(self, seq: Seq) -> None:
         self.metrics.ready(seq, self.now_s)
-        self._pick(self.entry, decode=False).enqueue(seq)
+        self._pick(self.entry, decode=False).enqueue(seq, self.now_s)
 
     def _pick(self, pool: list[Instance], decode: bool) -> Instance:
         if len(pool) == 1:
@@ -156,13 +162,13 @@ class Simulation:
             return pool[self._rr % len(pool)]
         return min(pool, key=lambda inst: (inst.load(), inst.index))
 
-    def step_done_at(self, time_s: float, inst: Instance) -> None:
-        self._push(time_s, STEP, self._on_step, (inst, inst.version))
+    # ----- InstanceEvents: what an instance asks of the loop -----------------------------------
+    def step_ends_at(self, time_s: float, inst: Instance, version: int) -> None:
+        self._push(time_s, STEP, self._on_step, (inst, version))
 
     def _on_step(self, payload) -> None:
         inst, version = payload
-        if version == inst.version:  # otherwise the step was re-planned (a run cut short)
-            inst.finish()
+        inst.step_ended(version, self.now_s)  # ignored if the step was re-planned (a run cut short)
 
     def finished(self, seq: Seq, inst: Instance, now: float) -> None:
         self.metrics.finished(inst, seq, now)
@@ -172,23 +178,21 @@ class Simulation:
             self._next_closed += 1
 
     # ----- disaggregated prefill -> decode ----------------------------------------------------
-    def hand_off(self, seq: Seq, source: Instance) -> None:
+    def hand_off(self, seq: Seq, source: Instance, now: float) -> None:
         """A prefill instance finished `seq`'s prompt: queue it at a decode instance, which pulls
         the KV once it has allocated room (the prefill side keeps its blocks until then)."""
         seq.remote_from = source
         seq.remote_table = seq.table
         seq.table = BlockTable()
-        self._pick(self.decoders, decode=True).enqueue(seq)
+        self._pick(self.decoders, decode=True).enqueue(seq, now)
 
-    def pull_kv(self, seq: Seq, dest: Instance) -> None:
-        # Every rank moves its own shard of the cache over its own link, in parallel.
-        bytes_per_rank = seq.target * dest.clock.kv_bytes_per_token
-        self._push(self.now_s + bytes_per_rank / self.setup.kv_transfer_bytes_per_s, TRANSFER, self._on_transfer, seq)
+    def pull_kv(self, seq: Seq, dest: Instance, bytes_per_rank: float, now: float) -> None:
+        self._push(now + bytes_per_rank / self.setup.kv_transfer_bytes_per_s, TRANSFER, self._on_transfer, seq)
 
     def _on_transfer(self, seq: Seq) -> None:
-        source = seq.remote_from
-        source.handoff_released(seq)
-        seq.home.received(seq)
+        now = self.now_s
+        seq.remote_from.kv_released(seq, now)
+        seq.home.kv_received(seq, now)
 
 
 def make_rng(seed: int) -> random.Random:
