@@ -107,7 +107,9 @@ class BlockManager:
 
     def grow(self, n: int) -> None:
         """A decode run ended having written `n` new blocks; each enters one sequence's table."""
-        self._take(n)
+        if n > self.gpu.free and self.cache is not None:
+            self.cache.evict(n - self.gpu.free)
+        self.gpu.take(n)
         self.table_blocks += n
 
     def catch_up(self, table: BlockTable, cached_tokens: int) -> None:

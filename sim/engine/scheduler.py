@@ -82,22 +82,23 @@ class Scheduler:
         """Fill `p` with the instance's next step (p.k == 0 and no chunks: nothing to do)."""
         self.decode_reserve = 0
         self.preempted = False
-        self._plan_once(now, p)
-        if p.k == 0 and not p.chunks and self.preempted and self.inst.waiting:
+        inst = self.inst
+        if inst.swapped:
+            self.swap_in(now)
+        self._policy(now, p)
+        if p.k == 0 and not p.chunks and self.preempted and inst.waiting:
             # Everything that could run was preempted, and a preempting step admits nothing:
             # plan again so the queue's head can start (nothing else would wake the instance).
             self.preempted = False
-            self._plan_once(now, p)
-
-    def _plan_once(self, now: float, p: Plan) -> None:
-        if self.inst.swapped:
-            self.swap_in(now)
-        self._policy(now, p)
+            if inst.swapped:
+                self.swap_in(now)
+            self._policy(now, p)
 
     def _fcfs(self, now: float, p: Plan) -> None:
         chunks = self._admit(now, self.token_budget, whole=True, with_decode=False)
         if chunks:
-            self._step(p, now, chunks, with_decode=False)
+            self.inst.plan_step(p, now, chunks, False)
+            self.last_step_prefill = True
             return
         self._decode_or_idle(now, p, single=False)
 
@@ -109,7 +110,8 @@ class Scheduler:
         chunks, budget = self._continue_prefills(budget)
         chunks += self._admit(now, budget, whole=False, with_decode=True)
         if chunks:
-            self._step(p, now, chunks, with_decode=dec.n > 0)
+            self.inst.plan_step(p, now, chunks, dec.n > 0)
+            self.last_step_prefill = True
             return
         self._decode_or_idle(now, p, single=False)
 
@@ -123,7 +125,8 @@ class Scheduler:
         chunks, budget = self._continue_prefills(self.token_budget)
         chunks += self._admit(now, budget, whole=False, with_decode=True)
         if chunks:
-            self._step(p, now, chunks, with_decode=False)
+            self.inst.plan_step(p, now, chunks, False)
+            self.last_step_prefill = True
             return
         self._decode_or_idle(now, p, single=False)
 
@@ -134,13 +137,10 @@ class Scheduler:
         chunks, budget = ([], self.token_budget) if whole else self._continue_prefills(self.token_budget)
         chunks += self._admit(now, budget, whole=whole, with_decode=False)
         if chunks:
-            self._step(p, now, chunks, with_decode=False)
+            self.inst.plan_step(p, now, chunks, False)
+            self.last_step_prefill = True
         else:
             _idle(p)
-
-    def _step(self, p: Plan, now: float, chunks: list, with_decode: bool) -> None:
-        self.inst.plan_step(p, now, chunks, with_decode)
-        self.last_step_prefill = True
 
     def _decode_or_idle(self, now: float, p: Plan, single: bool) -> None:
         dec = self.decoding
