@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from kvlab.sim.cliargs import Parser, parse, report
+from kvlab.sim.engine.trace import MAX_TRACE_BYTES
 from kvlab.sim.fields import Bound
 
 APP_DIR = Path(__file__).resolve().parent
@@ -29,6 +30,14 @@ SETUP = APP_DIR / "server_setup.py"
 # installed. Never the user's folder (its own app.py) nor a folder inside the package (which would
 # make kvlab's sim/ and app/ importable under second, top-level names).
 IMPORT_ROOT = ROOT if (ROOT / "kvlab" / "__init__.py").is_file() else ROOT.parent
+# The browser's file box sends a file base64-encoded (4 characters per 3 bytes) in one websocket
+# message, in a JSON patch with the file's name and type; Tornado drops a connection whose message
+# passes the limit, without a word. So the limit is the largest accepted trace (the parser's own)
+# encoded, plus 1 MiB for the patch around it, and the page refuses a larger file before sending it.
+WEBSOCKET_MAX_MESSAGE_BYTES = 4 * -(-MAX_TRACE_BYTES // 3) + (1 << 20)
+# Options of `panel serve` that every way of serving the app shares (kvlab serve, the browser
+# tests' server, the benchmarks).
+SERVER_OPTIONS = ["--websocket-max-message-size", str(WEBSOCKET_MAX_MESSAGE_BYTES)]
 
 
 def page_scripts() -> list[Path]:
@@ -76,7 +85,7 @@ def command(port: int, show: bool, pages: list[Path]) -> list[str]:
     cmd = [sys.executable, "-m", "panel", "serve", *map(str, pages),
            "--address", ADDRESS, "--port", str(port),
            "--allow-websocket-origin", origin, "--allow-websocket-origin", f"localhost:{port}",
-           "--setup", str(SETUP), "--index", "index"]
+           "--setup", str(SETUP), "--index", "index", *SERVER_OPTIONS]
     if show:
         cmd.append("--show")
     return cmd

@@ -83,3 +83,37 @@ def _initialize_with_room(self, *args, max_header_size=None, **kwargs):
 if not getattr(HTTPServer.initialize, "_kvlab_room", False):
     _initialize_with_room._kvlab_room = True
     HTTPServer.initialize = _initialize_with_room
+
+
+# 6. A page closed while the server was busy (a long lab run, a loaded machine): the messages its
+#    browser sent before closing can be handled after Bokeh has detached the connection from its
+#    session, and each one then logged an AssertionError traceback ("error handling message"), as
+#    did the close itself when it came second. Nobody is left to answer: drop them quietly.
+from bokeh.server.protocol_handler import ProtocolHandler  # noqa: E402
+from bokeh.server.views.ws import WSHandler as _WS  # noqa: E402
+
+_handle = ProtocolHandler.handle
+
+
+async def _handle_if_attached(self, message, connection):
+    if getattr(connection, "_session", None) is None:
+        return None
+    return await _handle(self, message, connection)
+
+
+if not getattr(ProtocolHandler.handle, "_kvlab_attached", False):
+    _handle_if_attached._kvlab_attached = True
+    ProtocolHandler.handle = _handle_if_attached
+
+_on_close = _WS.on_close
+
+
+def _on_close_once(self):
+    if self.connection is not None and getattr(self.connection, "_session", None) is None:
+        return None  # already detached: nothing left to notify
+    return _on_close(self)
+
+
+if not getattr(_WS.on_close, "_kvlab_once", False):
+    _on_close_once._kvlab_once = True
+    _WS.on_close = _on_close_once

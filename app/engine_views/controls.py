@@ -6,6 +6,7 @@ under watermark admission) are hidden, not removed, so their values survive a ro
 from __future__ import annotations
 
 import panel as pn
+from kvlab.sim.engine.trace import MAX_TRACE_BYTES
 
 from ..a11y import labelled
 from ..controls import VISUALLY_HIDDEN_LABEL
@@ -71,16 +72,21 @@ class LabControls(pn.viewable.Viewer):
             widget.css_classes = [*widget.css_classes, f"kv-w-lab-{name.replace('_', '-')}"]
         self.widgets = w
         # A visible name: axe (critical "label") flags the file box's empty label once the card is open.
+        # kv-upload-max-<bytes>: the page script (app/templates/a11y.js) refuses a larger or an empty
+        # file before the browser sends it (the websocket would drop a larger message without a word).
         self.trace = pn.widgets.FileInput(label="Trace file (CSV or JSON lines)", accept=".csv,.jsonl,.json,.txt", multiple=False, **WIDE,
-                                          css_classes=["kv-w-lab-trace"])
-        self.trace.param.watch(self._on_trace, "value")
+                                          css_classes=["kv-w-lab-trace", f"kv-upload-max-{MAX_TRACE_BYTES}"])
+        self.trace.param.watch(self._on_trace, ["value", "filename"])
         s.param.watch(lambda *_: self._visibility(), ["arrival", "admission", "engine", "disaggregated", "prompt_dist",
                                                        "output_dist"])
         self._visibility()
 
-    def _on_trace(self, event) -> None:
-        if event.new is not None:  # an empty file is b"": the store says it is empty
-            self.store.load_trace(event.new, self.trace.filename or "trace")
+    def _on_trace(self, *events) -> None:
+        # Panel turns an empty file's "" into None: a new file name with no content is an empty file,
+        # which the store's reader says is empty (the page script refuses one first).
+        value = self.trace.value
+        if value is not None or (any(e.name == "filename" for e in events) and self.trace.filename):
+            self.store.load_trace(value or b"", self.trace.filename or "trace")
 
     def _visibility(self) -> None:
         """Which fields apply is the view layer's decision (viewlayer.lab_controls), shared with the site."""

@@ -183,6 +183,8 @@ class LabStore(param.Parameterized):
 
     def _tick(self) -> None:
         """One slice of whatever is running; sized so each slice takes about SLICE_S."""
+        if _page_closed():
+            return
         t0 = time.perf_counter()
         if self._trace_reader is not None:
             self._advance_trace(max(self._events_per_slice // 4, 500))
@@ -201,6 +203,22 @@ class LabStore(param.Parameterized):
     def _busy(self) -> bool:
         return (self._job is not None or self._cmp_job is not None or self._sweep_job is not None
                 or self._trace_reader is not None)
+
+
+def _page_closed() -> bool:
+    """True while no open websocket holds this page's session: the page was closed (Bokeh destroys
+    the session some seconds later; Tornado may notice the close only after the messages queued
+    before it) or has not connected yet. Its slices wait: they would cost the other sessions CPU and
+    push patches onto a closed websocket (logged as WebSocketClosedError)."""
+    ctx = getattr(pn.state.curdoc, "session_context", None)
+    session = getattr(ctx, "_session", None)  # Bokeh's ServerSession; a notebook or Pyodide has none
+    if session is None:
+        return False
+    for conn in list(session._subscribed_connections):
+        ws = getattr(conn._socket, "ws_connection", None)
+        if ws is not None and not ws.is_closing():
+            return False
+    return True
 
 
 def _hold():

@@ -9,7 +9,10 @@
 //   - number boxes: a visible note when a typed value is outside the box's bounds (Bokeh ignores it);
 //   - charts' event layers: out of the Tab order (no keyboard tools; the text summary has the numbers);
 //   - button groups: role=group named by the title above them (.kv-group-title), and
-//     aria-pressed on each option so the chosen one is announced.
+//     aria-pressed on each option so the chosen one is announced;
+//   - file boxes with a kv-upload-max-<bytes> class: a file over the limit, or an empty one, is
+//     refused here, before the browser reads and sends it (the server's websocket would drop a
+//     larger message without a word), with a note naming the field and the limit.
 (() => {
   const observed = new WeakSet();
   const clean = (s) => (s || '').replace(/\s+/g, ' ').trim();
@@ -100,6 +103,12 @@
       if (layer.getAttribute('tabindex') !== '-1') { layer.setAttribute('tabindex', '-1'); }
     }
     if (root.querySelector('input.bk-input')) { guardRanges(); }
+    const maxBytes = uploadLimit(host);
+    if (maxBytes && !root.kvUploadGuard) {
+      // On the shadow root, capturing: it runs before the file box's own listener, which reads the file.
+      root.kvUploadGuard = true;
+      root.addEventListener('change', (event) => guardUpload(root, event, maxBytes), true);
+    }
     for (const el of root.querySelectorAll('*')) {
       if (el.shadowRoot) { watch(el.shadowRoot); }
     }
@@ -142,6 +151,41 @@
       input.dataset.kvRange = '1';
       input.addEventListener('change', () => checkRange(v, input));
     }
+  };
+
+  // The largest file a file box accepts, from its kv-upload-max-<bytes> class (written by the page
+  // from the parser's limit, sim/engine/trace.py MAX_TRACE_BYTES); 0 when it has none.
+  const uploadLimit = (host) => {
+    for (const c of (host ? host.classList : [])) { if (c.startsWith('kv-upload-max-')) { return Number(c.slice(14)) || 0; } }
+    return 0;
+  };
+  const guardUpload = (root, event, maxBytes) => {
+    const input = event.target;
+    if (!input || input.type !== 'file' || !input.files) { return; }
+    const wrapper = input.closest('.bk-input-group') || input.parentElement;
+    let note = wrapper.querySelector('.kv-upload-note');
+    const field = widgetLabel(root) || 'File';
+    const limit = `${(maxBytes / 1e6).toLocaleString('en-US', {maximumFractionDigits: 1})} MB (${fmtNum(maxBytes)} bytes)`;
+    const problems = [...input.files].map((f) => (f.size > maxBytes ? `${f.name} is ${fmtNum(f.size)} bytes; files up to ${limit} are accepted`
+      : f.size === 0 ? `${f.name} is empty: choose a CSV or JSON lines file with a header and at least one request` : ''))
+      .filter(Boolean);
+    if (!problems.length) {
+      if (note) { note.remove(); }
+      input.removeAttribute('aria-invalid');
+      return;
+    }
+    event.stopImmediatePropagation();
+    input.value = '';
+    if (!note) {
+      note = document.createElement('div');
+      note.className = 'kv-upload-note';
+      note.setAttribute('role', 'alert');
+      note.setAttribute('data-kv', 'upload-refused');
+      note.style.cssText = 'font-size: 0.85rem; margin-top: 3px; color: var(--kv-bad, #A83A00);';
+      wrapper.appendChild(note);
+    }
+    note.textContent = `${field}: ${problems.join('; ')}. Nothing was uploaded; the other settings are unchanged.`;
+    input.setAttribute('aria-invalid', 'true');
   };
 
   const pending = new Set();

@@ -15,7 +15,7 @@ import binascii
 import time
 
 from kvlab.sim.engine.sweep import Job, band_from, seed_band_job
-from kvlab.sim.engine.trace import TraceReader
+from kvlab.sim.engine.trace import MAX_TRACE_BYTES, TraceReader
 
 from .lab_comparison import view_lab_comparison
 from .lab_controls import RADIO_FIELDS, lab_widget_value, view_lab_controls
@@ -63,7 +63,6 @@ OPENING_SLICE_EVENTS = 40_000
 SLICE_EVENTS = (500, 200_000)  # bounds of the slice size the timing adapts
 SWEEP_SEEDS = 3  # random seeds per rate in the sweep, as the server's
 TRACE_FIRST_ROWS = 20_000
-MAX_TRACE_BYTES = 64 << 20  # 64 MiB: the largest upload the page reads (CSV rows of ~30 bytes: about 2 million requests)
 
 
 def model_name(view: str, part: str) -> str:
@@ -317,7 +316,8 @@ class LabPage:
         """A trace chosen in the file box: its base64 text (what Bokeh's FileInput holds)."""
         self.input_notice = ""
         if not isinstance(content_b64, str) or len(content_b64) > MAX_TRACE_BYTES * 4 // 3 + 4:
-            self.trace_note = f"Trace refused: the file is larger than {MAX_TRACE_BYTES >> 20} MiB."
+            # The parser's limit (sim.engine.trace), checked before decoding; the page refuses such a file first.
+            self.trace_note = f"Trace refused: the file is larger than {MAX_TRACE_BYTES / 1e6:g} MB ({MAX_TRACE_BYTES:,} bytes)."
             return self._out()
         try:
             data = base64.b64decode(content_b64, validate=True)

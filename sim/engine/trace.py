@@ -11,7 +11,8 @@ allowed range; at most ten are listed.
     0.35,30211,90,,
 
 The text is read as a stream, one line at a time, with a limit on everything an uploaded file
-could inflate, each refusal naming its limit: the length of a line (MAX_LINE_CHARS), the length
+could inflate, each refusal naming its limit: the size of the file (MAX_TRACE_BYTES, which also
+sizes the server's websocket messages and the browser's check before upload), the length of a line (MAX_LINE_CHARS), the length
 of a number (MAX_NUMBER_CHARS: no 5,000-digit integers), JSON nesting (rows are flat objects),
 the number of rows (MAX_ROWS) and the arrival time (MAX_ARRIVAL_S). `TraceReader` reads a bounded
 number of rows per call, so a server can read a big file in slices between other sessions' work.
@@ -34,6 +35,11 @@ ALIASES = {
     "prefix_tokens": ("prefix_tokens", "prefix_len", "prefix_length"),
 }
 MAX_ROWS = 2_000_000  # the engine's num_requests bound
+# The largest trace file accepted: a 10^6-request trace of ~30-byte CSV rows fits. One place for the
+# limit: `kvlab serve` sizes its websocket messages from it (app/serve.py: the browser sends a file
+# base64-encoded in one message) and the page refuses a larger file before sending it (app/templates/a11y.js
+# reads it from the file box's kv-upload-max-<bytes> class). Decimal MB, so the page can say "32 MB" exactly.
+MAX_TRACE_BYTES = 32_000_000
 MAX_PROMPT_TOKENS = 2**21
 MAX_OUTPUT_TOKENS = 2**20
 MAX_LISTED = 10
@@ -151,7 +157,11 @@ class TraceReader:
     (a tuple of TraceRequest) or `issues` (a list of Issue). `parse_trace` does it in one go."""
 
     def __init__(self, text):
-        if isinstance(text, bytes | bytearray):
+        if isinstance(text, str | bytes | bytearray) and len(text) > MAX_TRACE_BYTES:
+            self._fail(Issue("trace", f"is {len(text):,} bytes; files up to {MAX_TRACE_BYTES / 1e6:g} MB "
+                                      f"({MAX_TRACE_BYTES:,} bytes) are accepted"))
+            text = None
+        elif isinstance(text, bytes | bytearray):
             try:
                 text = bytes(text).decode("utf-8")
             except UnicodeDecodeError:

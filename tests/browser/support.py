@@ -13,7 +13,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from kvlab.app.serve import page_scripts
+from kvlab.app.serve import SERVER_OPTIONS, page_scripts
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -59,7 +59,7 @@ def start_server(port: int, setup: bool = True, timeout_s: float = 180.0, log_pa
     which would fill and stall the server) and is checked after every test."""
     pages = [str(p) for p in (pages or page_scripts())]
     cmd = [sys.executable, "-m", "panel", "serve", *pages, "--address", "127.0.0.1", "--port", str(port),
-           "--allow-websocket-origin", f"127.0.0.1:{port}"]
+           "--allow-websocket-origin", f"127.0.0.1:{port}", *SERVER_OPTIONS]
     if any(Path(p).stem == "index" for p in pages):
         cmd += ["--index", "index"]
     if setup:

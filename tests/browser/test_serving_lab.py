@@ -13,6 +13,7 @@ import pytest
 from kvlab.app.engine_views.settings import LabSettings
 from kvlab.app.engine_views.urlstate import apply_query
 from kvlab.sim.engine import simulate
+from kvlab.sim.engine.trace import MAX_TRACE_BYTES
 
 from .conftest import Page
 from .support import ROOT, free_port, start_server, stop_server
@@ -131,12 +132,48 @@ def test_log_console_shows_vllm_sglang_and_prometheus(lab):
     expect(log).to_contain_text('vllm:request_success_total{engine="0",model_name="Qwen3-8B",finished_reason="length"} 600.0')
 
 
+# The file box's content as the page holds it: null while no file was ever read (Bokeh's unset value).
+FILE_BOX_VALUE_JS = """() => { const m = [...Bokeh.documents[0]._all_models.values()].find(m => m.type === 'FileInput');
+                               return m.properties.value.is_unset ? null : m.value; }"""
+
+
 def test_a_trace_upload_runs_it_and_a_bad_one_is_refused(lab, tmp_path):
+    """First a file one byte over the parser's limit (sparse: nothing is written to disk, and the
+    page reads only its size) and an empty one: both refused in the page before the browser reads
+    them, a note naming the field and the limit, the file box's model holding no file (nothing went
+    to the server, whose websocket would have dropped the message) and the settings unchanged. Then
+    a good trace runs and a malformed one is refused by the server with the row named. The fixture
+    checks the server log for tracebacks."""
+    search = lambda: lab.page.evaluate("window.location.search")  # noqa: E731
+    box = lab.widget("lab-num-requests").locator("input").first
+    box.fill("321")
+    box.press("Enter")
+    lab.eventually(lambda: _assert_in("num_requests=321", search()))
+    big = tmp_path / "big.csv"
+    with open(big, "wb") as f:
+        f.truncate(MAX_TRACE_BYTES + 1)
+    file_box = lab.widget("lab-trace").locator("input[type=file]").first
+    file_box.set_input_files(str(big))
+    note = lab.widget("lab-trace").locator(".kv-upload-note").first
+    expect(note).to_have_text(f"Trace file (CSV or JSON lines): big.csv is {MAX_TRACE_BYTES + 1:,} bytes; files up to "
+                              f"{MAX_TRACE_BYTES / 1e6:g} MB ({MAX_TRACE_BYTES:,} bytes) are accepted. Nothing was uploaded; "
+                              "the other settings are unchanged.")
+    assert note.get_attribute("role") == "alert" and file_box.get_attribute("aria-invalid") == "true"
+    empty = tmp_path / "empty.csv"
+    empty.write_bytes(b"")
+    file_box.set_input_files(str(empty))
+    expect(note).to_contain_text("Trace file (CSV or JSON lines): empty.csv is empty: choose a CSV or JSON lines file")
+    assert lab.page.evaluate(FILE_BOX_VALUE_JS) is None and file_box.input_value() == ""
+    expect(box).to_have_value("321")
+    assert "num_requests=321" in search() and "arrival=trace" not in search()
+    assert lab.page.locator('[data-kv="lab-trace"]').count() == 0  # no trace notice: the server saw nothing
+
     good = tmp_path / "trace.csv"
     good.write_text("arrival_s,prompt_tokens,output_tokens\n" + "".join(f"{i * 0.2:.1f},{500 + i},{20 + i}\n" for i in range(40)))
     lab.widget("lab-trace").locator("input[type=file]").first.set_input_files(str(good))
     expect(lab.page.locator('[data-kv="lab-trace"]').first).to_contain_text("40 requests from trace.csv", timeout=10_000)
     expect(lab.page.locator('[data-kv="lab-status"]').first).to_contain_text("40 requests simulated", timeout=10_000)
+    expect(note).to_have_count(0)  # a good file clears the refusal
     bad = tmp_path / "bad.csv"
     bad.write_text("arrival_s,prompt_tokens,output_tokens\n0,12,5\n1,abc,5\n")
     lab.widget("lab-trace").locator("input[type=file]").first.set_input_files(str(bad))

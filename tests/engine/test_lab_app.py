@@ -102,6 +102,19 @@ def test_trace_upload():
     assert st.result.completed == 2
 
 
+def test_the_file_box_reports_an_empty_file():
+    """Panel turns an empty file's "" into None; the file box still hands it to the store, which
+    says it is empty (the page script refuses one before it is sent; this is the server's answer)."""
+    from kvlab.app.engine_views.controls import LabControls
+    st = LabStore(synchronous=True)
+    controls = LabControls(st)
+    controls.trace._process_events({"value": "", "filename": "empty.csv", "mime_type": "text/csv"})
+    assert st.trace_note.startswith("Trace refused: is empty")
+    controls.trace._process_events({"value": "YXJyaXZhbF9zLHByb21wdF90b2tlbnMsb3V0cHV0X3Rva2VucwowLDEwMCw1Cg==",
+                                    "filename": "one.csv", "mime_type": "text/csv"})
+    assert st.trace_note.startswith("1 requests from one.csv") and st.result.completed == 1
+
+
 def test_a_long_trace_is_read_in_slices():
     from kvlab.app.engine_views import store as store_mod
     st = LabStore(synchronous=True)

@@ -43,6 +43,15 @@ def test_row_count_limit(monkeypatch):
     assert len(parse_trace(HEAD + "0,5,5\n" * 3)) == 3
 
 
+def test_file_size_limit(monkeypatch):
+    monkeypatch.setattr(T, "MAX_TRACE_BYTES", 40)
+    big = HEAD + "0,5,5\n"  # 44 bytes
+    for text in (big, big.encode(), bytearray(big.encode())):
+        assert "is 44 bytes; files up to 4e-05 MB (40 bytes) are accepted" in _refusal(text)
+    monkeypatch.setattr(T, "MAX_TRACE_BYTES", len(big))  # a file of exactly the limit is read
+    assert len(parse_trace(big)) == 1
+
+
 def test_a_reader_reads_in_slices_with_progress():
     text = HEAD + "".join(f"{i},10,5\n" for i in range(1000))
     r = T.TraceReader(text)
