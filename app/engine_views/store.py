@@ -1,11 +1,12 @@
-"""The serving lab's one place that runs the engine.
+"""The serving lab's one place that runs the engine on the server.
 
 Settings -> `sim.engine` jobs -> immutable `EngineResult`s -> views. A run goes in slices of
-events, so a long one shows its progress and a Cancel button works: in a served page (and under
-Pyodide, which has no threads) the slices run from a periodic callback on the event loop; in a
-notebook or a test (`synchronous=True`) they run back to back. Any change to a run setting cancels
-the run in progress and starts again; the first slice runs at once, so a run of the default size
-(a few thousand events) is finished before the change's reply leaves the server.
+events, so a long one shows its progress and a Cancel button works: in a served page the slices
+run from a periodic callback on the event loop; in a notebook or a test (`synchronous=True`) they
+run back to back. Any change to a run setting cancels the run in progress and starts again; the
+first slice runs at once, so a run of the default size (a few thousand events) is finished before
+the change's reply leaves the server. The jobs themselves (main run, comparison, sweep) are driven
+by `viewlayer.lab_runs.LabRuns`, the driver the browser's `LabPage` uses too.
 """
 
 from __future__ import annotations
@@ -16,17 +17,16 @@ import time
 import panel as pn
 import param
 from kvlab.sim.engine import EngineResult
-from kvlab.sim.engine.sweep import Job, Sweep, band_from, seed_band_job
+from kvlab.sim.engine.sweep import Sweep
 from kvlab.sim.engine.trace import TraceReader
 
-from ..viewlayer.lab_status import run_status
+from ..viewlayer.lab_runs import LabRuns
 from ..viewlayer.lab_sweep import sweep_rates
 from .settings import NO_COMPARISON, RUN_FIELDS, LabSettings
 
 TICK_MS = 30  # period of the slice callback
 SLICE_S = 0.08  # target CPU time of one slice: the page stays responsive between slices
-FIRST_SLICE_EVENTS = 40_000
-SWEEP_SEEDS = 3  # random seeds per rate in the sweep  # enough for a default run to finish in the first slice
+FIRST_SLICE_EVENTS = 40_000  # enough for a default run to finish in the first slice
 TRACE_FIRST_ROWS = 20_000  # a trace this long is read at once (about 0.1 s); longer ones in slices
 
 
@@ -48,9 +48,7 @@ class LabStore(param.Parameterized):
     def __init__(self, settings: LabSettings | None = None, synchronous: bool = False, **params):
         super().__init__(settings=settings or LabSettings(), **params)
         self.synchronous = synchronous
-        self._job: Job | None = None
-        self._cmp_job: Job | None = None
-        self._sweep_job: Job | None = None
+        self._runs = LabRuns()
         self._callback = None
         self._trace_reader: TraceReader | None = None
         self._trace_name = ""
@@ -62,57 +60,22 @@ class LabStore(param.Parameterized):
     def run(self) -> None:
         """Cancel what is running and start the chosen policy's run, then the comparison's. The
         main result is published as soon as it is done; the comparison follows a slice later."""
-        for job in (self._job, self._cmp_job):
-            if job is not None and not job.done:
-                job.cancel()
         s = self.settings
-        self._job = Job([s.config()])
-        self._cmp_job = None
-        if s.compare_policy not in (NO_COMPARISON, s.policy):
-            self._cmp_job = Job([s.config(policy=s.compare_policy)])
-        self.param.update(running=True, progress=0.0, status="simulating\u2026", compare=None)
-        self._advance_main(FIRST_SLICE_EVENTS)
-        if self._job is not None or self._cmp_job is not None:
+        compare = s.config(policy=s.compare_policy) if s.compare_policy not in (NO_COMPARISON, s.policy) else None
+        self._apply(self._runs.start(s.config(), compare))
+        self._apply(self._runs.advance(FIRST_SLICE_EVENTS))
+        if self._runs.running:
             self._ensure_ticking()
 
     def cancel(self) -> None:
-        for job in (self._job, self._cmp_job, self._sweep_job):
-            if job is not None and not job.done:
-                job.cancel()
+        self._runs.cancel()
         self._tick()
 
-    def _advance_main(self, events: int) -> None:
-        if self._job is not None:
-            job = self._job
-            job.advance(events)
-            if job.done:
-                self._job = None
-                self._publish(job.results[0], job.cancelled)
-                if job.cancelled:
-                    self._cmp_job = None
-            else:
-                self._report(job, 0.5 if self._cmp_job is not None else 1.0, 0.0)
-        elif self._cmp_job is not None:
-            job = self._cmp_job
-            job.advance(events)
-            if job.done:
-                self._cmp_job = None
-                other = job.results[0]
-                with _hold():
-                    self.param.update(compare=other if other.ok and not job.cancelled else None, running=False, progress=1.0)
-            else:
-                self._report(job, 0.5, 0.5)
-
-    def _report(self, job: Job, share: float, offset: float) -> None:
-        self.param.update(progress=offset + share * job.progress, done_requests=job.completed_requests,
-                          total_requests=job.total_requests)
-
-    def _publish(self, main: EngineResult, cancelled: bool) -> None:
-        status = run_status(main, cancelled)
-        still = self._cmp_job is not None and main.ok and not cancelled
-        with _hold():  # every view redraws in one message to the browser
-            self.param.update(result=main if main.ok else None, issues=list(main.errors), running=still,
-                              progress=0.5 if still else 1.0, status=status)
+    def _apply(self, changes: dict) -> None:
+        """Set the run fields the driver changed; every view redraws in one message to the browser."""
+        if changes:
+            with _hold():
+                self.param.update(**changes)
 
     # ----- an imported trace ----------------------------------------------------------------------
     def load_trace(self, data: bytes, filename: str = "trace") -> None:
@@ -151,26 +114,8 @@ class LabStore(param.Parameterized):
         return sweep_rates(self.settings.values())
 
     def run_sweep(self) -> None:
-        if self._sweep_job is not None and not self._sweep_job.done:
-            self._sweep_job.cancel()
-        base = self.settings.config().with_(arrival="poisson") if self.settings.arrival != "poisson" else self.settings.config()
-        # Three random seeds of the same workload: the knee is shown as a band, not one draw's point.
-        seed = self.settings.seed
-        self._sweep_job = seed_band_job(base, self.sweep_rates(), [seed + i for i in range(SWEEP_SEEDS)])
-        self.param.update(sweep_running=True, sweep_progress=0.0)
+        self._apply(self._runs.start_sweep(self.settings.config(), self.sweep_rates(), self.settings.seed))
         self._ensure_ticking()
-
-    def _advance_sweep(self, events: int) -> None:
-        job = self._sweep_job
-        if job is None:
-            return
-        job.advance(events)
-        if job.done:
-            with _hold():
-                self.param.update(sweep=band_from(job), sweep_running=False, sweep_progress=1.0)
-            self._sweep_job = None
-        else:
-            self.sweep_progress = job.progress
 
     # ----- slicing ----------------------------------------------------------------------------
     def _ensure_ticking(self) -> None:
@@ -188,10 +133,8 @@ class LabStore(param.Parameterized):
         t0 = time.perf_counter()
         if self._trace_reader is not None:
             self._advance_trace(max(self._events_per_slice // 4, 500))
-        elif self._job is not None or self._cmp_job is not None:
-            self._advance_main(self._events_per_slice)
-        elif self._sweep_job is not None:
-            self._advance_sweep(self._events_per_slice)
+        else:
+            self._apply(self._runs.advance(self._events_per_slice))
         spent = time.perf_counter() - t0
         if spent > 0:  # wall time only sizes the slices; no result depends on it
             scale = min(max(SLICE_S / spent, 0.5), 2.0)
@@ -201,8 +144,7 @@ class LabStore(param.Parameterized):
             self._callback = None
 
     def _busy(self) -> bool:
-        return (self._job is not None or self._cmp_job is not None or self._sweep_job is not None
-                or self._trace_reader is not None)
+        return self._runs.busy or self._trace_reader is not None
 
 
 def _page_closed() -> bool:

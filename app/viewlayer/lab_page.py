@@ -1,11 +1,12 @@
 """The serving lab as one page of the static site: settings in, engine runs in slices, model patches out.
 
 `LabPage` is what the browser's worker holds for the lab (the Panel server's `LabStore` does the
-same job with param and a periodic callback). It keeps the settings as a plain dict and the same
-fields a `LabStore` has (`result`, `compare`, `status`, `progress`, ...), so the view functions in
-`LAB_VIEWS` read either. A run advances in slices of about `SLICE_S` of CPU time: between slices
-the worker posts the progress patch and reads its messages (a new setting, Cancel), so the page
-shows progress and never waits on Python.
+same job with param and a periodic callback; both drive the engine jobs through one
+`lab_runs.LabRuns`). It keeps the settings as a plain dict and the same fields a `LabStore` has
+(`result`, `compare`, `status`, `progress`, ...), so the view functions in `LAB_VIEWS` read either.
+A run advances in slices of about `SLICE_S` of CPU time: between slices the worker posts the
+progress patch and reads its messages (a new setting, Cancel), so the page shows progress and
+never waits on Python.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ import base64
 import binascii
 import time
 
-from kvlab.sim.engine.sweep import Job, band_from, seed_band_job
 from kvlab.sim.engine.trace import MAX_TRACE_BYTES, TraceReader
 
 from .lab_comparison import view_lab_comparison
 from .lab_controls import RADIO_FIELDS, lab_widget_value, view_lab_controls
 from .lab_distribution import view_lab_distribution
 from .lab_log import view_lab_log
+from .lab_runs import LabRuns
 from .lab_settings import (
     BOOLEAN_FIELDS,
     NO_COMPARISON,
@@ -32,7 +33,7 @@ from .lab_settings import (
     parse_lab_query,
     preset_values,
 )
-from .lab_status import run_status, view_lab_notices, view_lab_status, view_lab_summary
+from .lab_status import view_lab_notices, view_lab_status, view_lab_summary
 from .lab_sweep import sweep_rates, view_lab_sweep
 from .lab_timeline import view_lab_timeline
 from .ttft_by_prompt import view_ttft_by_prompt
@@ -61,7 +62,6 @@ FIRST_SLICE_EVENTS = 1_250
 # shows the pre-rendered default run, and a first patch without a result would blank every chart.
 OPENING_SLICE_EVENTS = 40_000
 SLICE_EVENTS = (500, 200_000)  # bounds of the slice size the timing adapts
-SWEEP_SEEDS = 3  # random seeds per rate in the sweep, as the server's
 TRACE_FIRST_ROWS = 20_000
 
 
@@ -104,7 +104,7 @@ class LabPage:
         self.sweep_running = False
         self.sweep_progress = 0.0
         self.input_notice = ""
-        self._job = self._cmp_job = self._sweep_job = None
+        self._runs = LabRuns()
         self._reader: TraceReader | None = None
         self._trace_name = ""
         self._events_per_slice = FIRST_SLICE_EVENTS
@@ -117,70 +117,21 @@ class LabPage:
         return lab_config(self.values, policy, self.trace_rows)
 
     def run(self, first_events: int = FIRST_SLICE_EVENTS) -> None:
-        for job in (self._job, self._cmp_job):
-            if job is not None and not job.done:
-                job.cancel()
         v = self.values
-        self._job = Job([self._config()])
-        self._cmp_job = None
-        if v["compare_policy"] not in (NO_COMPARISON, v["policy"]):
-            self._cmp_job = Job([self._config(v["compare_policy"])])
-        self.running, self.progress, self.status, self.compare = True, 0.0, "simulating\u2026", None
-        self._advance_main(first_events)
+        compare = self._config(v["compare_policy"]) if v["compare_policy"] not in (NO_COMPARISON, v["policy"]) else None
+        self._apply(self._runs.start(self._config(), compare))
+        self._apply(self._runs.advance(first_events))
 
-    def _advance_main(self, events: int) -> None:
-        if self._job is not None:
-            job = self._job
-            job.advance(events)
-            if job.done:
-                self._job = None
-                main, cancelled = job.results[0], job.cancelled
-                if cancelled:
-                    self._cmp_job = None
-                still = self._cmp_job is not None and main.ok and not cancelled
-                self.result, self.issues = (main if main.ok else None), list(main.errors)
-                self.running, self.progress, self.status = still, (0.5 if still else 1.0), run_status(main, cancelled)
-            else:
-                self._report(job, 0.5 if self._cmp_job is not None else 1.0, 0.0)
-        elif self._cmp_job is not None:
-            job = self._cmp_job
-            job.advance(events)
-            if job.done:
-                self._cmp_job = None
-                other = job.results[0]
-                self.compare = other if other.ok and not job.cancelled else None
-                self.running, self.progress = False, 1.0
-            else:
-                self._report(job, 0.5, 0.5)
-
-    def _report(self, job: Job, share: float, offset: float) -> None:
-        self.progress = offset + share * job.progress
-        self.done_requests, self.total_requests = job.completed_requests, job.total_requests
+    def _apply(self, changes: dict) -> None:
+        for name, value in changes.items():
+            setattr(self, name, value)
 
     def cancel(self) -> None:
-        for job in (self._job, self._cmp_job, self._sweep_job):
-            if job is not None and not job.done:
-                job.cancel()
+        self._runs.cancel()
         self._slice(0)
 
     def run_sweep(self) -> None:
-        if self._sweep_job is not None and not self._sweep_job.done:
-            self._sweep_job.cancel()
-        base = self._config()
-        if self.values["arrival"] != "poisson":
-            base = base.with_(arrival="poisson")
-        seed = self.values["seed"]
-        self._sweep_job = seed_band_job(base, sweep_rates(self.values), [seed + i for i in range(SWEEP_SEEDS)])
-        self.sweep_running, self.sweep_progress = True, 0.0
-
-    def _advance_sweep(self, events: int) -> None:
-        job = self._sweep_job
-        job.advance(events)
-        if job.done:
-            self.sweep, self.sweep_running, self.sweep_progress = band_from(job), False, 1.0
-            self._sweep_job = None
-        else:
-            self.sweep_progress = job.progress
+        self._apply(self._runs.start_sweep(self._config(), sweep_rates(self.values), self.values["seed"]))
 
     def load_trace(self, data: bytes, filename: str = "trace") -> None:
         self._reader = TraceReader(data)
@@ -206,16 +157,14 @@ class LabPage:
 
     @property
     def busy(self) -> bool:
-        return any(x is not None for x in (self._job, self._cmp_job, self._sweep_job, self._reader))
+        return self._runs.busy or self._reader is not None
 
     def _slice(self, events: int) -> None:
         """One slice of whatever is running, in the server store's order."""
         if self._reader is not None:
             self._advance_trace(max(events // 4, 500))
-        elif self._job is not None or self._cmp_job is not None:
-            self._advance_main(events)
-        elif self._sweep_job is not None:
-            self._advance_sweep(events)
+        else:
+            self._apply(self._runs.advance(events))
 
     # ---- what the page shows ------------------------------------------------------------------------
     def models(self) -> dict[str, dict]:
