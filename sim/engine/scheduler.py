@@ -45,7 +45,7 @@ RESERVE_RECHECK_STEPS = 8
 
 
 class Scheduler:
-    __slots__ = ("inst", "blocks", "decoding", "role", "policy", "max_num_seqs", "token_budget", "max_run_steps",
+    __slots__ = ("inst", "blocks", "decoding", "policy", "max_num_seqs", "token_budget", "max_run_steps",
                  "reserve_init", "reserve_min", "reserve_decay", "reserve_reset_g", "decode_reserve", "preempted",
                  "last_step_prefill", "_policy")
 
@@ -54,7 +54,6 @@ class Scheduler:
         self.inst = inst
         self.blocks = inst.blocks
         self.decoding = inst.decoding
-        self.role = inst.role
         self.policy = sched.policy if inst.role != DECODE else "chunked"
         self.max_num_seqs = setup.max_num_seqs
         self.token_budget = setup.max_num_batched_tokens
