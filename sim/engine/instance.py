@@ -194,7 +194,8 @@ class Instance:
         if self.table_s_per_block:
             # Seed 000: rewriting every running sequence's table on each admission makes the cost of
             # one admission grow with the running batch, and the total with its square.
-            written = blocks.table_blocks if self.full_table_recompute else seq.table.blocks
+            table = seq.table
+            written = blocks.table_blocks if self.full_table_recompute else table.shared + table.private
             cost = written * self.table_s_per_block
             self.extra_s += cost
             self.scheduler_s += cost
@@ -393,7 +394,8 @@ class Instance:
         else:
             metrics.itl(self, now - seq.last_token_s, 1)  # the token after a recompute
         seq.last_token_s = now
-        self.blocks.share_prefix(seq)
+        if seq.table.node is not None:  # its prefix's blocks may become the cache's
+            self.blocks.share_prefix(seq)
         if seq.generated >= seq.output:
             self._finished(seq, now)
         elif self.role == PREFILL:

@@ -1,9 +1,10 @@
 """The discrete-event loop: arrivals, tokenization, routing, steps, KV hand-offs, completions.
 
-Events are (time_s, priority, counter, handler, payload) tuples on one heap; ties break on the
-priority (arrivals before step ends at the same instant, so a step that ends just as a request
-arrives can already admit it) and then on the order they were scheduled. Everything random was
-drawn up front from `random.Random(seed)` (workload.py), so a seed fixes the run.
+Events are (time_s, priority, counter, handler, payload) tuples on one heap, run as
+`handler(payload, time_s)`; ties break on the priority (arrivals before step ends at the same
+instant, so a step that ends just as a request arrives can already admit it) and then on the
+order they were scheduled. Everything random was drawn up front from `random.Random(seed)`
+(workload.py), so a seed fixes the run.
 
 A `Simulation` can be advanced a bounded number of events at a time, which is how the serving
 lab shows progress and honours a cancel without threads (Pyodide has none).
@@ -105,7 +106,7 @@ class Simulation:
             if time_s >= metrics.next_sample_s or time_s >= metrics.next_log_s:
                 metrics.sample_until(time_s, instances)
             self.now_s = time_s
-            handler(payload)
+            handler(payload, time_s)
             done += 1
         self.events += done
         if not heap and not self.cancelled and self.completed < len(self.requests):
@@ -123,9 +124,8 @@ class Simulation:
         self.cancelled = True
 
     # ----- handlers ------------------------------------------------------------------------------
-    def _on_arrival(self, i: int) -> None:
+    def _on_arrival(self, i: int, now: float) -> None:
         req = self.requests[i]
-        now = self.now_s
         seq = Seq(req, now)
         self.metrics.arrived(seq, now)
         if not self.closed and i + 1 < len(self.requests):
@@ -144,7 +144,7 @@ class Simulation:
         else:
             self._route(seq)
 
-    def _on_ready(self, seq: Seq) -> None:
+    def _on_ready(self, seq: Seq, now: float) -> None:
         self._route(seq)
 
     def _route(self, seq: Seq) -> None:
@@ -164,11 +164,8 @@ class Simulation:
 
     # ----- InstanceEvents: what an instance asks of the loop -----------------------------------
     def step_ends_at(self, time_s: float, inst: Instance, version: int) -> None:
-        self._push(time_s, STEP, self._on_step, (inst, version))
-
-    def _on_step(self, payload) -> None:
-        inst, version = payload
-        inst.step_ended(version, self.now_s)  # ignored if the step was re-planned (a run cut short)
+        # The instance's own handler: it ignores the end if the step was re-planned (a run cut short).
+        self._push(time_s, STEP, inst.step_ended, version)
 
     def finished(self, seq: Seq, inst: Instance, now: float) -> None:
         self.metrics.finished(inst, seq, now)
@@ -189,8 +186,7 @@ class Simulation:
     def pull_kv(self, seq: Seq, dest: Instance, bytes_per_rank: float, now: float) -> None:
         self._push(now + bytes_per_rank / self.setup.kv_transfer_bytes_per_s, TRANSFER, self._on_transfer, seq)
 
-    def _on_transfer(self, seq: Seq) -> None:
-        now = self.now_s
+    def _on_transfer(self, seq: Seq, now: float) -> None:
         seq.remote_from.kv_released(seq, now)
         seq.home.kv_received(seq, now)
 
