@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 
 from ..errors import InputError, Issue
 from ..fields import shown
@@ -47,6 +48,9 @@ MAX_LINE_CHARS = 4096  # a row is three numbers, a prefix id (cut to 200 charact
 MAX_NUMBER_CHARS = 32  # '1.2345678901234567e+308' is 23
 MAX_ARRIVAL_S = 1e10  # 317 years; float seconds still resolve microseconds there
 EMPTY = "is empty: expected a CSV header (arrival_s,prompt_tokens,output_tokens) or JSON lines"
+
+
+_FIRST_BRACE = re.compile(r"\s*\{")
 
 
 class _TooBig(ValueError):
@@ -177,10 +181,11 @@ class TraceReader:
         self.position = 0  # characters read, for progress
         if self.done:
             return
-        if not isinstance(text, str) or not text.strip():
+        # No strip(): each would copy a file of tens of MB while other sessions wait.
+        if not isinstance(text, str) or not text or text.isspace():
             self._fail(Issue("trace", EMPTY))
             return
-        self._jsonl = text.lstrip().startswith("{")
+        self._jsonl = _FIRST_BRACE.match(text) is not None
         self._lines = _lines(text)
         self._header: list[str] | None = None
 

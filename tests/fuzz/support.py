@@ -1,50 +1,88 @@
-"""Shared pieces of the fuzz suite: the example budget and the value strategies.
+"""Shared pieces of the fuzz suite: the input counts per surface and the value strategies.
 
-Locally every surface tries a quick FUZZ_QUICK examples; CI (CI=true) tries FUZZ_CI, sized so the
-whole suite stays under its 15 minutes on 2 cores; KVLAB_FUZZ=full runs FUZZ_FULL examples per
-surface (issue 16's proof run: 2,000 per surface took 508 s on the shared 2-core machine at load
-average 6-9, so 10,000 is a separate run, not every CI run). KVLAB_FUZZ=<n> sets any count.
+Each surface checks its inputs in batches of BATCH per hypothesis example: hypothesis's own cost
+per example (recording, mutating, bookkeeping) was most of a surface's time (measured: the API
+surface's generation fell from 1.76 to 0.77 ms CPU an input, the links' from 1.82 to 0.43, at 8
+per example). A failing input is named in the report (`check_each`) and shrunk like any other.
+
+Locally every surface tries QUICK inputs; CI (CI=true) tries its count in CI_INPUTS, chosen so all
+surfaces together cost about CI_BUDGET_S of CPU; KVLAB_FUZZ=full tries FULL per surface (the
+issue's proof run), KVLAB_FUZZ=<n> any count.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import math
 import os
 import tracemalloc
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, note, settings
 from hypothesis import strategies as st
 
-FUZZ_QUICK = 40
-FUZZ_CI = 1_000
-FUZZ_FULL = 10_000
+QUICK = 40
+FULL = 10_000
+BATCH = 10
+CI_BUDGET_S = 90
+# Inputs per surface under CI=true, with the CPU cost per input beside each: time.process_time of
+# KVLAB_FUZZ=1000 runs (batches of 10) on the shared 2-core machine at load average 9-10 (wall time
+# there was 3x; CPU time is what CI's own 2 cores spend). Estimated total: 89 s.
+CI_INPUTS = {
+    "api": 10_000,  # 0.67 ms an input: 6.7 s
+    "config_json": 10_000,  # 0.60 ms: 6.0 s
+    "links": 10_000,  # 1.32 ms (three readers per query): 13.2 s
+    "traces": 10_000,  # 0.8-2.0 ms: about 16 s
+    "engine": 10_000,  # 3.4 ms (a run of up to 16 requests, 1 in 20 rerun under tracemalloc): 34 s
+    # 2.7 ms an input, nearly all the command itself (argument checks, a run of 8 requests or a
+    # steady-state evaluation, the printed report): 10,000 would take 27 s and the budget over by 17.
+    "cli": 5_000,  # 13.5 s
+}
 BUDGET_BYTES = 256 * 2**20  # the engine's stated memory budget per run (docs/engine.md)
 
 
-def examples(quick: int = FUZZ_QUICK) -> int:
+def inputs(surface: str) -> int:
     env = os.environ.get("KVLAB_FUZZ", "")
     if env.isdigit():
         return int(env)
     if env == "full":
-        return FUZZ_FULL
+        return FULL
     if os.environ.get("CI", "").lower() == "true":
-        return FUZZ_CI
-    return quick
+        return CI_INPUTS[surface]
+    return QUICK
 
 
-def fuzz(quick: int = FUZZ_QUICK):
-    """Hypothesis settings of one fuzz surface."""
-    deadline = os.environ.get("KVLAB_FUZZ_DEADLINE_MS", "")  # set it to hunt slow inputs
-    return settings(max_examples=examples(quick), deadline=int(deadline) if deadline.isdigit() else None, derandomize=False, database=None,
+def fuzz(surface: str):
+    """Hypothesis settings of one fuzz surface: its inputs in batches of BATCH."""
+    deadline = os.environ.get("KVLAB_FUZZ_DEADLINE_MS", "")  # set it to hunt slow batches
+    return settings(max_examples=-(-inputs(surface) // BATCH), deadline=int(deadline) if deadline.isdigit() else None,
+                    derandomize=False, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
+
+
+def batches(strategy):
+    return st.lists(strategy, min_size=BATCH, max_size=BATCH)
+
+
+def check_each(batch, check) -> None:
+    """Run `check` on every input of a batch; a failure names its input in hypothesis's report."""
+    for item in batch:
+        try:
+            check(item)
+        except BaseException:
+            note(f"failing input: {item!r}"[:4000])
+            raise
 
 
 # Anything a caller could pass where a number belongs: huge and negative ints, nan, inf, 1e308,
 # bools, strings (unicode, empty, numeric-looking), None, containers.
+# Huge integers as (digits, leading digit): one bounded draw of 10**4000 costs hypothesis about
+# 0.6 ms (it draws every bit), this 0.16 ms, and it reaches every length from 16 to 4,001 digits.
+huge = st.tuples(st.integers(15, 4000), st.integers(1, 9)).map(lambda t: t[1] * 10**t[0] + t[0])
 hostile = st.one_of(
     st.integers(),
-    st.integers(min_value=10**15, max_value=10**4000),
-    st.integers(max_value=-(10**15), min_value=-(10**4000)),
+    huge,
+    huge.map(lambda n: -n),
     st.floats(allow_nan=True, allow_infinity=True),
     st.sampled_from([float("nan"), float("inf"), -float("inf"), 1e308, -1e308, 5e-324, 0.0, -0.0, 2**63, 2**64]),
     st.booleans(),
@@ -56,6 +94,18 @@ hostile = st.one_of(
 )
 
 
+def subsets(values: dict, max_size: int):
+    """Dicts of up to `max_size` of the keys of `values`, each value drawn from its own strategy.
+    The strategies are built once: a strategy built per example (a flatmap) costs hypothesis a
+    validation pass each time, which was most of the generation time."""
+    keys = st.lists(st.sampled_from(sorted(values)), unique=True, max_size=max_size)
+
+    @st.composite
+    def draw_subset(draw):
+        return {k: draw(values[k]) for k in draw(keys)}
+    return draw_subset()
+
+
 def in_range(low: float, high: float, integer: bool):
     """Valid values of a field, with its edges drawn often."""
     if integer:
@@ -65,9 +115,13 @@ def in_range(low: float, high: float, integer: bool):
 
 
 def finite_numbers(obj, path: str = "") -> list[str]:
-    """Paths of every non-finite float inside a result dict (nan allowed nowhere)."""
+    """Paths of every non-finite float inside a result (a dict, or a dataclass read field by field:
+    `asdict` deep-copies the run's whole log, about 34 ms a run); nan allowed nowhere."""
     bad = []
-    if isinstance(obj, float):
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        for f in dataclasses.fields(obj):
+            bad += finite_numbers(getattr(obj, f.name), f"{path}.{f.name}")
+    elif isinstance(obj, float):
         if not math.isfinite(obj):
             bad.append(path)
     elif isinstance(obj, dict):
@@ -77,6 +131,31 @@ def finite_numbers(obj, path: str = "") -> list[str]:
         for i, v in enumerate(obj[:50]):
             bad += finite_numbers(v, f"{path}[{i}]")
     return bad
+
+
+# tracemalloc slows an engine run about 9x (1.5 -> 13.5 ms a run, measured on this machine), so a
+# fuzz run is first run plain, then again under tracemalloc when it is one of the runs where memory
+# could grow: every MEMORY_SAMPLE_EVERY-th run (500 of the engine surface's 10,000), and every run whose simulated span passes
+# LONG_SPAN_S (memory once grew with the span: a snapshot per 10 s log interval). The engine is
+# deterministic, so the measured rerun must also give the same result: checked too.
+MEMORY_SAMPLE_EVERY = 20
+LONG_SPAN_S = 1e5
+_runs = itertools.count()
+
+
+def measure_memory(result) -> bool:
+    """Whether this run is measured under tracemalloc (see above)."""
+    return next(_runs) % MEMORY_SAMPLE_EVERY == 0 or not result.duration_s <= LONG_SPAN_S
+
+
+def peak_of(run, result):
+    """Rerun `run` (a no-argument function) under tracemalloc; assert it stays under the budget and
+    gives the same result as the plain run. Returns the peak in bytes."""
+    with Peak() as peak:
+        again = run()
+    assert peak.bytes < BUDGET_BYTES, (peak.bytes, BUDGET_BYTES)
+    assert again == result, "the same config gave a different result"
+    return peak.bytes
 
 
 class Peak:

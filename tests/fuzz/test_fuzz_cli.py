@@ -12,7 +12,7 @@ from kvlab.sim.engine import cli as engine_cli
 
 from kvlab import cli
 
-from .support import fuzz, hostile
+from .support import batches, check_each, fuzz, hostile
 
 
 def _options(parser) -> list[str]:
@@ -41,9 +41,13 @@ def _run(argv):
     return code, err.getvalue()
 
 
-@fuzz()
-@given(st.one_of(sim_argv, engine_argv))
-def test_cli_exits_0_or_2_without_traceback(argv):
+@fuzz("cli")
+@given(batches(st.one_of(sim_argv, engine_argv)))
+def test_cli_exits_0_or_2_without_traceback(batch):
+    check_each(batch, _check_argv)
+
+
+def _check_argv(argv):
     code, err = _run(argv)
     assert code in (0, 2), (argv, code, err[-500:])
     assert "Traceback" not in err

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from kvlab.app.config_paste import parse_config_text
 from kvlab.sim import Scenario, evaluate
 
-from .support import finite_numbers, fuzz, hostile
+from .support import batches, check_each, finite_numbers, fuzz, hostile
 
 BASE = {"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
         "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 8192,
@@ -31,9 +31,13 @@ def _text(obj) -> str:
 texts = st.one_of(mutated.map(_text), st.text(max_size=200), st.just("[" * 5000), st.just('{"a": ' + "9" * 5000 + "}"))
 
 
-@fuzz()
-@given(texts)
-def test_pasted_config(text):
+@fuzz("config_json")
+@given(batches(texts))
+def test_pasted_config(batch):
+    check_each(batch, _check_text)
+
+
+def _check_text(text):
     config, issues = parse_config_text(text)
     assert all(isinstance(i["message"], str) for i in issues)
     if config is None:

@@ -24,7 +24,7 @@ from kvlab.sim.engine import (
 )
 from kvlab.sim.fields import ENGINE_FIELDS
 
-from .support import BUDGET_BYTES, Peak, finite_numbers, fuzz, hostile, in_range
+from .support import batches, check_each, finite_numbers, fuzz, hostile, in_range, measure_memory, peak_of, subsets
 
 CHOICES = {
     "arrival": ARRIVALS, "prompt_dist": LENGTH_DISTS, "output_dist": LENGTH_DISTS, "policy": POLICIES,
@@ -51,28 +51,31 @@ def _value(name):
     return st.one_of(good, good, good, hostile)
 
 
-configs = st.dictionaries(st.sampled_from(NAMES), st.none(), max_size=10).flatmap(
-    lambda keys: st.fixed_dictionaries({k: _value(k) for k in keys}))
+configs = subsets({name: _value(name) for name in NAMES}, max_size=10)
 
 
-@fuzz()
-@given(configs)
-def test_simulate_never_raises_finishes_and_stays_in_budget(changes):
+@fuzz("engine")
+@given(batches(configs))
+def test_simulate_never_raises_finishes_and_stays_in_budget(batch):
+    check_each(batch, _check_changes)
+
+
+def _check_changes(changes):
     changes.setdefault("num_requests", 6)
     n = changes["num_requests"]
     if isinstance(n, int | float) and not isinstance(n, bool) and 16 < n <= 400_000:
         changes["num_requests"] = 16  # valid but slow: a fuzz run must take milliseconds (the refusal above 400,000 is kept)
     cfg = EngineConfig().with_(**changes)
-    with Peak() as peak:
-        r = simulate(cfg)
-    assert peak.bytes < BUDGET_BYTES
+    r = simulate(cfg)
+    if measure_memory(r):
+        peak_of(lambda: simulate(cfg), r)
     for e in r.errors:
         assert isinstance(e["field"], str) and isinstance(e["message"], str) and len(e["message"]) < 600
     if r.errors:
         assert r.completed == 0
         return
     assert r.completed == r.num_requests == cfg.workload.num_requests or cfg.workload.arrival == "trace"
-    assert not finite_numbers(r.to_dict())
+    assert not finite_numbers(r)
     assert r.peak_kv_blocks <= r.kv_pool_blocks
     for p in (r.ttft_s, r.e2e_s, r.queue_s, r.itl_s):
         assert 0 <= p.p50 <= p.p90 <= p.p99 <= p.max + 1e-12

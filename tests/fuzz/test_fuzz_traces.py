@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from kvlab.sim.engine import EngineConfig, parse_trace, simulate
 from kvlab.sim.errors import InputError
 
-from .support import BUDGET_BYTES, Peak, fuzz, hostile
+from .support import batches, check_each, fuzz, hostile, measure_memory, peak_of
 
 HEADERS = ["arrival_s,prompt_tokens,output_tokens", "arrival_s,prompt_tokens,output_tokens,prefix_id,prefix_tokens",
            "timestamp,input_tokens,output_len", "a,b,c", ""]
@@ -37,9 +37,13 @@ jsonl_text = st.lists(st.one_of(json_row.map(_dump), st.text(max_size=20), st.ju
 any_text = st.one_of(csv_text, jsonl_text, st.text(max_size=200), st.binary(max_size=200))
 
 
-@fuzz()
-@given(any_text)
-def test_parse_trace_returns_rows_or_names_the_trace(text):
+@fuzz("traces")
+@given(batches(any_text))
+def test_parse_trace_returns_rows_or_names_the_trace(batch):
+    check_each(batch, _check_text)
+
+
+def _check_text(text):
     try:
         rows = parse_trace(text)
     except InputError as e:
@@ -47,7 +51,8 @@ def test_parse_trace_returns_rows_or_names_the_trace(text):
         return
     assert rows and all(r.prompt_tokens >= 1 and r.output_tokens >= 1 and 0 <= r.arrival_s <= 1e10 for r in rows)
     assert all(a.arrival_s <= b.arrival_s for a, b in zip(rows, rows[1:], strict=False))
-    with Peak() as peak:
-        r = simulate(EngineConfig().with_(arrival="trace", trace=rows))
-    assert peak.bytes < BUDGET_BYTES
+    cfg = EngineConfig().with_(arrival="trace", trace=rows)
+    r = simulate(cfg)
+    if measure_memory(r):
+        peak_of(lambda: simulate(cfg), r)
     assert r.errors or r.completed == len(rows)

@@ -12,7 +12,10 @@ from kvlab.app.query_limits import guard_panel_location, query_pairs
 from kvlab.app.state import SCENARIO_FIELDS, Settings
 from kvlab.app.urlstate import parse_query
 
-from .support import fuzz, hostile
+from .support import batches, check_each, fuzz, hostile
+
+guard_panel_location()
+from panel.io import location  # noqa: E402  (Location.query_params calls it on every page)
 
 KEYS = st.sampled_from([*SCENARIO_FIELDS, *URL_FIELDS, "config", "theme", "x", "", "a" * 100])
 VALUES = st.one_of(hostile.map(str), st.text(max_size=40), st.just("9" * 5000), st.sampled_from(["true", "fp8", "2", "none"]))
@@ -21,28 +24,23 @@ queries = st.one_of(st.lists(pair, max_size=12).map(lambda ps: "?" + "&".join(ps
                     st.just("?" + "a=1&" * 20_000))
 
 
-@fuzz()
-@given(queries)
-def test_app_links(query):
+@fuzz("links")
+@given(batches(queries))
+def test_links(batch):
+    check_each(batch, _check_query)
+
+
+def _check_query(query):
+    """Each query through every reader of a link: the app's, the lab's, and Panel's own (guarded)."""
     values, notices = parse_query(query)
     assert all(isinstance(n, str) and len(n) < 2000 for n in notices)
     Settings().param.update(**values)  # what the link gave, the page accepts
 
-
-@fuzz()
-@given(queries)
-def test_lab_links(query):
     s = LabSettings()
     notices = apply_query(s, query)
     assert all(isinstance(n, str) for n in notices)
     s.config()  # the settings still make a config
 
-
-@fuzz()
-@given(queries)
-def test_panels_own_parser_is_guarded(query):
-    guard_panel_location()
-    from panel.io import location  # Location.query_params calls this on every page
     assert isinstance(location.parse_query(query if query.startswith("?") else "?" + query), dict)
     pairs, _ = query_pairs(query)
     assert all(len(v) <= 64 or k == "config" for k, v in pairs)
