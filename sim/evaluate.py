@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 from dataclasses import MISSING, dataclass, field, fields, replace
 from functools import cache, cached_property, lru_cache, partial
+from operator import attrgetter
 
 from . import boot_log, catalog, engine_defaults, engine_rules, memory, roofline
 from .architecture import Architecture, bytes_per_token_formula, from_config
 from .boot_log import gib  # noqa: F401  (kept importable from here)
+from .catalog import GPU
 from .errors import InputError, Issue
-from .profiles import _load_profile, load_profile
+from .profiles import EfficiencyProfile, _load_profile, load_profile
 from .scenario import Scenario, validate
 from .units import DTYPE_BYTES, GIB
 
@@ -152,14 +154,15 @@ class Result:
 _RESULT_DEFAULTS = {f.name: f.default for f in fields(Result) if f.default is not MISSING}
 
 
-def _make_result(values: dict) -> Result:
+def _make_result(values: dict, base: dict = _RESULT_DEFAULTS) -> Result:
     """Result(**values) for the hot path. A frozen dataclass's __init__ sets each of its ~65
     fields through object.__setattr__, a quarter of a whole evaluation; filling the instance dict
     at once gives the same object (every field present, defaults for the rest) and stays frozen.
     A key that is not a field would become a stray attribute: tests/sim/test_properties.py checks
-    that to_dict() equals dataclasses.asdict() plus the two lazy texts for every result."""
+    that to_dict() equals dataclasses.asdict() plus the two lazy texts for every result. `base`:
+    the defaults, or a setup's result_base (the defaults with the fields that setup fixes)."""
     obj = object.__new__(Result)
-    obj.__dict__.update(_RESULT_DEFAULTS, errors=[], warnings=[])
+    obj.__dict__.update(base, errors=[], warnings=[])
     obj.__dict__.update(values)
     return obj
 
@@ -206,16 +209,18 @@ def machine_for(s: Scenario, arch: Architecture | None = None, gpu=None, profile
     time per step (an engine rule), so both time a step with the same roofline.step_cost."""
     arch = arch or resolve_architecture(s)
     rules = rules or engine_rules.rules(s.engine, s.engine_version)
-    key = (id(arch), s.gpu, s.gpu_memory_gib, s.profile, s.tp, s.weight_dtype, s.kv_dtype, s.engine == "textbook",
+    profile = profile or load_profile(s.profile)
+    # Keyed by the profile object, not only its name: a reloaded profile (its cache cleared after
+    # the file changed) gets a new machine.
+    key = (id(arch), id(profile), s.gpu, s.gpu_memory_gib, s.tp, s.weight_dtype, s.kv_dtype, s.engine == "textbook",
            s.model if s.config is None else "", rules.cpu_step_s, rules.cpu_row_s)
     hit = _MACHINES.get(key)
-    if hit is not None and hit.arch is arch:
+    if hit is not None and hit.arch is arch and hit.profile is profile:
         return hit
     if gpu is None:
         gpu = catalog.gpu(s.gpu)
         if s.gpu_memory_gib is not None:
             gpu = gpu.with_memory_bytes(s.gpu_memory_gib * GIB)
-    profile = profile or load_profile(s.profile)
     w_el = DTYPE_BYTES[s.weight_dtype]
     fp8_compute = s.weight_dtype == "fp8" and bool(gpu.fp8_dense_flops)
     machine = roofline.Machine(arch, gpu, profile, s.tp, w_el, DTYPE_BYTES[s.kv_dtype], fp8_compute,
@@ -236,17 +241,56 @@ def embedding_bytes_per_param(s: Scenario) -> float | None:
     return DTYPE_BYTES["bf16"]
 
 
-_BUDGETS: dict = {}
+# The Scenario fields a setup depends on besides the model (the architecture object stands for
+# model, config and force_mha): everything but the workload (prompt_tokens, output_tokens,
+# concurrency, allocation, max_model_len) and the price.
+_SETUP_FIELDS = attrgetter("gpu", "gpu_memory_gib", "tp", "kv_dtype", "weight_dtype", "gpu_memory_utilization",
+                           "block_size_tokens", "engine", "engine_version", "profile", "max_num_batched_tokens",
+                           "max_num_seqs", "mem_fraction_static", "model")
 
 
-def _budget(s: Scenario, arch: Architecture, gpu, rules, kv_per_token: float):
-    """The engine's limits and the HBM budget: nothing here depends on the prompt or the batch, so
-    a slider over either reuses them (cached per architecture object and memory-related field)."""
-    key = (id(arch), s.gpu, s.gpu_memory_gib, s.engine, rules.version, s.tp, s.weight_dtype, s.kv_dtype,
-           s.gpu_memory_utilization, s.max_num_batched_tokens, s.max_num_seqs, s.mem_fraction_static, s.block_size_tokens)
-    hit = _BUDGETS.get(key)
-    if hit is not None and hit[0] is arch:
-        return hit[1], hit[2]
+@dataclass(frozen=True)
+class _Setup:
+    """What an evaluation derives from the hardware, engine and model fields alone: the hardware
+    model, the engine's limits, the HBM budget and the Result fields they fix. Nothing here
+    depends on the prompt or the batch, so a slider over either (and the 64-point prompt sweep
+    of a chart) reuses it; built by `_setup`, once per distinct set of those fields."""
+
+    arch: Architecture
+    gpu: GPU
+    profile: EfficiencyProfile
+    rules: engine_rules.EngineRules
+    kv_bytes_per_element: float
+    kv_bytes_per_token: float
+    limits: engine_defaults.EngineLimits  # max_num_seqs is None for SGLang: it depends on max_model_len
+    mem: memory.MemoryBudget
+    machine: roofline.Machine
+    chunk_tokens: int | None  # prefill pass size: None (one pass) for the textbook engine
+    weight_read_bytes_per_s: float  # HBM bandwidth x the profile's weight and KV read efficiencies
+    kv_read_bytes_per_s: float
+    profile_mismatch: str | None  # the warning when the profile was fitted on another GPU
+    result_base: dict  # Result's defaults with the fields fixed here filled in
+
+
+_SETUPS: dict = {}
+
+
+def _setup(s: Scenario, arch: Architecture) -> _Setup:
+    """The setup of a validated scenario, cached per architecture, profile and engine-rules object
+    (so clearing the profile or rules cache, as tests and tests/validation/fit.py do, rebuilds it)
+    and per setup field. Raises InputError for a tp that does not divide the heads."""
+    profile = _load_profile(s.profile)  # the name was checked by validate
+    rules = engine_rules.rules(s.engine, s.engine_version)
+    key = (id(arch), id(profile), id(rules), _SETUP_FIELDS(s))
+    hit = _SETUPS.get(key)
+    if hit is not None and hit.arch is arch and hit.profile is profile and hit.rules is rules:
+        return hit
+    _check_parallelism(arch, s.tp)
+    gpu = catalog.gpu(s.gpu)
+    if s.gpu_memory_gib is not None:
+        gpu = gpu.with_memory_bytes(s.gpu_memory_gib * GIB)
+    kv_el = DTYPE_BYTES[s.kv_dtype]
+    kv_per_token = arch.kv_bytes_per_token(kv_el, s.tp)
     limits = engine_defaults.resolve(s.engine, gpu, s.tp, s.max_num_batched_tokens, s.max_num_seqs, s.mem_fraction_static)
     mem = memory.budget(
         arch=arch, gpu=gpu, engine=s.engine, tp=s.tp, weight_bytes_per_param=DTYPE_BYTES[s.weight_dtype],
@@ -255,10 +299,52 @@ def _budget(s: Scenario, arch: Architecture, gpu, rules, kv_per_token: float):
         max_num_seqs=limits.max_num_seqs or 0, block_size_tokens=s.block_size_tokens,
         rules=rules, embedding_bytes_per_param=embedding_bytes_per_param(s),
     )
-    if len(_BUDGETS) > 256:
-        _BUDGETS.clear()
-    _BUDGETS[key] = (arch, limits, mem)
-    return limits, mem
+    machine = machine_for(s, arch, gpu, profile, rules)
+    mismatch = None
+    if profile.gpu is not None and profile.gpu != gpu.id:
+        mismatch = (f"The efficiency profile {profile.name} was fitted on {profile.gpu}, not {gpu.id}: its fractions "
+                    f"are applied to this GPU's datasheet peaks. Pick the textbook profile or one for {gpu.id}.")
+    fixed = dict(
+        model_name=arch.name,
+        attention_kind=arch.attention_kind,
+        kv_bytes_per_token=kv_per_token,
+        _kv_formula_builder=partial(bytes_per_token_formula, arch, kv_el, s.tp),
+        params_total=arch.params_total,
+        params_active=arch.params_active,
+        capacity_bytes=mem.capacity_bytes,
+        usable_bytes=mem.usable_bytes,
+        context_reserve_bytes=mem.context_reserve_bytes,
+        weight_bytes=mem.weight_bytes,
+        non_torch_bytes=mem.non_torch_bytes,
+        activation_reserve_bytes=mem.activation_reserve_bytes,
+        kv_pool_bytes=mem.kv_pool_bytes,
+        kv_pool_tokens=mem.kv_pool_tokens,
+        startup_bytes=mem.startup_bytes,
+        kv_num_blocks=mem.num_blocks,
+        effective_max_num_batched_tokens=limits.max_num_batched_tokens,
+        effective_mem_fraction_static=limits.mem_fraction_static,
+        peak_flops=machine.peak_flops,
+        hbm_bandwidth_bytes_per_s=gpu.hbm_bandwidth_bytes_per_s,
+        ridge_intensity=machine.ridge_intensity,
+        profile=profile.name,
+        engine_version=rules.version,
+        cpu_step_s=rules.cpu_step_s,
+        ttft_frontend_s=rules.frontend_s,
+    )
+    setup = _Setup(
+        arch=arch, gpu=gpu, profile=profile, rules=rules, kv_bytes_per_element=kv_el, kv_bytes_per_token=kv_per_token,
+        limits=limits, mem=mem, machine=machine,
+        # Real engines split a long prompt into passes of max_num_batched_tokens (chunked
+        # prefill); the textbook panel runs it in one pass.
+        chunk_tokens=None if s.engine == "textbook" else limits.max_num_batched_tokens,
+        weight_read_bytes_per_s=gpu.hbm_bandwidth_bytes_per_s * profile.bandwidth_efficiency,
+        kv_read_bytes_per_s=gpu.hbm_bandwidth_bytes_per_s * profile.kv_bandwidth_efficiency,
+        profile_mismatch=mismatch, result_base={**_RESULT_DEFAULTS, **fixed},
+    )
+    if len(_SETUPS) > 256:
+        _SETUPS.clear()
+    _SETUPS[key] = setup
+    return setup
 
 
 def _check_parallelism(arch: Architecture, tp: int) -> None:
@@ -363,13 +449,9 @@ def _with_config(s: Scenario, config) -> Scenario:
 def _evaluate(s: Scenario) -> Result:
     s = _validated(s)
     arch = resolve_architecture(s)
-    _check_parallelism(arch, s.tp)
-    gpu = catalog.gpu(s.gpu)
-    if s.gpu_memory_gib is not None:
-        gpu = gpu.with_memory_bytes(s.gpu_memory_gib * GIB)
-    profile = _load_profile(s.profile)  # the name was checked by validate
-    rules = engine_rules.rules(s.engine, s.engine_version)
-    kv_el = DTYPE_BYTES[s.kv_dtype]
+    setup = _setup(s, arch)
+    gpu, profile, rules, limits, mem, machine = setup.gpu, setup.profile, setup.rules, setup.limits, setup.mem, setup.machine
+    kv_el, chunk = setup.kv_bytes_per_element, setup.chunk_tokens
     warnings: list[str] = []
 
     context = s.prompt_tokens + s.output_tokens
@@ -380,8 +462,6 @@ def _evaluate(s: Scenario) -> Result:
         warnings.append(f"prompt + output ({context:,} tokens) is longer than the model's context of "
                         f"{arch.max_position_embeddings:,} tokens; a real engine would refuse the request.")
 
-    kv_per_token = arch.kv_bytes_per_token(kv_el, s.tp)
-    limits, mem = _budget(s, arch, gpu, rules, kv_per_token)
     # The request length the engine plans for: the textbook panel plans for this request; vLLM and
     # SGLang for the model's whole context unless max_model_len says otherwise.
     max_len = s.max_model_len or (context if s.engine == "textbook" else arch.max_position_embeddings)
@@ -406,38 +486,21 @@ def _evaluate(s: Scenario) -> Result:
     if limits.max_num_seqs < batch:
         batch, limited_by = limits.max_num_seqs, "max_num_seqs"
 
-    machine = machine_for(s, arch, gpu, profile, rules)
-    # Real engines split a long prompt into passes of max_num_batched_tokens (chunked prefill);
-    # the textbook panel runs it in one pass.
-    chunk = None if s.engine == "textbook" else limits.max_num_batched_tokens
     pre = roofline.prefill(machine, s.prompt_tokens, chunk, detail=False)
 
     def facts() -> boot_log.BootFacts:
         return boot_log.BootFacts(
-            scenario=s, arch=arch, mem=mem, limits=limits, kv_bytes_per_token=kv_per_token, per_seq_bytes=per_seq,
-            max_sequences=max_seqs, batch=batch, batch_limited_by=limited_by, max_model_len=max_len,
-            max_concurrency=max_conc, refusal=refusal)
+            scenario=s, arch=arch, mem=mem, limits=limits, kv_bytes_per_token=setup.kv_bytes_per_token,
+            per_seq_bytes=per_seq, max_sequences=max_seqs, batch=batch, batch_limited_by=limited_by,
+            max_model_len=max_len, max_concurrency=max_conc, refusal=refusal)
 
     budget_log: list[str] | None = None
     if boot_log.warns(mem, refusal, max_seqs):  # a problem is reported now; otherwise the log waits until read
         budget_log = []
         boot_log.budget_lines(budget_log, warnings, facts())
+    # Only what depends on the workload; the rest of the Result is in setup.result_base.
     result = dict(
         scenario=_safe_scenario(s),
-        model_name=arch.name,
-        attention_kind=arch.attention_kind,
-        kv_bytes_per_token=kv_per_token,
-        _kv_formula_builder=partial(bytes_per_token_formula, arch, kv_el, s.tp),
-        params_total=arch.params_total,
-        params_active=arch.params_active,
-        capacity_bytes=mem.capacity_bytes,
-        usable_bytes=mem.usable_bytes,
-        context_reserve_bytes=mem.context_reserve_bytes,
-        weight_bytes=mem.weight_bytes,
-        non_torch_bytes=mem.non_torch_bytes,
-        activation_reserve_bytes=mem.activation_reserve_bytes,
-        kv_pool_bytes=mem.kv_pool_bytes,
-        kv_pool_tokens=mem.kv_pool_tokens,
         kv_bytes_per_sequence=per_seq,
         kv_pool_used_bytes=batch * per_seq,
         max_sequences=max_seqs,
@@ -445,11 +508,7 @@ def _evaluate(s: Scenario) -> Result:
         batch_limited_by=limited_by,
         max_concurrency=max_conc,
         max_concurrency_tokens=max_len,
-        startup_bytes=mem.startup_bytes,
-        kv_num_blocks=mem.num_blocks,
-        effective_max_num_batched_tokens=limits.max_num_batched_tokens,
         effective_max_num_seqs=limits.max_num_seqs,
-        effective_mem_fraction_static=limits.mem_fraction_static,
         vllm_longest_max_model_len=refusal,
         ttft_s=pre.time_s,
         prefill_weight_read_s=pre.memory_time_s,
@@ -459,20 +518,11 @@ def _evaluate(s: Scenario) -> Result:
         prefill_bytes=pre.bytes,
         prefill_arithmetic_intensity=pre.arithmetic_intensity,
         prefill_bound=pre.bound,
-        peak_flops=machine.peak_flops,
-        hbm_bandwidth_bytes_per_s=gpu.hbm_bandwidth_bytes_per_s,
-        ridge_intensity=machine.ridge_intensity,
-        profile=profile.name,
         step_model=pre.model,
-        engine_version=rules.version,
         _prefill_kernels_builder=partial(_kernel_dicts, roofline.prefill, machine, s.prompt_tokens, chunk),
-        cpu_step_s=rules.cpu_step_s,
-        ttft_frontend_s=rules.frontend_s,
     )
-    mismatch = None
-    if profile.gpu is not None and profile.gpu != gpu.id:
-        mismatch = (f"The efficiency profile {profile.name} was fitted on {profile.gpu}, not {gpu.id}: its fractions "
-                    f"are applied to this GPU's datasheet peaks. Pick the textbook profile or one for {gpu.id}.")
+    mismatch = setup.profile_mismatch
+    if mismatch:
         warnings.append(mismatch)
     dec = None
 
@@ -506,8 +556,8 @@ def _evaluate(s: Scenario) -> Result:
             decode_step_s=dec.time_s,
             itl_s=itl,
             cpu_step_s=dec.cpu_s,
-            decode_weight_read_s=dec.weight_bytes / (gpu.hbm_bandwidth_bytes_per_s * profile.bandwidth_efficiency),
-            decode_kv_read_s=dec.kv_bytes / (gpu.hbm_bandwidth_bytes_per_s * profile.kv_bandwidth_efficiency),
+            decode_weight_read_s=dec.weight_bytes / setup.weight_read_bytes_per_s,
+            decode_kv_read_s=dec.kv_bytes / setup.kv_read_bytes_per_s,
             decode_compute_s=dec.compute_time_s,
             decode_allreduce_s=dec.allreduce_time_s,
             decode_overhead_s=dec.overhead_s,
@@ -528,7 +578,7 @@ def _evaluate(s: Scenario) -> Result:
             result["dollars_per_million_tokens"] = dollars_per_s / tokens_per_s * 1e6
     result["_log_builder"] = build_log
     result["warnings"] = warnings
-    return _make_result(result)
+    return _make_result(result, setup.result_base)
 
 
 def _served(m: roofline.Machine, s: Scenario, pre: roofline.StepCost, dec: roofline.StepCost, batch: int,
