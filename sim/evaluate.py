@@ -154,16 +154,16 @@ class Result:
 _RESULT_DEFAULTS = {f.name: f.default for f in fields(Result) if f.default is not MISSING}
 
 
-def _make_result(values: dict, base: dict = _RESULT_DEFAULTS) -> Result:
-    """Result(**values) for the hot path. A frozen dataclass's __init__ sets each of its ~65
-    fields through object.__setattr__, a quarter of a whole evaluation; filling the instance dict
-    at once gives the same object (every field present, defaults for the rest) and stays frozen.
-    A key that is not a field would become a stray attribute: tests/sim/test_properties.py checks
-    that to_dict() equals dataclasses.asdict() plus the two lazy texts for every result. `base`:
-    the defaults, or a setup's result_base (the defaults with the fields that setup fixes)."""
+def _make_result(values: dict) -> Result:
+    """The Result whose fields are `values`, for the hot path: `values` must hold every field
+    (start from a copy of _RESULT_DEFAULTS or of a setup's result_base, then set the rest). A
+    frozen dataclass's __init__ sets each of its ~65 fields through object.__setattr__, a quarter
+    of a whole evaluation; giving the instance `values` as its dict yields the same object, still
+    frozen, without copying them again. A key that is not a field would become a stray attribute:
+    tests/sim/test_properties.py checks that to_dict() equals dataclasses.asdict() plus the two
+    lazy texts for every result."""
     obj = object.__new__(Result)
-    obj.__dict__.update(base, errors=[], warnings=[])
-    obj.__dict__.update(values)
+    object.__setattr__(obj, "__dict__", values)
     return obj
 
 
@@ -397,8 +397,8 @@ def evaluate(s: Scenario) -> Result:
     try:
         return _evaluate(s)
     except InputError as e:
-        return _make_result(dict(scenario=_safe_scenario(s), errors=[i.to_dict() for i in e.issues],
-                                 log=[f"ERROR {i}" for i in e.issues]))
+        return _make_result({**_RESULT_DEFAULTS, "scenario": _safe_scenario(s), "errors": [i.to_dict() for i in e.issues],
+                             "warnings": [], "log": [f"ERROR {i}" for i in e.issues]})
 
 
 def _safe_scenario(s: Scenario) -> dict:
@@ -498,29 +498,30 @@ def _evaluate(s: Scenario) -> Result:
     if boot_log.warns(mem, refusal, max_seqs):  # a problem is reported now; otherwise the log waits until read
         budget_log = []
         boot_log.budget_lines(budget_log, warnings, facts())
-    # Only what depends on the workload; the rest of the Result is in setup.result_base.
-    result = dict(
-        scenario=_safe_scenario(s),
-        kv_bytes_per_sequence=per_seq,
-        kv_pool_used_bytes=batch * per_seq,
-        max_sequences=max_seqs,
-        batch=batch,
-        batch_limited_by=limited_by,
-        max_concurrency=max_conc,
-        max_concurrency_tokens=max_len,
-        effective_max_num_seqs=limits.max_num_seqs,
-        vllm_longest_max_model_len=refusal,
-        ttft_s=pre.time_s,
-        prefill_weight_read_s=pre.memory_time_s,
-        prefill_compute_s=pre.compute_time_s,
-        prefill_allreduce_s=pre.allreduce_time_s,
-        prefill_flops=pre.flops,
-        prefill_bytes=pre.bytes,
-        prefill_arithmetic_intensity=pre.arithmetic_intensity,
-        prefill_bound=pre.bound,
-        step_model=pre.model,
-        _prefill_kernels_builder=partial(_kernel_dicts, roofline.prefill, machine, s.prompt_tokens, chunk),
-    )
+    # The defaults and what the setup fixes, then what depends on the workload.
+    result = setup.result_base.copy()
+    result.update({
+        "scenario": _safe_scenario(s),
+        "kv_bytes_per_sequence": per_seq,
+        "kv_pool_used_bytes": batch * per_seq,
+        "max_sequences": max_seqs,
+        "batch": batch,
+        "batch_limited_by": limited_by,
+        "max_concurrency": max_conc,
+        "max_concurrency_tokens": max_len,
+        "effective_max_num_seqs": limits.max_num_seqs,
+        "vllm_longest_max_model_len": refusal,
+        "ttft_s": pre.time_s,
+        "prefill_weight_read_s": pre.memory_time_s,
+        "prefill_compute_s": pre.compute_time_s,
+        "prefill_allreduce_s": pre.allreduce_time_s,
+        "prefill_flops": pre.flops,
+        "prefill_bytes": pre.bytes,
+        "prefill_arithmetic_intensity": pre.arithmetic_intensity,
+        "prefill_bound": pre.bound,
+        "step_model": pre.model,
+        "_prefill_kernels_builder": partial(_kernel_dicts, roofline.prefill, machine, s.prompt_tokens, chunk),
+    })
     mismatch = setup.profile_mismatch
     if mismatch:
         warnings.append(mismatch)
@@ -552,33 +553,34 @@ def _evaluate(s: Scenario) -> Result:
         itl = dec.wall_s  # GPU time + the engine's host time per step (roofline.step_cost)
         tokens_per_s = batch / itl
         served = _served(machine, s, pre, dec, batch, read_context, chunk, rules)
-        result.update(
-            decode_step_s=dec.time_s,
-            itl_s=itl,
-            cpu_step_s=dec.cpu_s,
-            decode_weight_read_s=dec.weight_bytes / setup.weight_read_bytes_per_s,
-            decode_kv_read_s=dec.kv_bytes / setup.kv_read_bytes_per_s,
-            decode_compute_s=dec.compute_time_s,
-            decode_allreduce_s=dec.allreduce_time_s,
-            decode_overhead_s=dec.overhead_s,
-            decode_bytes=dec.bytes,
-            decode_flops=dec.flops,
-            decode_arithmetic_intensity=dec.arithmetic_intensity,
-            decode_tokens_per_s=tokens_per_s,
-            per_stream_tokens_per_s=1.0 / itl,
-            weight_share=dec.weight_share,
-            decode_bound=dec.bound,
-            tensor_duty=dec.tensor_duty,
-            experts_touched_per_layer=arch.expected_experts_touched(batch) if arch.moe else None,
-            _decode_kernels_builder=partial(_kernel_dicts, roofline.decode_step, machine, batch, read_context),
+        result.update({
+            "decode_step_s": dec.time_s,
+            "itl_s": itl,
+            "cpu_step_s": dec.cpu_s,
+            "decode_weight_read_s": dec.weight_bytes / setup.weight_read_bytes_per_s,
+            "decode_kv_read_s": dec.kv_bytes / setup.kv_read_bytes_per_s,
+            "decode_compute_s": dec.compute_time_s,
+            "decode_allreduce_s": dec.allreduce_time_s,
+            "decode_overhead_s": dec.overhead_s,
+            "decode_bytes": dec.bytes,
+            "decode_flops": dec.flops,
+            "decode_arithmetic_intensity": dec.arithmetic_intensity,
+            "decode_tokens_per_s": tokens_per_s,
+            "per_stream_tokens_per_s": 1.0 / itl,
+            "weight_share": dec.weight_share,
+            "decode_bound": dec.bound,
+            "tensor_duty": dec.tensor_duty,
+            "experts_touched_per_layer": arch.expected_experts_touched(batch) if arch.moe else None,
+            "_decode_kernels_builder": partial(_kernel_dicts, roofline.decode_step, machine, batch, read_context),
             **served,
-        )
+        })
         if s.dollars_per_gpu_hour is not None:
             dollars_per_s = s.dollars_per_gpu_hour * s.tp / SECONDS_PER_HOUR
             result["dollars_per_million_tokens"] = dollars_per_s / tokens_per_s * 1e6
     result["_log_builder"] = build_log
     result["warnings"] = warnings
-    return _make_result(result, setup.result_base)
+    result["errors"] = []
+    return _make_result(result)
 
 
 def _served(m: roofline.Machine, s: Scenario, pre: roofline.StepCost, dec: roofline.StepCost, batch: int,

@@ -196,19 +196,22 @@ class Machine:
         return per_layer + KERNELS_PER_STEP
 
 
-def _new(cls, **values):
-    """A frozen dataclass built by filling its instance dict at once: the generated __init__ sets
-    each field through object.__setattr__, which dominates a step's cost (every field is given)."""
+def _new(cls, values: dict):
+    """A frozen dataclass whose instance dict is `values`, which must name every field. The
+    generated __init__ sets each field through object.__setattr__, and keyword arguments build a
+    dict of their own: either costs more than the whole step's arithmetic (evaluate() builds
+    three steps per call, the time-domain engine one per step). A dict display handed over as
+    the instance dict is built once and never copied."""
     obj = object.__new__(cls)
-    obj.__dict__.update(values)
+    object.__setattr__(obj, "__dict__", values)
     return obj
 
 
 def _kernel(kind: str, bytes_: float, flops: float, bw: float, peak: float) -> KernelCost:
     mem = bytes_ / bw if bytes_ else 0.0
     comp = flops / peak if flops else 0.0
-    return _new(KernelCost, kind=kind, bytes=bytes_, flops=flops, memory_s=mem, compute_s=comp,
-                time_s=mem if mem > comp else comp, bound="compute" if comp > mem else "memory")
+    return _new(KernelCost, {"kind": kind, "bytes": bytes_, "flops": flops, "memory_s": mem, "compute_s": comp,
+                             "time_s": mem if mem > comp else comp, "bound": "compute" if comp > mem else "memory"})
 
 
 def _projection_params(a: Architecture) -> tuple[float, float, float, float]:
@@ -264,27 +267,26 @@ def _whole_step(m: Machine, new_tokens: float, kv_read_tokens: float, attention_
     serial = allreduce_s + profile.step_overhead_s
     cpu = m.cpu_step_s + m.cpu_row_s * sampled if m.cpu_row_s else m.cpu_step_s
     gpu_s = (memory_s if memory_s > compute_s else compute_s) + serial
-    return _new(
-        StepCost,
-        tokens=new_tokens,
-        weight_bytes=weight_bytes,
-        kv_bytes=kv_bytes,
-        flops=gemm_flops + attention_flops,
-        memory_time_s=memory_s,
-        compute_time_s=compute_s,
-        allreduce_time_s=allreduce_s,
-        overhead_s=profile.step_overhead_s,
-        time_s=gpu_s,
-        bound="compute" if compute_s > memory_s else "memory",
-        model="whole_step",
-        kernels=(_kernel("weights", weight_bytes, gemm_flops, weight_bw, gemm_rate),
-                 _kernel("attention", kv_bytes, attention_flops, kv_bw, attention_rate)) if detail else (),
-        memory_side_s=memory_s,
-        compute_side_s=compute_s,
-        serial_s=serial + cpu,
-        cpu_s=cpu,
-        wall_s=gpu_s + cpu,
-    )
+    return _new(StepCost, {
+        "tokens": new_tokens,
+        "weight_bytes": weight_bytes,
+        "kv_bytes": kv_bytes,
+        "flops": gemm_flops + attention_flops,
+        "memory_time_s": memory_s,
+        "compute_time_s": compute_s,
+        "allreduce_time_s": allreduce_s,
+        "overhead_s": profile.step_overhead_s,
+        "time_s": gpu_s,
+        "bound": "compute" if compute_s > memory_s else "memory",
+        "model": "whole_step",
+        "kernels": (_kernel("weights", weight_bytes, gemm_flops, weight_bw, gemm_rate),
+                    _kernel("attention", kv_bytes, attention_flops, kv_bw, attention_rate)) if detail else (),
+        "memory_side_s": memory_s,
+        "compute_side_s": compute_s,
+        "serial_s": serial + cpu,
+        "cpu_s": cpu,
+        "wall_s": gpu_s + cpu,
+    })
 
 
 def _per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: float, sampled: float,
@@ -338,32 +340,33 @@ def _per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: fl
             compute_bound_s += k.time_s
         else:
             memory_bound_s += k.time_s
-    kernels.append(_new(KernelCost, kind="allreduce", bytes=2 * a.num_layers * n * a.hidden_size * ACTIVATION_BYTES if tp > 1 else 0.0,
-                        flops=0.0, memory_s=0.0, compute_s=0.0, time_s=allreduce_s, bound="latency"))
-    kernels.append(_new(KernelCost, kind="overhead", bytes=0.0, flops=0.0, memory_s=0.0, compute_s=0.0, time_s=overhead,
-                        bound="latency"))
+    allreduce_bytes = 2 * a.num_layers * n * a.hidden_size * ACTIVATION_BYTES if tp > 1 else 0.0
+    kernels.append(_new(KernelCost, {"kind": "allreduce", "bytes": allreduce_bytes, "flops": 0.0, "memory_s": 0.0,
+                                     "compute_s": 0.0, "time_s": allreduce_s, "bound": "latency"}))
+    kernels.append(_new(KernelCost, {"kind": "overhead", "bytes": 0.0, "flops": 0.0, "memory_s": 0.0, "compute_s": 0.0,
+                                     "time_s": overhead, "bound": "latency"}))
     serial = gemm_total + allreduce_s + overhead
     cpu = m.cpu_step_s + m.cpu_row_s * sampled if m.cpu_row_s else m.cpu_step_s
     gpu_s = max(attention.memory_s, attention.compute_s) + serial
-    return _new(StepCost,
-        tokens=n,
-        weight_bytes=weight_bytes,
-        kv_bytes=kv_bytes,
-        flops=flops,
-        memory_time_s=memory_s,
-        compute_time_s=compute_s,
-        allreduce_time_s=allreduce_s,
-        overhead_s=overhead,
-        time_s=gpu_s,
-        bound="compute" if compute_bound_s > memory_bound_s else "memory",
-        model="per_kernel",
-        kernels=tuple(kernels),
-        memory_side_s=attention.memory_s,
-        compute_side_s=attention.compute_s,
-        serial_s=serial + cpu,
-        cpu_s=cpu,
-        wall_s=gpu_s + cpu,
-    )
+    return _new(StepCost, {
+        "tokens": n,
+        "weight_bytes": weight_bytes,
+        "kv_bytes": kv_bytes,
+        "flops": flops,
+        "memory_time_s": memory_s,
+        "compute_time_s": compute_s,
+        "allreduce_time_s": allreduce_s,
+        "overhead_s": overhead,
+        "time_s": gpu_s,
+        "bound": "compute" if compute_bound_s > memory_bound_s else "memory",
+        "model": "per_kernel",
+        "kernels": tuple(kernels),
+        "memory_side_s": attention.memory_s,
+        "compute_side_s": attention.compute_s,
+        "serial_s": serial + cpu,
+        "cpu_s": cpu,
+        "wall_s": gpu_s + cpu,
+    })
 
 
 def decode_step(m: Machine, batch: int, context_tokens: float, detail: bool = True) -> StepCost:
@@ -419,17 +422,17 @@ def _chunk(m: Machine, tokens: float, cached: float, sample: bool) -> StepCost:
 
 def _scaled(c: StepCost, factor: float) -> StepCost:
     """`factor` identical passes of step c, one after another."""
-    kernels = tuple(_new(KernelCost, kind=k.kind, bytes=k.bytes * factor, flops=k.flops * factor,
-                         memory_s=k.memory_s * factor, compute_s=k.compute_s * factor, time_s=k.time_s * factor,
-                         bound=k.bound) for k in c.kernels)
-    return _new(
-        StepCost,
-        tokens=c.tokens * factor, weight_bytes=c.weight_bytes * factor, kv_bytes=c.kv_bytes * factor,
-        flops=c.flops * factor, memory_time_s=c.memory_time_s * factor, compute_time_s=c.compute_time_s * factor,
-        allreduce_time_s=c.allreduce_time_s * factor, overhead_s=c.overhead_s * factor, time_s=c.time_s * factor,
-        bound=c.bound, model=c.model, kernels=kernels, memory_side_s=c.memory_side_s * factor,
-        compute_side_s=c.compute_side_s * factor, serial_s=c.serial_s * factor, cpu_s=c.cpu_s * factor,
-        wall_s=c.wall_s * factor)
+    kernels = tuple(_new(KernelCost, {"kind": k.kind, "bytes": k.bytes * factor, "flops": k.flops * factor,
+                                      "memory_s": k.memory_s * factor, "compute_s": k.compute_s * factor,
+                                      "time_s": k.time_s * factor, "bound": k.bound}) for k in c.kernels)
+    return _new(StepCost, {
+        "tokens": c.tokens * factor, "weight_bytes": c.weight_bytes * factor, "kv_bytes": c.kv_bytes * factor,
+        "flops": c.flops * factor, "memory_time_s": c.memory_time_s * factor, "compute_time_s": c.compute_time_s * factor,
+        "allreduce_time_s": c.allreduce_time_s * factor, "overhead_s": c.overhead_s * factor, "time_s": c.time_s * factor,
+        "bound": c.bound, "model": c.model, "kernels": kernels, "memory_side_s": c.memory_side_s * factor,
+        "compute_side_s": c.compute_side_s * factor, "serial_s": c.serial_s * factor, "cpu_s": c.cpu_s * factor,
+        "wall_s": c.wall_s * factor,
+    })
 
 
 def _sum(costs: list[StepCost]) -> StepCost:
@@ -441,28 +444,28 @@ def _sum(costs: list[StepCost]) -> StepCost:
     for c in costs:
         for k in c.kernels:
             by_kind.setdefault(k.kind, []).append(k)
-    kernels = tuple(_new(KernelCost, kind=kind, bytes=fsum(k.bytes for k in ks), flops=fsum(k.flops for k in ks),
-                         memory_s=fsum(k.memory_s for k in ks), compute_s=fsum(k.compute_s for k in ks),
-                         time_s=fsum(k.time_s for k in ks), bound=max(ks, key=lambda k: k.time_s).bound)
+    kernels = tuple(_new(KernelCost, {"kind": kind, "bytes": fsum(k.bytes for k in ks), "flops": fsum(k.flops for k in ks),
+                                      "memory_s": fsum(k.memory_s for k in ks), "compute_s": fsum(k.compute_s for k in ks),
+                                      "time_s": fsum(k.time_s for k in ks), "bound": max(ks, key=lambda k: k.time_s).bound})
                     for kind, ks in by_kind.items())
     memory_s = fsum(c.memory_time_s for c in costs)
     compute_s = fsum(c.compute_time_s for c in costs)
-    return _new(StepCost,
-        tokens=sum(c.tokens for c in costs),
-        weight_bytes=fsum(c.weight_bytes for c in costs),
-        kv_bytes=fsum(c.kv_bytes for c in costs),
-        flops=fsum(c.flops for c in costs),
-        memory_time_s=memory_s,
-        compute_time_s=compute_s,
-        allreduce_time_s=fsum(c.allreduce_time_s for c in costs),
-        overhead_s=fsum(c.overhead_s for c in costs),
-        time_s=fsum(c.time_s for c in costs),
-        bound="compute" if fsum(c.time_s for c in costs if c.bound == "compute") > fsum(c.time_s for c in costs) / 2 else "memory",
-        model=costs[0].model,
-        kernels=kernels,
-        memory_side_s=fsum(c.memory_side_s for c in costs),
-        compute_side_s=fsum(c.compute_side_s for c in costs),
-        serial_s=fsum(c.serial_s for c in costs),
-        cpu_s=fsum(c.cpu_s for c in costs),
-        wall_s=fsum(c.wall_s for c in costs),
-    )
+    return _new(StepCost, {
+        "tokens": sum(c.tokens for c in costs),
+        "weight_bytes": fsum(c.weight_bytes for c in costs),
+        "kv_bytes": fsum(c.kv_bytes for c in costs),
+        "flops": fsum(c.flops for c in costs),
+        "memory_time_s": memory_s,
+        "compute_time_s": compute_s,
+        "allreduce_time_s": fsum(c.allreduce_time_s for c in costs),
+        "overhead_s": fsum(c.overhead_s for c in costs),
+        "time_s": fsum(c.time_s for c in costs),
+        "bound": "compute" if fsum(c.time_s for c in costs if c.bound == "compute") > fsum(c.time_s for c in costs) / 2 else "memory",
+        "model": costs[0].model,
+        "kernels": kernels,
+        "memory_side_s": fsum(c.memory_side_s for c in costs),
+        "compute_side_s": fsum(c.compute_side_s for c in costs),
+        "serial_s": fsum(c.serial_s for c in costs),
+        "cpu_s": fsum(c.cpu_s for c in costs),
+        "wall_s": fsum(c.wall_s for c in costs),
+    })
