@@ -228,6 +228,28 @@ def _name_lesson_views(doc, specs: list[dict]) -> None:
             specs[i]["names"] = sorted(names)
 
 
+_ANSWER_CLASS = re.compile(r"kv-answer-(.+)-(\d+)")
+
+
+def _name_lesson_answers(doc) -> None:
+    """A lesson's choice buttons (class kv-answer-<key>-<index>, lessons/render.py) are named
+    `answer:<key>:<index>` and its recap `lesson:recap`: the bridge re-applies the answers a link
+    carries (?a1-llama=1) by running the chosen button's script, and shows the recap once every
+    step is answered, as the server's LessonBody does."""
+    from kvlab.lessons.render import RECAP_CLASS
+
+    seen: set[str] = set()
+    for model in doc.models:
+        for cls in getattr(model, "css_classes", None) or ():
+            match = _ANSWER_CLASS.fullmatch(cls)
+            name = f"answer:{match[1]}:{int(match[2])}" if match else "lesson:recap" if cls == RECAP_CLASS else None
+            if name:
+                if name in seen:
+                    raise BuildError(f"two models of one page would be named {name}: a lesson's step keys must be unique")
+                seen.add(name)
+                model.name = name
+
+
 def _name_models(doc, live: bool, specs: list[dict] | None = None) -> None:
     """Widgets get `w.<setting>` from their kv-w-* class (views named themselves while the page ran).
     A lesson's live views get their own prefix (`_name_lesson_views`); every other view name on a
@@ -247,10 +269,11 @@ def _name_models(doc, live: bool, specs: list[dict] | None = None) -> None:
         navs += [m for m in root.references() if hasattr(getattr(m, "data", None), "query") and hasattr(m.data, "links")]
     for nav in navs[:1]:  # the address bar (app/share.py): the bridge hands it each new query
         nav.name = "nav"
+    _name_lesson_answers(doc)
 
 
 def _shell(page: Page, theme: str, info: dict) -> str:
-    attrs = {"page": page.name, "bridge": page.bridge, "theme": theme, **info}
+    attrs = {"page": page.name, "bridge": page.bridge, "group": page.group, "theme": theme, **info}
     if page.live:
         attrs["live"] = json.dumps(page.live, sort_keys=True)
     data = " ".join(f'data-{k.replace("_", "-")}="{html.escape(str(v), quote=True)}"' for k, v in sorted(attrs.items()))
@@ -258,6 +281,62 @@ def _shell(page: Page, theme: str, info: dict) -> str:
             f'<noscript><div class="kvlab-banner kvlab-error">This page runs the kvlab simulator in your browser and needs '
             f'JavaScript. What is shown is the default state, computed when the site was built.</div></noscript>\n'
             f'<script src="./kvlab/kvlab-bridge.js" {data}></script>\n')
+
+
+# ---- what each page loads: only what its models need -------------------------------------------
+
+def share_stylesheets(doc) -> int:
+    """One InlineStyleSheet model per distinct CSS string, referenced by every model that held the string.
+
+    Panel gives each model its stylesheets as raw strings (the focus ring and the loading spinner on
+    every model, a lesson's CSS on each of its panes), and Bokeh writes a string once per model that
+    holds it: 65 copies of two short sheets and 15 of a 4.5 kB one on lesson D1, 6.5 MB of the
+    site's 12 MB of HTML. A shared model is written once. BokehJS builds a new <style> for each view
+    from a string and from an InlineStyleSheet model alike (`underlying()` makes a fresh element per
+    call), so every view gets the same rules in the same order. Returns the number of models made."""
+    from bokeh.models import InlineStyleSheet
+
+    shared: dict[str, InlineStyleSheet] = {}
+    for model in list(doc.models):
+        sheets = getattr(model, "stylesheets", None)
+        if sheets and any(isinstance(s, str) for s in sheets):
+            model.stylesheets = [shared.setdefault(s, InlineStyleSheet(css=s)) if isinstance(s, str) else s for s in sheets]
+    return len(shared)
+
+
+# MathJax's delimiters as Bokeh's bundle configures them (display $$...$$ and \[...\], inline \(...\),
+# and \begin{...} environments): a text holding one is typeset only when bokeh-mathjax is loaded.
+_TEX = re.compile(r"\$\$|\\\(|\\\[|\\begin\{")
+_TEXT_PROPERTIES = ("text", "title", "label", "axis_label")
+
+
+def unneeded_bokeh_bundles(doc) -> list[str]:
+    """BokehJS bundles a page's models do not need. Panel's saved page names every bundle; a
+    standalone Bokeh page names only those its models need, by Bokeh's own rules (bokeh.embed.bundle):
+    bokeh-gl for a WebGL plot, bokeh-mathjax for math text. Panel adds MathJax for any HTML pane, in
+    case its text holds TeX; here a page keeps it when any model's text does. bokeh-tables and
+    bokeh-widgets stay: panel.min.js requires bokehjs's tables module as it loads (without it the page
+    stops with "Cannot find module '@bokehjs/models/widgets/tables'")."""
+    from bokeh.embed.bundle import _use_gl, _use_mathjax
+
+    models = set(doc.models)
+    unneeded = []
+    if not _use_gl(models):
+        unneeded.append("bokeh-gl")
+    tex = any(not getattr(m, "disable_math", False) and isinstance(getattr(m, prop, None), str) and _TEX.search(getattr(m, prop))
+              for m in models for prop in _TEXT_PROPERTIES if prop in m.properties())
+    if not tex and not _use_mathjax(models):
+        unneeded.append("bokeh-mathjax")
+    return unneeded
+
+
+def _drop_bundles(page_html: str, bundles: list[str]) -> str:
+    for bundle in bundles:
+        page_html, n = re.subn(r'<script type="text/javascript" src="https://cdn\.bokeh\.org/bokeh/release/'
+                               + re.escape(bundle) + r'-\d+\.\d+\.\d+(?:\.\w+)?\.min\.js"></script>\n?', "", page_html)
+        if n != 1:
+            raise BuildError(f"the saved page names {bundle} {n} times, expected once: Panel's page layout changed")
+    return page_html
 
 
 def render_page(page: Page, theme: str, roots: dict, needed: dict[str, Path], info: dict) -> tuple[str, str]:
@@ -278,6 +357,8 @@ def render_page(page: Page, theme: str, roots: dict, needed: dict[str, Path], in
     if page.group == "lesson":
         specs = [dict(spec) for spec in lesson_render.BUILD_LIVE_SPECS]
     _name_models(doc, page.bridge == "panel", specs)
+    share_stylesheets(doc)
+    unneeded = unneeded_bokeh_bundles(doc)
     if specs:  # the live views answer their controls: the worker starts at the first move (see kvlab-bridge.js)
         page = replace(page, bridge="lesson", live=tuple(specs))
     buf = io.StringIO()
@@ -291,6 +372,7 @@ def render_page(page: Page, theme: str, roots: dict, needed: dict[str, Path], in
     scripts = doc._template_variables.get("template_resources", {}).get("js", {}).values()
     tags = "".join(f'<script type="text/javascript" src="{html.escape(src)}"></script>\n' for src in scripts if src not in page_html)
     page_html = page_html.replace("<head>", "<head>\n" + tags, 1)
+    page_html = _drop_bundles(page_html, unneeded)
     page_html = _localise(page_html, roots, needed)
     end = page_html.rfind("</body>")
     if end < 0:

@@ -50,7 +50,10 @@ LESSON_CSS = BASE_CSS + """
 """
 
 # A choice clicked in the static site: lock the choices, mark the right one (and a wrong pick),
-# show the explanation and the reveal; the same outcome as StepView.commit on the server.
+# show the explanation and the reveal, and write the pick into the address bar; the same outcome
+# as StepView.commit and LessonBody._answered on the server. The site's bridge runs this same
+# script for each answer a link carries (static/kvlab-bridge.js, the buttons' names are
+# answer:<key>:<index>), as LessonBody re-applies them on the server.
 STATIC_REVEAL_JS = """
 const buttons = [%(buttons)s];
 if (buttons.some((b) => b.disabled)) { return; }
@@ -60,7 +63,13 @@ if (buttons[%(index)d].label !== %(answer)s) { solid(buttons[%(index)d], 'danger
 why.text = %(why)s;
 why.visible = true;
 body.visible = true;
+const url = new URL(window.location.href);
+url.searchParams.set(%(key)s, '%(index)d');
+window.history.replaceState(window.history.state, '', url.pathname + url.search + url.hash);
 """
+# CSS classes that app/build_site.py turns into the Bokeh names the bridge looks up.
+ANSWER_CLASS = "kv-answer-%s-%d"  # a choice button: step key, choice index
+RECAP_CLASS = "kv-recap"
 
 PANEL_NAMES = {"admission": "the admission panel", "phases": "the phases panel", "serving_lab": "the serving lab"}
 
@@ -223,9 +232,10 @@ class StepView(pn.viewable.Viewer):
         args = {"why": self.why, "body": self.body, **{f"b{i}": b for i, b in enumerate(self.buttons)}}
         for i, choice in enumerate(p.choices):
             why = escape(f'<div class="kv-lesson">{why_html(p, choice.label)}</div>')
+            self.buttons[i].css_classes = [*self.buttons[i].css_classes, ANSWER_CLASS % (p.key, i)]
             self.buttons[i].js_on_click(args=args, code=STATIC_REVEAL_JS % {
                 "buttons": ", ".join(f"b{j}" for j in range(len(self.buttons))), "index": i,
-                "answer": json.dumps(p.answer), "why": json.dumps(why)})
+                "answer": json.dumps(p.answer), "why": json.dumps(why), "key": json.dumps(p.key)})
 
     def commit(self, index: int, notify: bool = True) -> None:
         if self.picked is not None:
@@ -271,7 +281,7 @@ class LessonBody(pn.viewable.Viewer):
         super().__init__()
         self.lesson = lesson
         ext = page_extension()
-        self.recap = pn.Column(visible=False, sizing_mode="stretch_width", margin=0, css_classes=["kv-recap"])
+        self.recap = pn.Column(visible=False, sizing_mode="stretch_width", margin=0, css_classes=[RECAP_CLASS])
         self.steps = [StepView(s, ext, self._answered) for s in lesson.steps]
         saved = _answers_from_url()
         for sv in self.steps:
@@ -279,6 +289,8 @@ class LessonBody(pn.viewable.Viewer):
             if index is not None and 0 <= index < len(sv.step.prediction.choices):
                 sv.commit(index, notify=False)
         self._show_recap()
+        if os.environ.get("KVLAB_BUILD_SITE") == "1":  # the static site shows it once every step is answered
+            self.recap.objects = self._recap_parts()
         missing = "".join(f"<li>{esc(t)}</li>" for t in lesson.not_captured)
         self.layout = pn.Column(
             _html(header_html(lesson, ext)), _md(lesson.setup), *self.steps, self.recap,
@@ -290,14 +302,17 @@ class LessonBody(pn.viewable.Viewer):
             pn.state.location.update_query(**{key: index})
         self._show_recap()
 
+    def _recap_parts(self) -> list:
+        items = "".join(f"<li>{esc(r)}</li>" for r in self.lesson.recap)
+        checked = "".join(f"<li>{'✓' if c.holds else '✗'} {esc(c.text)}</li>" for c in self.lesson.claims)
+        return [_html(f"<h2>Recap</h2><ul>{items}</ul>"),
+                pn.Card(_html(f"<ul>{checked}</ul>"), title="What the simulator checked when this page was built",
+                        collapsed=True, sizing_mode="stretch_width")]
+
     def _show_recap(self) -> None:
         if self.recap.visible or any(sv.picked is None for sv in self.steps):
             return
-        items = "".join(f"<li>{esc(r)}</li>" for r in self.lesson.recap)
-        checked = "".join(f"<li>{'✓' if c.holds else '✗'} {esc(c.text)}</li>" for c in self.lesson.claims)
-        self.recap.objects = [_html(f"<h2>Recap</h2><ul>{items}</ul>"),
-                              pn.Card(_html(f"<ul>{checked}</ul>"), title="What the simulator checked when this page was built",
-                                      collapsed=True, sizing_mode="stretch_width")]
+        self.recap.objects = self._recap_parts()
         self.recap.visible = True
 
     def __panel__(self):

@@ -81,9 +81,15 @@
   // once, and the worker starts at the first move of one of their controls (that move is answered
   // when Python is up; the bar shows the start meanwhile).
   const lazy = info.bridge === "lesson";
-  if (info.bridge !== "panel" && !lazy) {
+  const lesson = info.group === "lesson";
+  const ready = () => {
     state.ready = true;
     setState("ready");
+  };
+  if (info.bridge !== "panel" && !lazy) {
+    // A lesson is ready once the answers its link carries are re-applied; other pages at once.
+    if (lesson) whenBokeh((d) => lessonAnswers(d).then(ready));
+    else ready();
     return;
   }
   const fromFile = () => {
@@ -91,8 +97,7 @@
       "pages: serve the folder over HTTP (python -m http.server) and open it from there.");
   };
   if (lazy) {
-    state.ready = true;
-    setState("ready");
+    // ready once the link's answers are re-applied (below, when Bokeh's document exists)
   } else if (window.location.protocol === "file:") {
     fromFile();
     return;
@@ -100,7 +105,6 @@
     document.body.prepend(bar);
   }
 
-  // ---- the live bridge --------------------------------------------------------------------------
   function whenBokeh(then) {
     const tick = () => {
       const docs = window.Bokeh && window.Bokeh.documents;
@@ -109,6 +113,42 @@
     };
     tick();
   }
+
+  // ---- a lesson's answers -------------------------------------------------------------------------
+  // The server's lesson re-applies the answers its link carries (?a1-llama=1: step key, choice
+  // index) and shows the recap once every step is answered. Here each choice button is named
+  // answer:<key>:<index> (app/build_site.py) and carries the script that locks the step, explains
+  // the pick, shows the reveal and writes the pick into the address bar; a link's answer runs that
+  // script. A value that names no choice is ignored, as on the server.
+  function lessonAnswers(d) {
+    const steps = new Map(); // step key -> its choice buttons
+    for (const model of d.all_models) {
+      const m = /^answer:(.+):\d+$/.exec(model.name || "");
+      if (m) steps.set(m[1], (steps.get(m[1]) || []).concat([model]));
+    }
+    if (!steps.size) return Promise.resolve();
+    const recap = d.get_model_by_name("lesson:recap");
+    const showRecap = () => {
+      if (recap && !recap.visible && [...steps.values()].every((buttons) => buttons.some((b) => b.disabled))) recap.visible = true;
+    };
+    for (const buttons of steps.values()) for (const b of buttons) b.connect(b.properties.disabled.change, showRecap);
+    const chosen = [];
+    for (const [key, value] of params) {
+      const button = steps.has(key) && /^\d+$/.test(value) ? d.get_model_by_name("answer:" + key + ":" + Number(value)) : null;
+      if (button) chosen.push(button);
+    }
+    const click = async (button) => {
+      const callbacks = button.js_event_callbacks;
+      for (const cb of (callbacks instanceof Map ? callbacks.get("button_click") : callbacks.button_click) || []) {
+        await cb.execute(button, {});
+      }
+    };
+    return chosen.reduce((done, button) => done.then(() => click(button)), Promise.resolve())
+      .catch((e) => console.error("kvlab bridge: a lesson answer could not be re-applied: " + String((e && e.message) || e)))
+      .then(showRecap);
+  }
+
+  // ---- the live bridge --------------------------------------------------------------------------
 
   let doc = null;
   let worker = null;
@@ -259,7 +299,11 @@
 
   whenBokeh((d) => {
     doc = d;
-    if (lazy) watch();
-    else start();
+    if (lazy) {
+      watch();
+      lessonAnswers(d).then(ready);
+    } else {
+      start();
+    }
   });
 })();

@@ -62,6 +62,29 @@ def test_pyodide_core_and_one_copy_of_each_wheel(real_site):
     assert sorted(p.name for p in out.rglob("*.whl")) == sorted(info["wheels"])  # one copy, shared by every page
 
 
+SITE_BYTES_MAX = 30_000_000  # issue 9: the whole site (every page in both themes, Pyodide's core) within 30 MB
+
+
+def test_whole_site_is_within_30_mb(real_site):
+    out, _, _ = real_site
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    assert size <= SITE_BYTES_MAX, f"the site is {size / 1e6:.1f} MB"
+
+
+def test_pages_name_only_the_bokehjs_bundles_their_models_need(real_site):
+    """Panel names every BokehJS bundle; the build drops bokeh-gl (no page has a WebGL plot) and
+    bokeh-mathjax (no page has TeX in a text), and keeps bokeh-widgets and bokeh-tables, which
+    panel.min.js needs; the site holds exactly the bundles its pages name."""
+    out, _, _ = real_site
+    named = set()
+    for page in sorted(out.glob("*.html")):
+        bundles = set(re.findall(r'src="\./vendor/bokeh/(bokeh(?:-[a-z]+)?-[\d.]+\.min\.js)"', page.read_text()))
+        if page.name != "pages.html":
+            assert {re.sub(r"-[\d.]+\.min\.js$", "", b) for b in bundles} == {"bokeh", "bokeh-widgets", "bokeh-tables"}, page.name
+        named |= bundles
+    assert sorted(p.name for p in (out / "vendor" / "bokeh").iterdir()) == sorted(named)
+
+
 def test_site_pyodide_is_the_one_the_tests_pin():
     pinned = json.loads((ROOT / "tests" / "pyodide" / "package.json").read_text())["dependencies"]["pyodide"]
     assert pinned == PYODIDE_VERSION
@@ -139,3 +162,36 @@ def test_refuses_to_replace_a_folder_it_did_not_write(tmp_path):
     proc = build_site(out, "--pages", FIXTURE_PAGES)
     assert proc.returncode == 1 and "--out:" in proc.stderr
     assert (out / "notes.txt").read_text() == "keep me"
+
+
+def test_bundles_follow_the_models_and_tex_keeps_mathjax():
+    from bokeh.document import Document
+    from bokeh.models import Div
+    from kvlab.app.build_site import unneeded_bokeh_bundles
+    from panel.models.markup import HTML
+
+    def unneeded(*models) -> list[str]:
+        doc = Document()
+        for m in models:
+            doc.add_root(m)
+        return unneeded_bokeh_bundles(doc)
+
+    assert unneeded(HTML(text="<p>2 GiB at $3/h</p>")) == ["bokeh-gl", "bokeh-mathjax"]
+    assert unneeded(HTML(text=r"<p>\(n_{kv}\)</p>")) == ["bokeh-gl"]
+    assert unneeded(HTML(text="$$x$$", disable_math=True)) == ["bokeh-gl", "bokeh-mathjax"]
+    assert unneeded(Div(text=r"\[x\]")) == ["bokeh-gl"]
+
+
+def test_equal_stylesheets_become_one_shared_model():
+    from bokeh.document import Document
+    from bokeh.models import Column, Div, ImportedStyleSheet, InlineStyleSheet
+    from kvlab.app.build_site import share_stylesheets
+
+    imported = ImportedStyleSheet(url="./x.css")
+    a, b = Div(stylesheets=[":host { color: red; }", imported]), Div(stylesheets=[":host { color: red; }", "p { margin: 0; }"])
+    doc = Document()
+    doc.add_root(Column(children=[a, b]))
+    assert share_stylesheets(doc) == 2
+    assert a.stylesheets[0] is b.stylesheets[0] and isinstance(a.stylesheets[0], InlineStyleSheet)
+    assert a.stylesheets[0].css == ":host { color: red; }" and a.stylesheets[1] is imported
+    assert b.stylesheets[1].css == "p { margin: 0; }"

@@ -73,6 +73,27 @@ def _host_page(site_base: str) -> str:
             'f.style.height=d.height+"px";});});</script></body></html>')
 
 
+def _lesson_answer_links() -> tuple[list, list[dict[str, int]]]:
+    """Lesson A1's predictions, and two links' answers as the server writes them (?<step key>=<choice>):
+    every step answered (the first one wrongly), then the first step answered rightly and the last
+    one with an index that names no choice (ignored, as on the server)."""
+    from kvlab.lessons import course
+
+    steps = [s.prediction for s in course.lesson("A1").steps]
+    every = {p.key: next(i for i, c in enumerate(p.choices) if (c.label != p.answer) == (n == 0)) for n, p in enumerate(steps)}
+    partial = {steps[0].key: next(i for i, c in enumerate(steps[0].choices) if c.label == steps[0].answer), steps[-1].key: 99}
+    return steps, [every, partial]
+
+
+def _read_lesson_steps(page) -> dict:
+    steps = page.locator(".kv-predict")
+    return {"disabled": [[b.is_disabled() for b in steps.nth(i).locator("button").all()] for i in range(steps.count())],
+            "why": [steps.nth(i).locator(".kv-why").first.inner_text() if steps.nth(i).locator(".kv-why").first.is_visible()
+                    else None for i in range(steps.count())],
+            "revealed": [r.is_visible() for r in page.locator(".kv-reveal").all()],
+            "recap": page.locator(".kv-recap").first.is_visible(), "url": page.url}
+
+
 def _cpython_lab() -> list[tuple[LabPage, dict]]:
     """CPython's LabPage through the same three states the browser test visits."""
     page = LabPage()
@@ -130,7 +151,8 @@ def _visit_site(site: Path, pages: list[str]) -> dict:
     from playwright.sync_api import sync_playwright
 
     # "seconds": what the lab's and axe's checks take inside the one visit (reported, not asserted)
-    out: dict = {"pages": {}, "outside": [], "bad_status": [], "axe": {}, "seconds": {"lab": 0.0, "axe": 0.0, "lesson": 0.0}}
+    out: dict = {"pages": {}, "outside": [], "bad_status": [], "axe": {}, "requested": set(),
+                 "seconds": {"lab": 0.0, "axe": 0.0, "lesson": 0.0, "answers": 0.0}}
     with harness.serve_directory(site) as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=harness.CHROMIUM, args=harness.CHROMIUM_ARGS)
         try:
@@ -144,6 +166,7 @@ def _visit_site(site: Path, pages: list[str]) -> dict:
                     out["outside"].append(url)
                     r.abort()
             context.route("**/*", route)
+            context.on("request", lambda r: out["requested"].add(r.url.removeprefix(base).split("?")[0]))
             context.on("response", lambda r: out["bad_status"].append(f"{r.status} {r.url}") if r.status >= 400 else None)
 
             def open_page(path: str):
@@ -207,6 +230,15 @@ def _visit_site(site: Path, pages: list[str]) -> dict:
             out["lesson"].update(specs=specs, models=json.loads(page.evaluate(READ_MODELS_JS, wanted)), errors=errors,
                                  url=page.url)
             page.close()
+
+            # A lesson link carrying answers re-applies them (the page is ready once they are).
+            t_answers = time.monotonic()
+            out["answers"] = []
+            for answers in _lesson_answer_links()[1]:
+                page, errors, _ = open_page(f"{LESSON}.html?" + "&".join(f"{k}={v}" for k, v in answers.items()))
+                out["answers"].append({**_read_lesson_steps(page), "errors": errors})
+                page.close()
+            out["seconds"]["answers"] = time.monotonic() - t_answers
 
             # A link with theme=dark opens the dark build of the page, live.
             page, errors, _ = open_page("phases.html?theme=dark&prompt_tokens=128")
@@ -400,5 +432,44 @@ def test_a_lesson_live_view_answers_its_control_with_cpythons_numbers(visit):
         for prop, value in props.items():
             held = seen["models"].get(name, {}).get(prop)
             assert _close(held, value), f"after {LESSON_MOVE}: {name}.{prop} is {held!r}, CPython {value!r}"
-    assert seen["url"].endswith(f"{LESSON}.html")  # the lesson's own link is left alone
+    # The lesson's own link keeps only its answer (the pick the test made): the live view leaves it alone.
+    assert seen["url"].endswith(f"{LESSON}.html?{course_key(0)}=0")
+
+
+def course_key(step: int) -> str:
+    from kvlab.lessons import course
+
+    return course.lesson("A1").steps[step].prediction.key
+
+
+def test_a_lesson_link_re_applies_its_answers_and_shows_the_reveal(visit):
+    """As on the server (lessons/render.py LessonBody): each answer in the link locks its step, marks
+    the pick, explains it with the text CPython writes and shows the reveal; with every step answered
+    the recap shows; an index that names no choice is ignored; the link is kept."""
+    from kvlab.lessons.render import why_html
+
+    steps, links = _lesson_answer_links()
+    every, partial = visit["answers"]
+    for seen in (every, partial):
+        assert seen["errors"] == []
+        assert len(seen["disabled"]) == len(steps)
+    for i, p in enumerate(steps):
+        picked = p.choices[links[0][p.key]].label
+        assert all(every["disabled"][i]) and every["revealed"][i]
+        assert every["why"][i].split("\n")[0].strip() in why_html(p, picked).replace("<strong>", "").replace("</strong>", "")
+    assert every["why"][0].startswith(f"You predicted {steps[0].choices[links[0][steps[0].key]].label}. Not quite")
+    assert every["recap"] is True
+    assert every["url"].endswith(f"{LESSON}.html?" + "&".join(f"{k}={v}" for k, v in links[0].items()))
+    assert all(partial["disabled"][0]) and partial["revealed"][0] and partial["why"][0].split("\n")[0].strip().endswith("Right.")
+    assert not any(partial["disabled"][-1]) and partial["revealed"][-1] is False and partial["why"][-1] is None
+    assert partial["recap"] is False
+
+
+def test_every_script_and_wheel_the_site_ships_is_requested(visit, real_site):
+    """What the site ships is what its pages load: every JavaScript bundle, Pyodide file and wheel
+    was requested by some page of the visit (which opens every page); nothing is carried unused."""
+    site = real_site[0]
+    shipped = {p.relative_to(site).as_posix() for p in site.rglob("*")
+               if p.suffix in (".js", ".mjs", ".wasm", ".zip", ".whl", ".json") and p.name != "build-info.json"}
+    assert shipped - visit["requested"] == set()
 
