@@ -331,11 +331,11 @@ def unneeded_bokeh_bundles(doc) -> list[str]:
 
 
 def _drop_bundles(page_html: str, bundles: list[str]) -> str:
+    """Remove the script tags of `bundles` (Panel leaves bokeh-mathjax out itself on a page without an
+    HTML pane). tests/site/test_build_site.py checks which bundles every built page names."""
     for bundle in bundles:
-        page_html, n = re.subn(r'<script type="text/javascript" src="https://cdn\.bokeh\.org/bokeh/release/'
-                               + re.escape(bundle) + r'-\d+\.\d+\.\d+(?:\.\w+)?\.min\.js"></script>\n?', "", page_html)
-        if n != 1:
-            raise BuildError(f"the saved page names {bundle} {n} times, expected once: Panel's page layout changed")
+        page_html = re.sub(r'<script type="text/javascript" src="https://cdn\.bokeh\.org/bokeh/release/'
+                           + re.escape(bundle) + r'-\d+\.\d+\.\d+(?:\.\w+)?\.min\.js"></script>\n?', "", page_html)
     return page_html
 
 

@@ -240,8 +240,10 @@
     }
   }
 
+  const early = []; // replies that came before Bokeh's document existed (the worker starts first)
   function onMessage(event) {
     const m = event.data || {};
+    if (!doc && m.type !== "progress" && m.type !== "error") { early.push(event); return; }
     if (m.type === "progress") {
       meter.value = m.step - 1;
       label.textContent = "Showing the default state. Starting the simulator in your browser: step " + m.step + " of " + m.of +
@@ -297,13 +299,17 @@
                          wheels: info.wheels.split(" ").map(abs), live: info.live || null });
   }
 
+  // A live page starts its worker now, as BokehJS begins to lay the page out, so Pyodide's start-up
+  // overlaps that work instead of following it; what the worker says before the document exists
+  // waits for it. A lesson starts its worker at the first move.
+  if (!lazy) start();
   whenBokeh((d) => {
     doc = d;
     if (lazy) {
       watch();
       lessonAnswers(d).then(ready);
     } else {
-      start();
+      for (const event of early.splice(0)) onMessage(event);
     }
   });
 })();
