@@ -15,6 +15,7 @@ import http.server
 import json
 import time
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from kvlab.app.build_site import DEFAULT_PAGE_GLOBS, discover_pages
@@ -166,7 +167,7 @@ def _visit_site(site: Path, pages: list[str]) -> dict:
                     out["outside"].append(url)
                     r.abort()
             context.route("**/*", route)
-            context.on("request", lambda r: out["requested"].add(r.url.removeprefix(base).split("?")[0]))
+            context.on("request", lambda r: out["requested"].add(unquote(r.url.removeprefix(base).split("?")[0])))
             context.on("response", lambda r: out["bad_status"].append(f"{r.status} {r.url}") if r.status >= 400 else None)
 
             def open_page(path: str):
