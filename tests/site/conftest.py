@@ -14,13 +14,34 @@ from kvlab.app.site_wheel import ROOT
 FIXTURE_PAGES = str(Path(__file__).parent / "fixtures" / "pages" / "*.py")
 
 
-def build_site(out: Path, *options: str, offline: bool = False) -> subprocess.CompletedProcess:
-    """`kvlab build-site` in a subprocess, as a user runs it; inside an empty network namespace
-    (unshare -n) when `offline`, which proves the build reaches no host at all."""
+def _build_command(out: Path, options: tuple[str, ...], offline: bool) -> list[str]:
+    """`kvlab build-site` as a user runs it; inside an empty network namespace (unshare -n) when
+    `offline`, which proves the build reaches no host at all."""
     cmd = [sys.executable, "-m", "kvlab.cli", "build-site", "--out", str(out), *options]
-    if offline:
-        cmd = ["unshare", "-n", *cmd]
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    return ["unshare", "-n", *cmd] if offline else cmd
+
+
+def build_site(out: Path, *options: str, offline: bool = False) -> subprocess.CompletedProcess:
+    return subprocess.run(_build_command(out, options, offline), cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+# The default build takes about a minute of one core. It starts in the background as soon as
+# collection knows a test needs it, so it overlaps the tests that run before the site tests
+# (pytest itself uses one core; CI machines have two).
+_background: dict = {}
+
+
+def pytest_collection_finish(session) -> None:
+    if any("real_site" in getattr(item, "fixturenames", ()) for item in session.items):
+        offline = can_unshare_network()
+        out = session.config._tmp_path_factory.mktemp("site") / "site"
+        _background.update(out=out, offline=offline, proc=subprocess.Popen(
+            _build_command(out, (), offline), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+
+
+def pytest_sessionfinish(session) -> None:
+    if "proc" in _background and _background["proc"].poll() is None:
+        _background["proc"].kill()
 
 
 def can_unshare_network() -> bool:
@@ -31,8 +52,13 @@ def can_unshare_network() -> bool:
 def real_site(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess, bool]:
     """The default build of every page (Pyodide's core copied in when the npm package is
     installed), offline when the machine allows a network namespace: (folder, process, offline)."""
-    offline = can_unshare_network()
-    out = tmp_path_factory.mktemp("site") / "site"
-    proc = build_site(out, offline=offline)
+    if "proc" in _background:  # started at collection (pytest_collection_finish)
+        popen, out, offline = _background["proc"], _background["out"], _background["offline"]
+        stdout, stderr = popen.communicate(timeout=600)
+        proc = subprocess.CompletedProcess(popen.args, popen.returncode, stdout, stderr)
+    else:
+        offline = can_unshare_network()
+        out = tmp_path_factory.mktemp("site") / "site"
+        proc = build_site(out, offline=offline)
     assert proc.returncode == 0, f"build failed:\n{proc.stdout}\n{proc.stderr[-6000:]}"
     return out, proc, offline
