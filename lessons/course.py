@@ -1,7 +1,7 @@
 """The course: 23 lessons in five units, their order, and the seed ideas each one teaches.
 
-`UNITS` is the plan (shared/curriculum.md); `MODULES` names the module of each lesson written so
-far. `IDEAS` lists the ideas of the five source documents by the lesson the plan assigns them to;
+`UNITS` is the plan (shared/curriculum.md); `CATALOG` gives each lesson's title, minutes and module
+(`MODULES`: the lessons written so far). `IDEAS` lists the ideas of the five source documents by the lesson the plan assigns them to;
 `untaught()` is every idea no written lesson claims (a test keeps that list honest: a lesson may
 only claim ideas listed here).
 """
@@ -9,9 +9,18 @@ only claim ideas listed here).
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from functools import cache
 
 from .content.model import Lesson
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    title: str
+    minutes: int | None  # None until the lesson is written
+    module: str | None  # lessons/content/<module>.py
+
 
 UNITS = (
     ("A", "The cache and the budget", ("A1", "A2", "A3", "A4", "A5", "A6")),
@@ -23,27 +32,35 @@ UNITS = (
 ORDER = tuple(code for _, _, codes in UNITS for code in codes)
 CORE_PATH = ("A1", "A3", "A4", "A6", "B1", "B2", "B3", "C1", "C2", "C3", "D1", "E1")
 
-# The plan's titles, for lessons not written yet (the course map lists them without a link).
-PLANNED_TITLES = {
-    "A1": "Why a KV cache, and what one token costs", "A2": "Architecture sets the bill: MHA, GQA, MQA, MLA",
-    "A3": "HBM in fill order", "A4": "Spending the token budget: users x context",
-    "A5": "Paging: stop wasting the pool", "A6": "FP8 KV or FP8 weights? Read the bar first",
-    "B1": "Prefill and decode on the roofline", "B2": "TTFT and ITL share no lever",
-    "B3": "Batching is amortisation, with a ceiling", "B4": "Tensor parallelism: split the bytes",
-    "B5": "Check it on a real system", "C1": "Latency is a distribution", "C2": "Queues and the load knee",
-    "C3": "Chunked prefill is a trade", "C4": "Not the GPU: CPU-side costs", "D1": "Saturation: the pool, not the limit",
-    "D2": "mem_fraction_static: leverage at the margin", "D3": "Admission, eviction, preemption",
-    "D4": "Offloading: capacity, not speed", "E1": "Prefix caching: compute only the suffix",
-    "E2": "Disaggregating prefill and decode is a sizing problem", "E3": "Bytes per dollar", "E4": "Capstone: choose the lever",
+# Every lesson of the plan: its title and, once written, its minutes and module. The course map,
+# the lesson headers' links and the page titles read these, so no page has to build another lesson
+# (building one runs its simulations: the 23 took 14 s for the landing page's map before).
+CATALOG: dict[str, CatalogEntry] = {
+    "A1": CatalogEntry("Why a KV cache, and what one token costs", 8, "a1_bytes_per_token"),
+    "A2": CatalogEntry("Architecture sets the bill: MHA, GQA, MQA, MLA", 8, "a2_architecture"),
+    "A3": CatalogEntry("HBM in fill order", 9, "a3_fill_order"),
+    "A4": CatalogEntry("Spending the token budget: users x context", 8, "a4_token_budget"),
+    "A5": CatalogEntry("Paging: stop wasting the pool", 8, "a5_paging"),
+    "A6": CatalogEntry("FP8 KV or FP8 weights? Read the bar first", 10, "a6_fp8"),
+    "B1": CatalogEntry("Prefill and decode on the roofline", 10, "b1_roofline"),
+    "B2": CatalogEntry("TTFT and ITL share no lever", 7, "b2_levers"),
+    "B3": CatalogEntry("Batching is amortisation, with a ceiling", 9, "b3_batching"),
+    "B4": CatalogEntry("Tensor parallelism: split the bytes", 8, "b4_tensor_parallel"),
+    "B5": CatalogEntry("Check it on a real system", 9, "b5_real_system"),
+    "C1": CatalogEntry("Latency is a distribution", 9, "c1_distribution"),
+    "C2": CatalogEntry("Queues and the load knee", 10, "c2_knee"),
+    "C3": CatalogEntry("Chunked prefill is a trade", 10, "c3_chunked"),
+    "C4": CatalogEntry("Not the GPU: CPU-side costs", 7, "c4_cpu_costs"),
+    "D1": CatalogEntry("Saturation: the pool, not the limit", 8, "d1_saturation"),
+    "D2": CatalogEntry("mem_fraction_static: leverage at the margin", 5, "d2_mem_fraction"),
+    "D3": CatalogEntry("Admission, eviction, preemption", 8, "d3_preemption"),
+    "D4": CatalogEntry("Offloading: capacity, not speed", 6, "d4_offload"),
+    "E1": CatalogEntry("Prefix caching: compute only the suffix", 8, "e1_prefix"),
+    "E2": CatalogEntry("Disaggregating prefill and decode is a sizing problem", 8, "e2_disaggregation"),
+    "E3": CatalogEntry("Bytes per dollar", 7, "e3_cost"),
+    "E4": CatalogEntry("Capstone: choose the lever", 10, "e4_capstone"),
 }
-
-MODULES = {
-    "A1": "a1_bytes_per_token", "A2": "a2_architecture", "A3": "a3_fill_order", "A4": "a4_token_budget", "A5": "a5_paging", "A6": "a6_fp8",
-    "B1": "b1_roofline", "B2": "b2_levers", "B3": "b3_batching", "B4": "b4_tensor_parallel", "B5": "b5_real_system",
-    "C1": "c1_distribution", "C2": "c2_knee", "C3": "c3_chunked", "C4": "c4_cpu_costs", "D1": "d1_saturation", "E1": "e1_prefix",
-    "D2": "d2_mem_fraction", "D3": "d3_preemption", "D4": "d4_offload",
-    "E2": "e2_disaggregation", "E3": "e3_cost", "E4": "e4_capstone",
-}
+MODULES = {code: e.module for code, e in CATALOG.items() if e.module is not None}
 
 # id -> (source document, the idea, the lesson the plan assigns it to)
 IDEAS = {
@@ -129,7 +146,13 @@ def written() -> tuple[str, ...]:
 
 
 def title(code: str) -> str:
-    return lesson(code).title if code in MODULES else PLANNED_TITLES[code]
+    return CATALOG[code].title
+
+
+def header(code: str) -> dict:
+    """The fields a lesson takes from the catalog (its module passes them to Lesson)."""
+    entry = CATALOG[code]
+    return {"code": code, "slug": slug(code), "title": entry.title, "minutes": entry.minutes}
 
 
 def next_code(code: str) -> str | None:

@@ -83,8 +83,7 @@ def _html(text: str, **kw) -> pn.pane.HTML:
 
 
 def _link(code: str, ext: str) -> str:
-    other = course.lesson(code)
-    return f'<a href="./{esc(other.slug)}{ext}">{esc(code)} {esc(other.title)}</a>'
+    return f'<a href="./{esc(course.slug(code))}{ext}">{esc(code)} {esc(course.title(code))}</a>'
 
 
 def try_this_link(step: TryThis, ext: str = "") -> str:
@@ -341,14 +340,14 @@ def course_map_html(ext: str = "") -> str:
         items = []
         for code in codes:
             core = ' <span class="kv-core">core</span>' if code in course.CORE_PATH else ""
-            if code in course.MODULES:
-                les = course.lesson(code)
-                items.append(f'<li><a href="./{esc(les.slug)}{ext}">{esc(code)}. {esc(les.title)}</a> '
-                             f'<span class="kv-min">{les.minutes} min</span>{core}</li>')
+            entry = course.CATALOG[code]
+            if entry.module is not None:
+                items.append(f'<li><a href="./{esc(course.slug(code))}{ext}">{esc(code)}. {esc(entry.title)}</a> '
+                             f'<span class="kv-min">{entry.minutes} min</span>{core}</li>')
             else:
                 items.append(f'<li>{esc(code)}. {esc(course.title(code))} <span class="kv-min">(not written yet)</span>{core}</li>')
         units.append(f'<section class="kv-unit"><h3>Unit {esc(letter)}: {esc(name)}</h3><ol>{"".join(items)}</ol></section>')
-    core_minutes = sum(course.lesson(c).minutes for c in course.CORE_PATH if c in course.MODULES)
+    core_minutes = sum(course.CATALOG[c].minutes for c in course.CORE_PATH if c in course.MODULES)
     return (f'<div class="kv-course"><p>The core path ({len(course.CORE_PATH)} lessons, marked <span class="kv-core">core</span>; '
             f'{core_minutes} minutes of it written) runs {", ".join(course.CORE_PATH)}. '
             f'Terms are defined in the <a href="./glossary{ext}">glossary</a>.</p>'

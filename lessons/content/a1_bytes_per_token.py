@@ -7,6 +7,7 @@ import copy
 from kvlab.sim import catalog, evaluate
 from kvlab.sim.units import KIB, MIB
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal
 from .runs import BASE, kib, run
 
@@ -111,9 +112,9 @@ none; that is what the simulator does, and pasting a config without the key show
                  "bytes per token.", {"model": "qwen3-32b"}),))
 
     return Lesson(
-        code="A1", slug="lesson_a1", title="Why a KV cache, and what one token costs",
+        **course.header("A1"),
         objective="Compute bytes per token from a config.json, and say why KV heads, not query heads, set it.",
-        prerequisites=(), minutes=8,
+        prerequisites=(),
         setup=("Every token a model has read leaves something behind in GPU memory while the request lives. How much, "
                "and why? Start with a large model you may have served."),
         steps=(step1, step2),

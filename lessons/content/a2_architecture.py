@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, near
 from .runs import kib, run
 
@@ -73,9 +74,9 @@ tensor-parallel ranks: each rank keeps the whole latent.
     ), LiveView("steady", ("kv_formula",), {"model": "deepseek-v3"}, ("model",), "DeepSeek-V3's cache formula."),
         (TryThis("Choose DeepSeek-V3, then Llama-3.1-70B, and compare bytes per token.", {"model": "llama-3.1-70b"}),))
     return Lesson(
-        code="A2", slug="lesson_a2", title="Architecture sets the bill: MHA, GQA, MQA, MLA",
+        **course.header("A2"),
         objective="Rank attention variants by cache per token, and see that the weights barely change.",
-        prerequisites=("A1",), minutes=8,
+        prerequisites=("A1",),
         setup="Two models of similar size can differ several times in what each token costs. The heads decide.",
         steps=(step1, step2),
         recap=("MHA > GQA > MQA in cache per token; the ratio is query heads per KV head.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, holds, near
 from .runs import gib, run
 
@@ -101,10 +102,10 @@ The knob says how many sequences the scheduler *may* run; the pool says how many
                  {**BIG, "engine": "vllm"}),))
 
     return Lesson(
-        code="A3", slug="lesson_a3", title="HBM in fill order",
+        **course.header("A3"),
         objective="Compute the KV pool from the card, the weights and the reserve, and explain why a small change in "
                   "gpu_memory_utilization can mean an out-of-memory error.",
-        prerequisites=("A1",), minutes=9,
+        prerequisites=("A1",),
         setup="Memory is spent before traffic arrives. Watch where an 80 GiB card goes when the model is large.",
         steps=(step1, step2),
         recap=("Fill order: usable fraction, weights, activation reserve, then the KV pool as what is left.",

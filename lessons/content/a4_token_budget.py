@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, near
 from .runs import gib, run, tok
 
@@ -82,10 +83,10 @@ decision about throughput.
                  {}, panel="phases"),))
 
     return Lesson(
-        code="A4", slug="lesson_a4", title="Spending the token budget: users x context",
+        **course.header("A4"),
         objective="Treat the pool as a token budget, trade users against context length, and see why long context "
                   "is also slower per token.",
-        prerequisites=("A3",), minutes=8,
+        prerequisites=("A3",),
         setup="The pool is fixed once the engine starts. What you choose is how to spend it.",
         steps=(step1, step2),
         recap=("Pool tokens are a budget: users x tokens each <= pool.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, holds
 from .runs import gib, run, tok
 
@@ -87,9 +88,9 @@ systems (Orca, FasterTransformer) the vLLM paper reports 2 to 4x.
         (TryThis("Set Allocation to reserve_max, then lower max_model_len (advanced settings) from unset to 8192.",
                  SHAPE),))
     return Lesson(
-        code="A5", slug="lesson_a5", title="Paging: stop wasting the pool",
+        **course.header("A5"),
         objective="Name internal and external fragmentation, and compute how paging turns them into batch capacity.",
-        prerequisites=("A4",), minutes=8,
+        prerequisites=("A4",),
         setup="A pool of a fixed size. Three ways to hand it out to requests whose answers grow token by token.",
         steps=(step1, step2),
         recap=("Reserving the maximum length wastes most of the pool when outputs are unknown.",

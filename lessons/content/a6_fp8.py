@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, near
 from .runs import gib, ms, run, times, tok
 
@@ -105,10 +106,10 @@ relying on either. INT8 would halve bytes just like FP8: one byte per number eit
                  {"model": "qwen3-32b"}),))
 
     return Lesson(
-        code="A6", slug="lesson_a6", title="FP8 KV or FP8 weights? Read the bar first",
+        **course.header("A6"),
         objective="Choose the quantization that helps this budget, predict its effect from which limit binds, and "
                   "know the accuracy caveat.",
-        prerequisites=("A3", "A4"), minutes=10,
+        prerequisites=("A3", "A4"),
         setup="Two switches both say FP8. They halve different things, and which one pays depends on the bar.",
         steps=(step1, step2, step3),
         recap=("FP8 KV doubles throughput only when the pool limits the batch; otherwise it speeds the step a little.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, near
 from .runs import ms, run, times
 
@@ -90,10 +91,10 @@ small share; at 32k it is a large one, so the prefill grows {times(ratio_long, 1
         (TryThis("On the phases panel, set Prompt tokens to 4k, then 32k, and compare the prefill times.",
                  {"prompt_tokens": 4096}, panel="phases"),))
     return Lesson(
-        code="B1", slug="lesson_b1", title="Prefill and decode on the roofline",
+        **course.header("B1"),
         objective="Compute a step's arithmetic intensity, place it against the ridge, and predict which resource "
                   "sets its time.",
-        prerequisites=("A3",), minutes=10,
+        prerequisites=("A3",),
         setup="Two kinds of step run on the same GPU. One resource limits each; which one depends on a ratio.",
         steps=(step1, step2),
         recap=("Arithmetic intensity = FLOPs / bytes; the ridge = FLOP/s / bytes/s.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, near
 from .runs import gib, ms, run, times
 
@@ -72,9 +73,9 @@ compute (or shorter prompts, or prefix caching); slow streaming, buy bandwidth (
                 "Both latencies and the card, on the chosen GPU."),
         (TryThis("On the admission panel, switch GPU from H100 to H200 and compare the pools.", SCENE),))
     return Lesson(
-        code="B2", slug="lesson_b2", title="TTFT and ITL share no lever",
+        **course.header("B2"),
         objective="Map a latency complaint to the phase behind it and to the resource that moves it.",
-        prerequisites=("B1",), minutes=7,
+        prerequisites=("B1",),
         setup="Three GPUs, three ratios of compute to bandwidth. Which latency follows which?",
         steps=(step1, step2),
         recap=("TTFT of a real prompt follows compute; ITL follows bandwidth.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, near
 from .runs import pct, run, times
 
@@ -90,10 +91,10 @@ Long contexts push the crossing out of reach: the cache bytes grow with every us
         (TryThis("On the phases panel, drag Concurrent requests up from 32 and watch the decode point reach the ridge.",
                  {**SHORT, "concurrency": 32}, panel="phases"),))
     return Lesson(
-        code="B3", slug="lesson_b3", title="Batching is amortisation, with a ceiling",
+        **course.header("B3"),
         objective="Explain batching as sharing the weight read, find where it stops paying, and find where decode "
                   "becomes compute-bound.",
-        prerequisites=("B1",), minutes=9,
+        prerequisites=("B1",),
         setup="More users per step is the main way to more tokens per second. Until it is not.",
         steps=(step1, step2),
         recap=("Batching shares the weight read, not the cache read.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, holds
 from .runs import gib, kib, ms, run
 
@@ -67,10 +68,10 @@ stops shrinking while the weights keep shrinking, and the extra GPUs hold copies
     ), LiveView("steady", ("kv_formula",), {"model": "qwen3-30b-a3b", "tp": 8}, ("tp",), "The per-GPU formula."),
         (TryThis("Choose Qwen3-30B-A3B and switch Tensor parallel size from 4 to 8.", {"model": "qwen3-30b-a3b", "tp": 4}),))
     return Lesson(
-        code="B4", slug="lesson_b4", title="Tensor parallelism: split the bytes",
+        **course.header("B4"),
         objective="Explain why tensor parallelism grows the pool more than the GPU count, what the all-reduce costs, "
                   "and where KV heads stop splitting.",
-        prerequisites=("A3", "B2"), minutes=8,
+        prerequisites=("A3", "B2"),
         setup="A model that barely fits on one GPU. Spread it over four.",
         steps=(step1, step2),
         recap=("The pool per GPU grows by more than the GPU count when weights dominated.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, between, bucket, holds, near
 from .runs import lab, run
 
@@ -78,10 +79,10 @@ token are set by the model.
         (TryThis("In the serving lab, open the engine log of the preemption demo and find the first warning.",
                  {"preset": "preemption-demo"}, panel="serving_lab"),))
     return Lesson(
-        code="B5", slug="lesson_b5", title="Check it on a real system",
+        **course.header("B5"),
         objective="Read vLLM's boot line and steady-state log, check capacity with Little's law, and know which "
                   "signals mean trouble.",
-        prerequisites=("A5", "D1"), minutes=9,
+        prerequisites=("A5", "D1"),
         setup="Everything so far can be checked against a running engine's own output.",
         steps=(step1, step2),
         recap=("The boot line's concurrency assumes max_model_len requests.",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from kvlab.app.viewlayer.ttft_by_prompt import ttft_by_prompt_length
 from kvlab.sim import Scenario, evaluate
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, between, bucket, holds
 from .runs import lab, secs
 
@@ -103,9 +104,9 @@ prompts are slow too, they are waiting behind someone else's work, and schedulin
         (TryThis("In the serving lab, switch the policy to lanes and compare the TTFT-by-prompt-length table.",
                  {"preset": PRESET}, panel="serving_lab"),))
     return Lesson(
-        code="C1", slug="lesson_c1", title="Latency is a distribution",
+        **course.header("C1"),
         objective="Read TTFT, ITL, TPOT and goodput as distributions; find what sets the tail, and its floor.",
-        prerequisites=("B2",), minutes=9,
+        prerequisites=("B2",),
         setup="Requests now arrive over time, each with its own prompt. The simulator runs them one by one.",
         steps=(step1, step2),
         recap=("Report p50 and p99, not the mean; goodput counts requests that meet the targets.",

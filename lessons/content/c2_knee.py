@@ -6,6 +6,7 @@ from functools import cache
 
 from kvlab.sim.engine.sweep import knee, rate_sweep
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
 from .runs import lab_config, pct
 
@@ -105,9 +106,9 @@ part is capacity.
         (TryThis("In the serving lab, run the rate sweep on the cliff workload, then switch the KV cache to FP8 and "
                  "run it again.", {"preset": "seed004-cliff"}, panel="serving_lab"),))
     return Lesson(
-        code="C2", slug="lesson_c2", title="Queues and the load knee",
+        **course.header("C2"),
         objective="Explain why latency explodes as arrivals reach capacity, and how the KV pool sets where.",
-        prerequisites=("C1", "A4"), minutes=10,
+        prerequisites=("C1", "A4"),
         setup="Raise the request rate step by step on one GPU and watch the tail of time to first token.",
         steps=(step1, step2),
         recap=("Latency has a knee where arrivals reach capacity; the KV pool sets the capacity.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
 from .runs import lab, secs
 
@@ -93,10 +94,10 @@ measure at the load you run.
         (TryThis("In the serving lab, compare policies at 2.0 req/s, then lower the rate to 0.5 and compare again.",
                  {"preset": BUSY}, panel="serving_lab"),))
     return Lesson(
-        code="C3", slug="lesson_c3", title="Chunked prefill is a trade",
+        **course.header("C3"),
         objective="Explain head-of-line blocking, what chunked prefill bounds and what it costs, and why the answer "
                   "depends on load and chunk size.",
-        prerequisites=("C1",), minutes=10,
+        prerequisites=("C1",),
         setup="A 30,000-token prompt arrives while forty answers are streaming. Who waits, and for how long?",
         steps=(step1, step2),
         recap=("Whole-prompt prefill blocks every running decode: rare but long stalls.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
 from .runs import lab, pct
 
@@ -84,9 +85,9 @@ new sequence's block table. kvlab models both switches but not the rest of a rea
         (TryThis("In the serving lab, switch the tokenizer between request_thread and worker_pool on the shared-queue case.",
                  {"preset": "seed000-shared-queue"}, panel="serving_lab"),))
     return Lesson(
-        code="C4", slug="lesson_c4", title="Not the GPU: CPU-side costs",
+        **course.header("C4"),
         objective="Recognise CPU-side costs that grow with concurrency, and why low-concurrency benchmarks miss them.",
-        prerequisites=("C3",), minutes=7,
+        prerequisites=("C3",),
         setup="The GPU is not the only thing a request waits for.",
         steps=(step1, step2),
         recap=("Per-admission work that scales with the batch grows fast with concurrency.",

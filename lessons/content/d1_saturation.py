@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
 from .runs import lab, pct
 
@@ -81,9 +82,9 @@ A bigger limit only admits more requests that then wait for blocks or get preemp
         (TryThis("In the serving lab, set max_num_seqs to 300 and compare the running line.", {"preset": PRESET},
                  panel="serving_lab"),))
     return Lesson(
-        code="D1", slug="lesson_d1", title="Saturation: the pool, not the limit",
+        **course.header("D1"),
         objective="Diagnose KV saturation from running, waiting and usage, and pick a lever that moves it.",
-        prerequisites=("A4", "C1"), minutes=8,
+        prerequisites=("A4", "C1"),
         setup="A case study: long answers, many clients, and a running count stuck far below the limit.",
         steps=(step1, step2),
         recap=("Saturation: usage above 0.9, a queue, running below the limit.",

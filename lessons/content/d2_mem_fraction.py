@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal
 from .runs import gib, run, tok
 
@@ -45,9 +46,9 @@ so raising it far enough fails at start-up or under the first large batch.
         (TryThis("Set Accounting to sglang, choose Qwen3-32B and move mem_fraction_static from 0.85 to 0.90.",
                  {**SGL, "mem_fraction_static": 0.85}),))
     return Lesson(
-        code="D2", slug="lesson_d2", title="mem_fraction_static: leverage at the margin",
+        **course.header("D2"),
         objective="Compute SGLang's pool from mem_fraction_static, and see why a few points can be most of the pool.",
-        prerequisites=("A3",), minutes=5,
+        prerequisites=("A3",),
         setup="A case study tuned SGLang's memory fraction by reasoning about percentages. Check the arithmetic.",
         steps=(step1,),
         recap=("SGLang: pool = f x total - weights.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
 from .runs import lab, secs
 
@@ -70,10 +71,10 @@ admission that leaves room, or a pool that fits the load.
         (TryThis("In the serving lab, switch Preemption to swap and read the engine log's warnings.", {"preset": PRESET},
                  panel="serving_lab"),))
     return Lesson(
-        code="D3", slug="lesson_d3", title="Admission, eviction, preemption",
+        **course.header("D3"),
         objective="Tell the three moves apart, compare watermark and reserve admission, and know why preemptions must "
                   "stay at zero.",
-        prerequisites=("D1",), minutes=8,
+        prerequisites=("D1",),
         setup="The pool is full and answers keep growing. Something has to give.",
         steps=(step1, step2),
         recap=("Admit with room to grow, or preempt later.", "Recompute or swap matters less than the full pool.",

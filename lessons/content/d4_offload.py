@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kvlab.sim import catalog
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
 from .runs import lab, ms, pct, run
 
@@ -72,9 +73,9 @@ same link carries swapped-out sequences in preemption by swap (lesson D3).
               f"{copy_s:.4f} vs {recompute_s:.4f} s"),
     ), None, ())
     return Lesson(
-        code="D4", slug="lesson_d4", title="Offloading: capacity, not speed",
+        **course.header("D4"),
         objective="Explain what a host-memory tier adds, and compare a host hit with a GPU hit and with a recompute.",
-        prerequisites=("E1", "D3"), minutes=6,
+        prerequisites=("E1", "D3"),
         setup="The pool is too small to keep every prefix worth reusing. Host memory is large and cheap.",
         steps=(step1, step2),
         recap=("A host tier keeps evicted blocks: more hits, lower TTFT.",

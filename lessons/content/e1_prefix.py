@@ -6,6 +6,7 @@ from functools import cache
 
 from kvlab.sim.engine.sweep import rate_sweep
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
 from .runs import lab, lab_config, pct, secs
 
@@ -83,9 +84,9 @@ survives and a cold one goes.
         (TryThis("In the serving lab, run the rate sweep with prefix caching on, then off.", {"preset": PRESET},
                  panel="serving_lab"),))
     return Lesson(
-        code="E1", slug="lesson_e1", title="Prefix caching: compute only the suffix",
+        **course.header("E1"),
         objective="Quantify what prefix caching does to TTFT and to capacity, and design prompts that share prefixes.",
-        prerequisites=("C1", "B1"), minutes=8,
+        prerequisites=("C1", "B1"),
         setup="Many applications send the same long instructions with every request. Must the GPU read them anew each time?",
         steps=(step1, step2),
         recap=("A prefix hit computes only the suffix: TTFT falls and capacity rises.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, holds
 from .runs import lab, ms
 
@@ -73,9 +74,9 @@ traffic.
         (TryThis("In the serving lab, raise the rate to 12 and compare again; then try 1 prefill and 2 decode instances.",
                  {"preset": PRESET}, panel="serving_lab"),))
     return Lesson(
-        code="E2", slug="lesson_e2", title="Disaggregating prefill and decode is a sizing problem",
+        **course.header("E2"),
         objective="Judge when one prefill plus one decode instance beats two colocated ones, and what the KV transfer costs.",
-        prerequisites=("C3",), minutes=8,
+        prerequisites=("C3",),
         setup="Two GPUs, two ways to use them.",
         steps=(step1, step2),
         recap=("Disaggregation buys steady decode at the price of KV transfer and a fixed split.",

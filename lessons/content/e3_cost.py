@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, near
 from .runs import run
 
@@ -73,9 +74,9 @@ the one whose bytes you did not move.
         (TryThis("With a price set and 32k prompts, switch KV cache precision to FP8.",
                  {"dollars_per_gpu_hour": PRICE, "prompt_tokens": 32768}),))
     return Lesson(
-        code="E3", slug="lesson_e3", title="Bytes per dollar",
+        **course.header("E3"),
         objective="Compute cost per million tokens from the bytes a workload moves, and see context length drive it.",
-        prerequisites=("A4", "A6"), minutes=7,
+        prerequisites=("A4", "A6"),
         setup="A GPU-hour has a price. What it buys is a number of tokens, and bytes decide that number.",
         steps=(step1, step2),
         recap=("Cost per token = price per hour / tokens per hour; tokens per hour follow from bytes.",

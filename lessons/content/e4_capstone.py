@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import course
 from .d1_saturation import steady
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
 from .runs import lab, pct, secs
@@ -70,9 +71,9 @@ long-context user wants bandwidth and compute, not admission tricks (B2).
         (TryThis("In the serving lab, on the SGLang saturation case, switch KV cache precision to FP8.", {"preset": SAT},
                  panel="serving_lab"),))
     return Lesson(
-        code="E4", slug="lesson_e4", title="Capstone: choose the lever",
+        **course.header("E4"),
         objective="Diagnose a serving problem from its signals and pick the one lever that moves it.",
-        prerequisites=("C3", "D1", "E1"), minutes=10,
+        prerequisites=("C3", "D1", "E1"),
         setup="Two cases, one proposed fix. Predict where it helps.",
         steps=(step1, step2),
         recap=("Find the binding limit first: compute, bandwidth, pool, or queue.",

@@ -131,6 +131,21 @@ def test_course_lists_23_lessons_and_known_ideas():
         assert all(c in course.ORDER for c in les.prerequisites)
 
 
+def test_the_course_map_and_links_build_no_lesson(monkeypatch):
+    """The landing page's map and a lesson's links read the catalog: building every lesson (and
+    running its simulations) to list titles cost the landing page 14 s."""
+    from kvlab.lessons import render
+
+    built = []
+    monkeypatch.setattr(course, "lesson", lambda code: built.append(code))
+    html = render.course_map_html()
+    links = [render._link(code, "") for code in course.ORDER]
+    assert built == []
+    for les in LESSONS:
+        assert f"{les.code}. {les.title}</a>" in html and f"{les.minutes} min" in html
+        assert f'href="./{les.slug}"' in links[course.ORDER.index(les.code)]
+
+
 def test_numbers_follow_the_simulator(monkeypatch):
     """Rebuild a lesson on another GPU: the quoted figures change with sim's."""
     from kvlab.lessons.content import a4_token_budget
