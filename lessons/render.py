@@ -53,13 +53,17 @@ LESSON_CSS = BASE_CSS + """
 # show the explanation and the reveal, and write the pick into the address bar; the same outcome
 # as StepView.commit and LessonBody._answered on the server. The site's bridge runs this same
 # script for each answer a link carries (static/kvlab-bridge.js, the buttons' names are
-# answer:<key>:<index>), as LessonBody re-applies them on the server.
+# answer:<key>:<index>), as LessonBody re-applies them on the server. The clicked button is
+# `source` (the Bokeh model Panel passes every callback) and its siblings are found by their
+# step's CSS class: a button named in `args` is never freed, because Panel keeps each callback
+# in a WeakKeyDictionary keyed by its button, and a value that reaches its own key (or a
+# sibling whose callback reaches back) keeps it alive (app/share.py's copy buttons).
 STATIC_REVEAL_JS = """
-const buttons = [%(buttons)s];
+const buttons = [...source.document.all_models].filter((m) => (m.css_classes || []).includes(%(step_class)s));
 if (buttons.some((b) => b.disabled)) { return; }
 const solid = (b, kind) => { b.button_type = kind; b.css_classes = b.css_classes.filter((c) => c !== 'outline'); };
 for (const b of buttons) { b.disabled = true; if (b.label === %(answer)s) { solid(b, 'success'); } }
-if (buttons[%(index)d].label !== %(answer)s) { solid(buttons[%(index)d], 'danger'); }
+if (source.label !== %(answer)s) { solid(source, 'danger'); }
 why.text = %(why)s;
 why.visible = true;
 body.visible = true;
@@ -70,6 +74,12 @@ window.history.replaceState(window.history.state, '', url.pathname + url.search 
 # CSS classes that app/build_site.py turns into the Bokeh names the bridge looks up.
 ANSWER_CLASS = "kv-answer-%s-%d"  # a choice button: step key, choice index
 RECAP_CLASS = "kv-recap"
+
+
+def step_class(key: str) -> str:
+    """The CSS class every choice button of one step carries (step keys are unique in a lesson)."""
+    return "kv-choice-" + "".join(c if c.isalnum() or c in "-_" else "-" for c in key)
+
 
 PANEL_NAMES = {"admission": "the admission panel", "phases": "the phases panel", "serving_lab": "the serving lab"}
 
@@ -199,7 +209,7 @@ class StepView(pn.viewable.Viewer):
         self.on_answer = on_answer
         p = step.prediction
         self.buttons = [pn.widgets.Button(label=c.label, color="default", variant="outline",
-                                          css_classes=["kv-choice"]) for c in p.choices]
+                                          css_classes=["kv-choice", step_class(p.key)]) for c in p.choices]
         for i, b in enumerate(self.buttons):
             b.on_click(lambda _e, i=i: self.commit(i))
         self.picked: int | None = None
@@ -228,13 +238,13 @@ class StepView(pn.viewable.Viewer):
         each choice shows it in the browser with the text `commit` would write (site's addition)."""
         p = self.step.prediction
         self.body.objects = self._reveal_parts()
-        args = {"why": self.why, "body": self.body, **{f"b{i}": b for i, b in enumerate(self.buttons)}}
+        args = {"why": self.why, "body": self.body}  # never a button: see STATIC_REVEAL_JS
         for i, choice in enumerate(p.choices):
             why = escape(f'<div class="kv-lesson">{why_html(p, choice.label)}</div>')
             self.buttons[i].css_classes = [*self.buttons[i].css_classes, ANSWER_CLASS % (p.key, i)]
             self.buttons[i].js_on_click(args=args, code=STATIC_REVEAL_JS % {
-                "buttons": ", ".join(f"b{j}" for j in range(len(self.buttons))), "index": i,
-                "answer": json.dumps(p.answer), "why": json.dumps(why), "key": json.dumps(p.key)})
+                "step_class": json.dumps(step_class(p.key)), "index": i, "answer": json.dumps(p.answer),
+                "why": json.dumps(why), "key": json.dumps(p.key)})
 
     def commit(self, index: int, notify: bool = True) -> None:
         if self.picked is not None:
