@@ -16,14 +16,13 @@ REQUESTS = 400
 
 
 @cache
+def sweep(name: str, seed: int):
+    return rate_sweep(lab_config(name, num_requests=REQUESTS, seed=seed), list(RATES))
+
+
 def knees(name: str) -> tuple[float | None, ...]:
     """The knee of p99 TTFT against rate for each random seed of the workload."""
-    return tuple(knee(rate_sweep(lab_config(name, num_requests=REQUESTS, seed=s), list(RATES)).points) for s in SEEDS)
-
-
-@cache
-def sweep0(name: str):
-    return rate_sweep(lab_config(name, num_requests=REQUESTS, seed=0), list(RATES))
+    return tuple(knee(sweep(name, s).points) for s in SEEDS)
 
 
 def _band(ks) -> str:
@@ -33,7 +32,7 @@ def _band(ks) -> str:
 
 def build() -> Lesson:
     base, double, fp8 = knees("seed004-cliff"), knees("cliff-2x-hbm"), knees("seed004-cliff-fp8")
-    pts = sweep0("seed004-cliff").points
+    pts = sweep("seed004-cliff", 0).points
     w = lab_config("seed004-cliff").workload
     mid = sum(base) / len(base)
     mid2 = sum(double) / len(double)
