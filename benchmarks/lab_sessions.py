@@ -1,55 +1,106 @@
-"""Memory of `kvlab serve`'s process over many serving-lab sessions: prints its resident memory
-after a warm-up and after 100 more sessions were opened and closed and the server destroyed them.
+"""Memory of `kvlab serve`'s process over many serving-lab sessions: opens and closes 100 (after
+a warm-up), as a browser does, and prints the process's memory at checkpoints, read once Bokeh has
+destroyed the closed sessions.
 
-    python benchmarks/lab_sessions.py [sessions]
+    python benchmarks/lab_sessions.py [sessions] [checkpoints]
 
-Each session is what a browser makes: the page fetched over HTTP, its websocket connected with
-the page's token, then closed (tests/app/test_lab_sessions.py). Bokeh destroys a session 15 s
-after its last connection closes and checks every 17 s, so the figures are read after 40 s idle.
+The server is `kvlab serve`'s command (app/serve.py) for the lab page, with its setup script
+wrapped by benchmarks/lab_sessions_probe.py, which reports on SIGUSR1. Bokeh destroys a session
+15 s after its last connection closes and checks every 17 s (kvlab serve keeps those defaults), so
+each checkpoint waits 35 s idle. Figures: resident memory (RSS), RSS after malloc_trim(0) (glibc's
+free pages handed back), and Python's own memory (sys.getallocatedblocks and the bytes in pymalloc's
+blocks; every object, strings included), gc-tracked objects, live LabStores and Documents. RSS that
+grows while Python's memory stays flat is the allocators' high-water mark and fragmentation (several
+closed sessions live at once for up to 32 s), not objects kept.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
 import sys
+import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.app.test_lab_sessions import open_and_close  # noqa: E402
-from tests.browser.support import free_port, start_server, stop_server  # noqa: E402
+from kvlab.app.serve import IMPORT_ROOT, SETUP, command  # noqa: E402
 
-WARM_UP = 20
-IDLE_S = 40
+from tests.app.test_lab_sessions import LabClient  # noqa: E402
+from tests.browser.support import free_port  # noqa: E402
 
-
-def rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
+WARM_UP = 10
+IDLE_S = 35
+PROBE = Path(__file__).resolve().parent / "lab_sessions_probe.py"
 
 
 def main() -> None:
     sessions = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    checkpoints = int(sys.argv[2]) if len(sys.argv) > 2 else 2
     port = free_port()
-    proc = start_server(port, pages=[ROOT / "app" / "pages" / "serving_lab.py"], ready_path="/serving_lab")
+    out = Path(tempfile.mkdtemp(prefix="kvlab-lab-sessions-")) / "probe.jsonl"
+    cmd = [str(PROBE) if a == str(SETUP) else a for a in command(port, False, [ROOT / "app" / "pages" / "serving_lab.py"])]
+    i = cmd.index("--index")  # the home page is not served here
+    del cmd[i:i + 2]
+    log = open(out.with_suffix(".log"), "w")
+    proc = subprocess.Popen(cmd, cwd=IMPORT_ROOT, env={**os.environ, "KVLAB_PROBE_OUT": str(out)}, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
+    client = LabClient()
+
+    def probe(label: str, done: int, t0: float) -> dict:
+        time.sleep(IDLE_S)
+        n = len(out.read_text().splitlines()) if out.exists() else 0
+        proc.send_signal(signal.SIGUSR1)
+        while not out.exists() or len(out.read_text().splitlines()) == n:
+            time.sleep(0.2)
+        row = json.loads(out.read_text().splitlines()[-1])
+        print(f"{label:>22} ({done:3d} sessions, {time.perf_counter() - t0:4.0f} s): RSS {row['rss_mb']:6.1f} MB, "
+              f"trimmed {row['rss_trimmed_mb']:6.1f} MB | Python {row['block_mb']:6.2f} MB in {row['blocks']:,} blocks, "
+              f"{row['arenas']} arenas, {row['gc_objects']:,} gc objects | LabStores {row['lab_stores']}, "
+              f"Documents {row['documents']}", flush=True)
+        return row
+
     try:
-        print(f"started: {rss_mb(proc.pid):.1f} MB")
-        for _ in range(WARM_UP):
-            open_and_close(base)
-        time.sleep(IDLE_S)
-        before = rss_mb(proc.pid)
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/serving_lab", timeout=60).read()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the server did not start: {out.with_suffix('.log').read_text()[-2000:]}") from None
+                time.sleep(0.5)
         t0 = time.perf_counter()
-        for _ in range(sessions):
-            open_and_close(base)
-        spent = time.perf_counter() - t0
-        time.sleep(IDLE_S)
-        after = rss_mb(proc.pid)
-        print(f"after {WARM_UP} warm-up sessions: {before:.1f} MB; after {sessions} more ({spent:.0f} s): {after:.1f} MB "
-              f"({(after - before) / sessions * 1024:+.0f} KB per session)")
+        for _ in range(WARM_UP):
+            client.open_and_close(base)
+        first = probe("after warm-up", WARM_UP, t0)
+        step = sessions // checkpoints
+        done = 0
+        while done < sessions:
+            for _ in range(min(step, sessions - done)):
+                client.open_and_close(base)
+                done += 1
+            last = probe(f"after {done} more", WARM_UP + done, t0)
+        d_rss, d_trim = last["rss_mb"] - first["rss_mb"], last["rss_trimmed_mb"] - first["rss_trimmed_mb"]
+        d_py = last["block_mb"] - first["block_mb"]
+        print(f"over {sessions} sessions: RSS {d_rss:+.1f} MB ({d_rss / sessions * 1024:+.0f} KB per session), "
+              f"trimmed {d_trim:+.1f} MB ({d_trim / sessions * 1024:+.0f} KB per session), Python {d_py:+.2f} MB "
+              f"({d_py / sessions * 1024:+.1f} KB per session), blocks {last['blocks'] - first['blocks']:+,}, "
+              f"gc objects {last['gc_objects'] - first['gc_objects']:+,}")
     finally:
-        stop_server(proc)
+        client.close()
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
 
 
 if __name__ == "__main__":
