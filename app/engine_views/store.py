@@ -139,7 +139,8 @@ class LabStore(param.Parameterized):
         """A served slice: pieces of PIECE_S until SLICE_S has passed, with the event loop free
         between pieces (other sessions' messages are read and answered there)."""
         end = time.perf_counter() + SLICE_S
-        while not _page_closed():
+        ctx = getattr(pn.state.curdoc, "session_context", None)  # kept: a destroyed document drops it
+        while not _page_closed(ctx):
             self._tick(PIECE_S)
             if not self._busy() or time.perf_counter() >= end:
                 return
@@ -147,7 +148,7 @@ class LabStore(param.Parameterized):
 
     def _tick(self, target_s: float = SLICE_S) -> None:
         """One slice of whatever is running; sized so each slice takes about `target_s`."""
-        if _page_closed():
+        if _page_closed(getattr(pn.state.curdoc, "session_context", None)):
             return
         t0 = time.perf_counter()
         if self._trace_reader is not None:
@@ -176,15 +177,17 @@ async def _loop_idle(until: float) -> None:
         await asyncio.sleep(PIECE_GAP_S)
 
 
-def _page_closed() -> bool:
-    """True while no open websocket holds this page's session: the page was closed (Bokeh destroys
-    the session some seconds later; Tornado may notice the close only after the messages queued
-    before it) or has not connected yet. Its slices wait: they would cost the other sessions CPU and
-    push patches onto a closed websocket (logged as WebSocketClosedError)."""
-    ctx = getattr(pn.state.curdoc, "session_context", None)
-    session = getattr(ctx, "_session", None)  # Bokeh's ServerSession; a notebook or Pyodide has none
-    if session is None:
-        return False
+def _page_closed(ctx) -> bool:
+    """True while no open websocket holds the page's session (`ctx`, its Bokeh session context):
+    the page was closed (Bokeh destroys the session some seconds later; Tornado may notice the close
+    only after the messages queued before it), its session is destroyed, or it has not connected
+    yet. Its slices wait: they would cost the other sessions CPU and push patches onto a closed
+    websocket (logged as WebSocketClosedError)."""
+    if ctx is None:
+        return False  # a notebook, a test or Pyodide: no server session
+    session = getattr(ctx, "_session", None)  # Bokeh's ServerSession (no public accessor)
+    if session is None or session.destroyed:
+        return True
     for conn in list(session._subscribed_connections):
         ws = getattr(conn._socket, "ws_connection", None)
         if ws is not None and not ws.is_closing():
