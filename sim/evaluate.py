@@ -366,7 +366,7 @@ def _block_tokens_sum(n: int, block: int, cap: int | None = None) -> int:
     return s(cap) + (n - cap) * (-(-cap // block) * block)
 
 
-def held_bytes_per_sequence(arch: Architecture, s: Scenario, kv_bytes_per_element: float) -> float:
+def held_bytes_per_sequence(arch: Architecture, s: Scenario, kv_bytes_per_token: float) -> float:
     """KV bytes one sequence occupies on one rank for admission purposes.
 
     Contiguous: the full final length (prompt + output) is reserved at admission, in whole blocks.
@@ -375,10 +375,11 @@ def held_bytes_per_sequence(arch: Architecture, s: Scenario, kv_bytes_per_elemen
     Paged: a sequence holds only the blocks it has filled so far; with requests at staggered
     points of their generation, the pool carries each one's average over its life, i.e. the mean
     of ceil((prompt + t) / block) blocks for t = 1..output.
+
+    kv_bytes_per_token: one token's cache on one rank over all layers (Architecture.kv_bytes_per_token);
+    a windowed layer holds at most its window, hence the mean over layers of the tokens held.
     """
     p, o, b = s.prompt_tokens, s.output_tokens, s.block_size_tokens
-    per_token_layer = arch.kv_elements_per_token_per_layer(s.tp) * kv_bytes_per_element
-
     reserved = s.max_model_len or arch.max_position_embeddings
 
     def held_tokens(window: int) -> float:
@@ -389,7 +390,7 @@ def held_bytes_per_sequence(arch: Architecture, s: Scenario, kv_bytes_per_elemen
             return -(-min(reserved, cap or reserved) // b) * b
         return (_block_tokens_sum(p + o, b, cap) - _block_tokens_sum(p, b, cap)) / o
 
-    return per_token_layer * arch.num_layers * arch.layer_mean(held_tokens)
+    return kv_bytes_per_token * arch.layer_mean(held_tokens)
 
 
 def evaluate(s: Scenario) -> Result:
@@ -467,7 +468,7 @@ def _evaluate(s: Scenario) -> Result:
     max_len = s.max_model_len or (context if s.engine == "textbook" else arch.max_position_embeddings)
     if limits.max_num_seqs is None:  # SGLang sizes its request cap from the pool
         limits = replace(limits, max_num_seqs=engine_defaults.sglang_max_running_requests(mem.kv_pool_tokens, max_len))
-    per_seq = held_bytes_per_sequence(arch, s, kv_el)
+    per_seq = held_bytes_per_sequence(arch, s, setup.kv_bytes_per_token)
     max_seqs = int(mem.kv_pool_bytes // per_seq) if per_seq > 0 else 0
     refusal = None
     if s.engine == "vllm":
@@ -624,15 +625,15 @@ def _served(m: roofline.Machine, s: Scenario, pre: roofline.StepCost, dec: roofl
         batch_prefill = partial(float, batch * pre.time_s)  # each prompt fills its own passes
     else:
         batch_prefill = partial(_step_time, roofline.prefill, m, s.prompt_tokens, chunk, batch)
-    return dict(
-        ttft_queue_s=queue,
-        ttft_prefill_s=in_batch,
-        served_ttft_s=rules.frontend_s + queue + in_batch,
-        served_itl_s=itl + (batch - 1) * marginal / max(out - 1, 1),
-        served_tokens_per_s=batch * out / cycle_s,
-        prefill_in_batch_s=marginal,
-        _batch_prefill_s_builder=batch_prefill,
-    )
+    return {
+        "ttft_queue_s": queue,
+        "ttft_prefill_s": in_batch,
+        "served_ttft_s": rules.frontend_s + queue + in_batch,
+        "served_itl_s": itl + (batch - 1) * marginal / max(out - 1, 1),
+        "served_tokens_per_s": batch * out / cycle_s,
+        "prefill_in_batch_s": marginal,
+        "_batch_prefill_s_builder": batch_prefill,
+    }
 
 
 def _kernel_dicts(step, *args) -> list[dict]:
