@@ -381,19 +381,20 @@ def prefill(m: Machine, prompt_tokens: float, chunk_tokens: int | None = None, s
     """`sequences` prompts of `prompt_tokens` each, processed in forward passes of at most
     `chunk_tokens` tokens (None: one pass, as design.md's textbook prefill: weights read once, the
     causal attention term on top of 2 x params x n). Chunks of a long prompt each re-read the
-    weights and attend to the chunks before them; the costs of the passes are summed."""
+    weights and attend to the chunks before them; the costs of the passes are summed. detail=False:
+    only the totals (a chunked prefill's summed kernel rows are left out, kernels may be ())."""
     total = prompt_tokens * sequences
     if chunk_tokens is None or total <= chunk_tokens:
         pairs = m.arch.causal_pairs(prompt_tokens) * sequences
         return step_cost(m, new_tokens=total, kv_read_tokens=0.0, attention_pairs=pairs, sampled_tokens=sequences, detail=detail)
     if sequences > 1:
         if prompt_tokens >= chunk_tokens:
-            return _scaled(prefill(m, prompt_tokens, chunk_tokens), sequences)
+            return _scaled(prefill(m, prompt_tokens, chunk_tokens, detail=detail), sequences, detail)
         # Whole prompts packed into passes of at most chunk_tokens tokens.
         per_pass = max(int(chunk_tokens // prompt_tokens), 1)
         c = step_cost(m, new_tokens=per_pass * prompt_tokens, kv_read_tokens=0.0,
-                      attention_pairs=m.arch.causal_pairs(prompt_tokens) * per_pass, sampled_tokens=per_pass)
-        return _scaled(c, sequences / per_pass)
+                      attention_pairs=m.arch.causal_pairs(prompt_tokens) * per_pass, sampled_tokens=per_pass, detail=detail)
+        return _scaled(c, sequences / per_pass, detail)
     # Chunk i (0-based) attends to the i x chunk tokens before it. Up to _MAX_CHUNKS (8) chunks are
     # costed one by one; a longer prompt is costed on _MAX_CHUNKS evenly spaced chunks, each
     # standing for its share of the passes (so a 2M-token prompt costs 9 steps, not 1,024; the
@@ -406,25 +407,25 @@ def prefill(m: Machine, prompt_tokens: float, chunk_tokens: int | None = None, s
     for g in range(groups):
         lo, hi = full * g // groups, full * (g + 1) // groups
         i = (lo + hi - 1) / 2  # the group's middle chunk (fractional: the mean cached length)
-        costs.append(_scaled(_chunk(m, chunk_tokens, i * chunk_tokens, False), hi - lo))
-    costs.append(_chunk(m, last, full * chunk_tokens, True))
-    return _sum(costs)
+        costs.append(_scaled(_chunk(m, chunk_tokens, i * chunk_tokens, False, detail), hi - lo, detail))
+    costs.append(_chunk(m, last, full * chunk_tokens, True, detail))
+    return _sum(costs, detail)
 
 
 _MAX_CHUNKS = 8
 
 
-def _chunk(m: Machine, tokens: float, cached: float, sample: bool) -> StepCost:
+def _chunk(m: Machine, tokens: float, cached: float, sample: bool, detail: bool) -> StepCost:
     return step_cost(m, new_tokens=tokens, kv_read_tokens=m.arch.kv_read_tokens(cached),
                      attention_pairs=m.arch.causal_pairs(tokens, cached), sampled_tokens=1 if sample else 0,
-                     context_tokens=cached + tokens / 2)
+                     context_tokens=cached + tokens / 2, detail=detail)
 
 
-def _scaled(c: StepCost, factor: float) -> StepCost:
-    """`factor` identical passes of step c, one after another."""
+def _scaled(c: StepCost, factor: float, detail: bool = True) -> StepCost:
+    """`factor` identical passes of step c, one after another (detail=False: without kernel rows)."""
     kernels = tuple(_new(KernelCost, {"kind": k.kind, "bytes": k.bytes * factor, "flops": k.flops * factor,
                                       "memory_s": k.memory_s * factor, "compute_s": k.compute_s * factor,
-                                      "time_s": k.time_s * factor, "bound": k.bound}) for k in c.kernels)
+                                      "time_s": k.time_s * factor, "bound": k.bound}) for k in (c.kernels if detail else ()))
     return _new(StepCost, {
         "tokens": c.tokens * factor, "weight_bytes": c.weight_bytes * factor, "kv_bytes": c.kv_bytes * factor,
         "flops": c.flops * factor, "memory_time_s": c.memory_time_s * factor, "compute_time_s": c.compute_time_s * factor,
@@ -435,13 +436,14 @@ def _scaled(c: StepCost, factor: float) -> StepCost:
     })
 
 
-def _sum(costs: list[StepCost]) -> StepCost:
+def _sum(costs: list[StepCost], detail: bool = True) -> StepCost:
+    """Passes run one after another (detail=False: without kernel rows; no total reads them)."""
     # math.fsum, not sum(): CPython 3.12+ (and so Pyodide) compensates the built-in sum of floats,
     # 3.11 does not; fsum gives the same bits on every Python.
     if len(costs) == 1:
         return costs[0]
     by_kind: dict[str, list[KernelCost]] = {}
-    for c in costs:
+    for c in costs if detail else ():
         for k in c.kernels:
             by_kind.setdefault(k.kind, []).append(k)
     kernels = tuple(_new(KernelCost, {"kind": kind, "bytes": fsum(k.bytes for k in ks), "flops": fsum(k.flops for k in ks),
