@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from kvlab.app.serve import IMPORT_ROOT, SETUP, command  # noqa: E402
 
 from tests.app.test_lab_sessions import LabClient  # noqa: E402
-from tests.browser.support import free_port  # noqa: E402
+from tests.browser.support import free_port, stop_server  # noqa: E402
 
 WARM_UP = 10
 IDLE_S = 35
@@ -94,12 +94,7 @@ def main() -> None:
               f"gc objects {last['gc_objects'] - first['gc_objects']:+,}")
     finally:
         client.close()
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_server(proc)
         log.close()
 
 
