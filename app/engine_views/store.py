@@ -147,8 +147,10 @@ class LabStore(param.Parameterized):
             await _loop_idle(end)
 
     def _tick(self, target_s: float = SLICE_S) -> None:
-        """One slice of whatever is running; sized so each slice takes about `target_s`."""
-        if _page_closed(getattr(pn.state.curdoc, "session_context", None)):
+        """One slice of whatever is running; sized so each slice takes about `target_s`. A served
+        slice waits while its page is closed; a synchronous store (a lesson's view built for the
+        static site, whose document has a session context but no session) always advances."""
+        if not self.synchronous and _page_closed(getattr(pn.state.curdoc, "session_context", None)):
             return
         t0 = time.perf_counter()
         if self._trace_reader is not None:
