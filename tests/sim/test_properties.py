@@ -21,8 +21,8 @@ from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 
 # Thousands of examples per property (about 6,000 random configurations in all), sized to keep
 # the file under about 30 s on a shared 2-core machine.
-MANY = settings(max_examples=1500, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
-SOME = settings(max_examples=800, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+MANY = settings(max_examples=800, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+SOME = settings(max_examples=400, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 
 SCENARIO_FIELDS = set(Scenario.__dataclass_fields__)
 

@@ -35,8 +35,11 @@ def pytest_collection_finish(session) -> None:
     if any("real_site" in getattr(item, "fixturenames", ()) for item in session.items):
         offline = can_unshare_network()
         out = session.config._tmp_path_factory.mktemp("site") / "site"
-        _background.update(out=out, offline=offline, proc=subprocess.Popen(
-            _build_command(out, (), offline), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        # Files, not pipes: nobody reads a pipe until the fixture runs, and a full pipe would stop
+        # the build there.
+        logs = [open(out.parent / name, "w+") for name in ("build.out", "build.err")]
+        _background.update(out=out, offline=offline, logs=logs, proc=subprocess.Popen(
+            _build_command(out, (), offline), cwd=ROOT, stdout=logs[0], stderr=logs[1], text=True))
 
 
 def pytest_sessionfinish(session) -> None:
@@ -54,7 +57,8 @@ def real_site(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess, bool
     installed), offline when the machine allows a network namespace: (folder, process, offline)."""
     if "proc" in _background:  # started at collection (pytest_collection_finish)
         popen, out, offline = _background["proc"], _background["out"], _background["offline"]
-        stdout, stderr = popen.communicate(timeout=600)
+        popen.wait(timeout=600)
+        stdout, stderr = ((log.seek(0), log.read())[1] for log in _background["logs"])
         proc = subprocess.CompletedProcess(popen.args, popen.returncode, stdout, stderr)
     else:
         offline = can_unshare_network()
