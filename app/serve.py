@@ -35,9 +35,13 @@ IMPORT_ROOT = ROOT if (ROOT / "kvlab" / "__init__.py").is_file() else ROOT.paren
 # passes the limit, without a word. So the limit is the largest accepted trace (the parser's own)
 # encoded, plus 1 MiB for the patch around it, and the page refuses a larger file before sending it.
 WEBSOCKET_MAX_MESSAGE_BYTES = 4 * -(-MAX_TRACE_BYTES // 3) + (1 << 20)
+# How often Bokeh looks for sessions to discard (its default: 17 s). A closed page's session is
+# discarded at the next look (app/session_expiry.py); the look itself only walks the sessions.
+CHECK_UNUSED_SESSIONS_MS = 1000
 # Options of `panel serve` that every way of serving the app shares (kvlab serve, the browser
 # tests' server, the benchmarks).
-SERVER_OPTIONS = ["--websocket-max-message-size", str(WEBSOCKET_MAX_MESSAGE_BYTES)]
+SERVER_OPTIONS = ["--websocket-max-message-size", str(WEBSOCKET_MAX_MESSAGE_BYTES),
+                  "--check-unused-sessions", str(CHECK_UNUSED_SESSIONS_MS)]
 
 
 def page_scripts() -> list[Path]:

@@ -117,3 +117,27 @@ def _on_close_once(self):
 if not getattr(_WS.on_close, "_kvlab_once", False):
     _on_close_once._kvlab_once = True
     _WS.on_close = _on_close_once
+
+
+# 7. A closed page's session is discarded at the server's next check (every second), not 15-32 s
+#    later: app/session_expiry.py.
+from kvlab.app.session_expiry import install as _expire_closed_sessions  # noqa: E402
+
+_expire_closed_sessions()
+
+
+# 8. The serving lab's run pieces wait while another page's message is being answered
+#    (app/server_activity.py): note when each message arrives.
+from kvlab.app import server_activity  # noqa: E402
+
+_on_message = _WS.on_message
+
+
+async def _on_message_marked(self, fragment):
+    server_activity.mark()
+    return await _on_message(self, fragment)
+
+
+if not getattr(_WS.on_message, "_kvlab_marked", False):
+    _on_message_marked._kvlab_marked = True
+    _WS.on_message = _on_message_marked

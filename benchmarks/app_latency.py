@@ -58,6 +58,7 @@ MEASURE_JS = """async ([title, value, key, expected]) => {
     observer.observe(root, {subtree: true, childList: true, characterData: true});
     setTimeout(() => { observer.disconnect(); resolve(-1); }, 5000);
     t0 = performance.now();
+    window.kvMoveStart = t0;  // benchmarks/upload_latency.py times the server's reply from here
     slider.value = value;
   });
 }"""

@@ -4,14 +4,14 @@ destroyed the closed sessions.
 
     python benchmarks/lab_sessions.py [sessions] [checkpoints]
 
-The server is `kvlab serve`'s command (app/serve.py) for the lab page, with its setup script
-wrapped by benchmarks/lab_sessions_probe.py, which reports on SIGUSR1. Bokeh destroys a session
-15 s after its last connection closes and checks every 17 s (kvlab serve keeps those defaults), so
-each checkpoint waits 35 s idle. Figures: resident memory (RSS), RSS after malloc_trim(0) (glibc's
-free pages handed back), and Python's own memory (sys.getallocatedblocks and the bytes in pymalloc's
-blocks; every object, strings included), gc-tracked objects, live LabStores and Documents. RSS that
-grows while Python's memory stays flat is the allocators' high-water mark and fragmentation (several
-closed sessions live at once for up to 32 s), not objects kept.
+The server is `kvlab serve`'s command (app/serve.py) for the lab page, with its setup script wrapped
+by benchmarks/lab_sessions_probe.py, which reports on SIGUSR1. kvlab serve discards a closed page's
+session at its next check, every second (app/session_expiry.py), so each checkpoint waits IDLE_S
+idle for the last sessions' destroy to finish. Figures: resident memory (RSS), RSS after
+malloc_trim(0) (glibc's free pages handed back), and Python's own memory (sys.getallocatedblocks and
+the bytes in pymalloc's blocks; every object, strings included), gc-tracked objects, live LabStores
+and Documents. RSS that grows while Python's memory stays flat is the allocators' high-water mark
+and fragmentation (several closed sessions alive at once), not objects kept.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from tests.app.test_lab_sessions import LabClient  # noqa: E402
 from tests.browser.support import free_port, stop_server  # noqa: E402
 
 WARM_UP = 10
-IDLE_S = 35
+IDLE_S = 5
 PROBE = Path(__file__).resolve().parent / "lab_sessions_probe.py"
 
 

@@ -21,6 +21,7 @@ from kvlab.sim.engine import EngineResult
 from kvlab.sim.engine.sweep import Sweep
 from kvlab.sim.engine.trace import TraceReader
 
+from .. import server_activity
 from ..viewlayer.lab_runs import LabRuns
 from ..viewlayer.lab_sweep import sweep_rates
 from .settings import NO_COMPARISON, RUN_FIELDS, LabSettings
@@ -136,22 +137,24 @@ class LabStore(param.Parameterized):
             self._callback = pn.state.add_periodic_callback(self._served_tick, period=TICK_MS)
 
     async def _served_tick(self) -> None:
-        """A served slice: pieces of PIECE_S until SLICE_S has passed, with the event loop free
-        between pieces (other sessions' messages are read and answered there)."""
+        """A served slice: pieces of PIECE_S until SLICE_S has passed, each run once the event loop
+        is otherwise idle (other sessions' messages are read and answered first). A slice runs at
+        least one piece, so a lab advances however busy the server is."""
         end = time.perf_counter() + SLICE_S
         ctx = getattr(pn.state.curdoc, "session_context", None)  # kept: a destroyed document drops it
-        while not _page_closed(ctx):
+        while True:
+            await _loop_idle(end)
+            if _page_closed(ctx):
+                return
             self._tick(PIECE_S)
             if not self._busy() or time.perf_counter() >= end:
                 return
-            await _loop_idle(end)
 
     def _tick(self, target_s: float = SLICE_S) -> None:
-        """One slice of whatever is running; sized so each slice takes about `target_s`. A served
-        slice waits while its page is closed; a synchronous store (a lesson's view built for the
-        static site, whose document has a session context but no session) always advances."""
-        if not self.synchronous and _page_closed(getattr(pn.state.curdoc, "session_context", None)):
-            return
+        """One slice of whatever is running; sized so each slice takes about `target_s`. Only a
+        served slice (`_served_tick`) asks whether its page is closed: a synchronous store (a
+        notebook, a test, a lesson's view built for the static site) and a Cancel click (made on an
+        open page) always advance."""
         t0 = time.perf_counter()
         if self._trace_reader is not None:
             self._advance_trace(max(self._events_per_slice // 4, 500))
@@ -170,12 +173,13 @@ class LabStore(param.Parameterized):
 
 
 async def _loop_idle(until: float) -> None:
-    """Sleep PIECE_GAP_S, then on while the event loop has other work ready (another session's
-    message in its steps), up to `until`: a slice's pieces run when the loop is otherwise idle.
-    (`_ready` is asyncio's queue of ready callbacks: private, but there is no public way to ask.)"""
+    """Sleep PIECE_GAP_S, then on while the event loop has other work ready or a browser's message
+    came in the last moments (another session's message still in its steps, some of which wait on
+    timers: app/server_activity.py), up to `until`: a slice's pieces run when the loop is otherwise
+    idle. (`_ready` is asyncio's queue of ready callbacks: private, but there is no public way to ask.)"""
     await asyncio.sleep(PIECE_GAP_S)
     ready = getattr(asyncio.get_running_loop(), "_ready", ())
-    while len(ready) and time.perf_counter() < until:
+    while (len(ready) or server_activity.busy()) and time.perf_counter() < until:
         await asyncio.sleep(PIECE_GAP_S)
 
 
