@@ -25,6 +25,11 @@ def mark() -> None:
     _last_message_s = time.perf_counter()
 
 
+def quiet_s() -> float:
+    """Seconds since the last message (infinite before the first)."""
+    return time.perf_counter() - _last_message_s
+
+
 def busy() -> bool:
     """True within QUIET_S of the last message."""
-    return time.perf_counter() - _last_message_s < QUIET_S
+    return quiet_s() < QUIET_S

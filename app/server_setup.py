@@ -141,3 +141,11 @@ async def _on_message_marked(self, fragment):
 if not getattr(_WS.on_message, "_kvlab_marked", False):
     _on_message_marked._kvlab_marked = True
     _WS.on_message = _on_message_marked
+
+
+# 9. Full garbage collections at quiet moments, not in the middle of a lab run: app/server_gc.py.
+import panel as pn  # noqa: E402
+from kvlab.app import server_gc  # noqa: E402
+
+server_gc.install()
+pn.state.schedule_task("kvlab.server_gc", server_gc.collect_if_due, period=f"{server_gc.CHECK_S:g}s")

@@ -11,6 +11,7 @@ activation reserve and hence the pool.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from typing import NamedTuple
 
 from ..errors import Issue
 from ..fields import ENGINE_FIELDS, SCENARIO_FIELDS, check_choice, check_flag, check_number, check_numbers, coerce, shown
@@ -31,9 +32,10 @@ POLICY_LABELS = {
     "lanes": "separate prefill / decode lanes, decode priority, chunked prefill",
 }
 
-@dataclass(frozen=True, slots=True)
-class TraceRequest:
-    """One row of an imported trace (see trace.py); slots: a trace may hold two million."""
+class TraceRequest(NamedTuple):
+    """One row of an imported trace (see trace.py). A named tuple, as `workload.Request` is: a
+    trace may hold two million rows, and a frozen dataclass sets each field through
+    object.__setattr__ (10^6 rows built in 1.11 s of CPU against 0.78 s as named tuples)."""
 
     arrival_s: float
     prompt_tokens: int

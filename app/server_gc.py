@@ -1,0 +1,61 @@
+"""kvlab serve's full garbage collections, run when no page is waiting on the server.
+
+CPython starts a full collection by itself whenever the objects that outlived two younger
+collections have grown by a quarter, and a full collection walks every tracked object in the
+process. With a 10^6-row trace being read (each row an object), that was 8 full collections of up
+to 0.4-0.8 s each, measured with a gc.callbacks timer: the event loop, which serves every session,
+stood still for each, and each stall landed on some other page's slider move (issue 16 asks for
+p95 under 50 ms while such a trace loads). So, in the server process only:
+
+- what the server imported before its first page (Panel, Bokeh, Tornado) is frozen: it lives as
+  long as the process, and no collection walks it again;
+- the automatic full collection is switched off; the young generations keep collecting as
+  before (most cyclic garbage dies young and goes there);
+- `collect_if_due`, run every CHECK_S by a Panel scheduled task, makes the full collection
+  itself: after FULL_QUIET_S without one once no browser message has come for QUIET_FOR_S, and
+  after FULL_MAX_S in any case, so memory held in cycles is freed within a minute however busy
+  the server is. Panel still collects a few seconds after a session is destroyed.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+
+from . import server_activity
+
+CHECK_S = 1.0
+FULL_QUIET_S = 10.0
+FULL_MAX_S = 60.0
+QUIET_FOR_S = 1.0
+NEVER = 1 << 30  # a generation-2 threshold the count of generation-1 collections never reaches
+
+_last_full_s = time.monotonic()
+
+
+def due(since_full_s: float, quiet_s: float) -> bool:
+    """Is a full collection due, `since_full_s` after the last one and `quiet_s` after the last
+    browser message?"""
+    return since_full_s >= FULL_MAX_S or (since_full_s >= FULL_QUIET_S and quiet_s >= QUIET_FOR_S)
+
+
+def collect_if_due() -> None:
+    if due(time.monotonic() - _last_full_s, server_activity.quiet_s()):
+        gc.collect()  # _note_full records it
+
+
+def _note_full(phase: str, info: dict) -> None:
+    global _last_full_s
+    if phase == "stop" and info.get("generation") == 2:
+        _last_full_s = time.monotonic()
+
+
+def install() -> None:
+    """Freeze what is alive now and take the full collections over (once per process)."""
+    if _note_full in gc.callbacks:
+        return
+    gc.collect()
+    gc.freeze()
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, NEVER)
+    gc.callbacks.append(_note_full)

@@ -1,0 +1,48 @@
+"""kvlab serve's garbage collection (app/server_gc.py): no automatic full collection once
+installed, a full one when due. install() changes the process's collector, so it runs in a
+child process, not in the test runner."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+from kvlab.app import server_gc
+from kvlab.app.serve import IMPORT_ROOT
+
+
+def test_a_full_collection_is_due_when_quiet_or_after_the_longest_gap():
+    assert not server_gc.due(since_full_s=server_gc.FULL_QUIET_S - 0.1, quiet_s=1e9)
+    assert not server_gc.due(since_full_s=server_gc.FULL_QUIET_S + 1, quiet_s=server_gc.QUIET_FOR_S / 2)
+    assert server_gc.due(since_full_s=server_gc.FULL_QUIET_S + 1, quiet_s=server_gc.QUIET_FOR_S)
+    assert server_gc.due(since_full_s=server_gc.FULL_MAX_S, quiet_s=0.0)  # a busy server still collects
+
+
+CHILD = textwrap.dedent("""
+    import gc, json
+    from kvlab.app import server_gc
+    full = []
+    gc.callbacks.append(lambda phase, info: full.append(1) if phase == "stop" and info["generation"] == 2 else None)
+    baseline = len(full)
+    server_gc.install()
+    installed = len(full)  # install() makes one full collection before freezing
+    kept = []
+    for i in range(400_000):  # long-lived objects: CPython alone starts several full collections here
+        kept.append([i])
+    automatic = len(full) - installed
+    server_gc._last_full_s -= server_gc.FULL_MAX_S
+    server_gc.collect_if_due()
+    print(json.dumps({"automatic": automatic, "collected": len(full) - installed - automatic,
+                      "install": installed - baseline, "threshold2": gc.get_threshold()[2], "frozen": gc.get_freeze_count()}))
+""")
+
+
+def test_installed_the_process_makes_no_automatic_full_collection_and_collects_when_due():
+    out = subprocess.run([sys.executable, "-c", CHILD], cwd=IMPORT_ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert r["threshold2"] == server_gc.NEVER and r["frozen"] > 0
+    assert r["automatic"] == 0, r
+    assert r["collected"] == 1, r
