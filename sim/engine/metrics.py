@@ -283,12 +283,22 @@ class Metrics:
 
     def _sample(self, ts: float, instances) -> None:
         s = self.series
-        total_blocks = sum(i.blocks.total for i in instances)
+        if len(instances) == 1:  # the common case, without the sums (same values: fsum of one is exact)
+            i = instances[0]
+            total_blocks = i.blocks.total
+            running, waiting, swapped = len(i.running), len(i.waiting), len(i.swapped)
+            used = i.used_blocks_at(ts) if total_blocks else 0.0
+        else:
+            total_blocks = sum(i.blocks.total for i in instances)
+            running = sum(len(i.running) for i in instances)
+            waiting = sum(len(i.waiting) for i in instances)
+            swapped = sum(len(i.swapped) for i in instances)
+            used = math.fsum(i.used_blocks_at(ts) for i in instances) if total_blocks else 0.0
         s["t_s"].append(ts)
-        s["running"].append(sum(len(i.running) for i in instances))
-        s["waiting"].append(sum(len(i.waiting) for i in instances))
-        s["swapped"].append(sum(len(i.swapped) for i in instances))
-        s["kv_usage"].append(math.fsum(i.used_blocks_at(ts) for i in instances) / total_blocks if total_blocks else 0.0)
+        s["running"].append(running)
+        s["waiting"].append(waiting)
+        s["swapped"].append(swapped)
+        s["kv_usage"].append(used / total_blocks if total_blocks else 0.0)
         s["in_system"].append(self.in_system)
         s["preemptions"].append(self.preemption_total)
         s["prefix_hit_rate"].append(self.prefix_hits / self.prefix_queries if self.prefix_queries else 0.0)
