@@ -12,14 +12,18 @@ p95 under 50 ms while such a trace loads). So, in the server process only:
 - the automatic full collection is switched off; the young generations keep collecting as
   before (most cyclic garbage dies young and goes there);
 - `collect_if_due`, run every CHECK_S by a Panel scheduled task, makes the full collection
-  itself: after FULL_QUIET_S without one once no browser message has come for QUIET_FOR_S, and
-  after FULL_MAX_S in any case, so memory held in cycles is freed within a minute however busy
-  the server is. Panel still collects a few seconds after a session is destroyed.
+  itself: after FULL_QUIET_S without one once no browser message has come for QUIET_FOR_S; at
+  once when Python's allocated blocks have grown GROWTH-fold since the last one (a lab run
+  replaced mid-way is a cycle of about 900,000 blocks that only a full collection frees, and a
+  student moving a setting replaces runs quickly: this bounds the heap to about twice what is
+  alive, as Go's collector does by default); and after FULL_MAX_S in any case. Panel still
+  collects a few seconds after a session is destroyed.
 """
 
 from __future__ import annotations
 
 import gc
+import sys
 import time
 
 from . import server_activity
@@ -28,26 +32,31 @@ CHECK_S = 1.0
 FULL_QUIET_S = 10.0
 FULL_MAX_S = 60.0
 QUIET_FOR_S = 1.0
+GROWTH = 2.0
 NEVER = 1 << 30  # a generation-2 threshold the count of generation-1 collections never reaches
 
 _last_full_s = time.monotonic()
+_blocks_after_full = sys.getallocatedblocks()
 
 
-def due(since_full_s: float, quiet_s: float) -> bool:
-    """Is a full collection due, `since_full_s` after the last one and `quiet_s` after the last
-    browser message?"""
-    return since_full_s >= FULL_MAX_S or (since_full_s >= FULL_QUIET_S and quiet_s >= QUIET_FOR_S)
+def due(since_full_s: float, quiet_s: float, growth: float) -> bool:
+    """Is a full collection due, `since_full_s` after the last one, `quiet_s` after the last
+    browser message, with the allocated blocks `growth` times what the last one left?"""
+    return (since_full_s >= FULL_MAX_S or growth >= GROWTH
+            or (since_full_s >= FULL_QUIET_S and quiet_s >= QUIET_FOR_S))
 
 
 def collect_if_due() -> None:
-    if due(time.monotonic() - _last_full_s, server_activity.quiet_s()):
+    growth = sys.getallocatedblocks() / max(_blocks_after_full, 1)
+    if due(time.monotonic() - _last_full_s, server_activity.quiet_s(), growth):
         gc.collect()  # _note_full records it
 
 
 def _note_full(phase: str, info: dict) -> None:
-    global _last_full_s
+    global _last_full_s, _blocks_after_full
     if phase == "stop" and info.get("generation") == 2:
         _last_full_s = time.monotonic()
+        _blocks_after_full = sys.getallocatedblocks()
 
 
 def install() -> None:

@@ -13,11 +13,13 @@ from kvlab.app import server_gc
 from kvlab.app.serve import IMPORT_ROOT
 
 
-def test_a_full_collection_is_due_when_quiet_or_after_the_longest_gap():
-    assert not server_gc.due(since_full_s=server_gc.FULL_QUIET_S - 0.1, quiet_s=1e9)
-    assert not server_gc.due(since_full_s=server_gc.FULL_QUIET_S + 1, quiet_s=server_gc.QUIET_FOR_S / 2)
-    assert server_gc.due(since_full_s=server_gc.FULL_QUIET_S + 1, quiet_s=server_gc.QUIET_FOR_S)
-    assert server_gc.due(since_full_s=server_gc.FULL_MAX_S, quiet_s=0.0)  # a busy server still collects
+def test_a_full_collection_is_due_when_quiet_when_the_heap_doubled_or_after_the_longest_gap():
+    due = server_gc.due
+    assert not due(since_full_s=server_gc.FULL_QUIET_S - 0.1, quiet_s=1e9, growth=1.0)
+    assert not due(since_full_s=server_gc.FULL_QUIET_S + 1, quiet_s=server_gc.QUIET_FOR_S / 2, growth=1.9)
+    assert due(since_full_s=server_gc.FULL_QUIET_S + 1, quiet_s=server_gc.QUIET_FOR_S, growth=1.0)
+    assert due(since_full_s=1.0, quiet_s=0.0, growth=server_gc.GROWTH)  # garbage piles up on a busy server
+    assert due(since_full_s=server_gc.FULL_MAX_S, quiet_s=0.0, growth=1.0)  # a busy server still collects
 
 
 CHILD = textwrap.dedent("""
@@ -32,9 +34,10 @@ CHILD = textwrap.dedent("""
     for i in range(400_000):  # long-lived objects: CPython alone starts several full collections here
         kept.append([i])
     automatic = len(full) - installed
-    server_gc._last_full_s -= server_gc.FULL_MAX_S
-    server_gc.collect_if_due()
-    print(json.dumps({"automatic": automatic, "collected": len(full) - installed - automatic,
+    server_gc.collect_if_due()  # the heap grew GROWTH-fold since install()'s collection
+    grown = len(full) - installed - automatic
+    server_gc.collect_if_due()  # nothing due: collected a moment ago, no growth since, not FULL_MAX_S old
+    print(json.dumps({"automatic": automatic, "grown": grown, "again": len(full) - installed - automatic - grown,
                       "install": installed - baseline, "threshold2": gc.get_threshold()[2], "frozen": gc.get_freeze_count()}))
 """)
 
@@ -45,4 +48,4 @@ def test_installed_the_process_makes_no_automatic_full_collection_and_collects_w
     r = json.loads(out.stdout)
     assert r["threshold2"] == server_gc.NEVER and r["frozen"] > 0
     assert r["automatic"] == 0, r
-    assert r["collected"] == 1, r
+    assert r["grown"] == 1 and r["again"] == 0, r
