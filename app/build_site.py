@@ -17,6 +17,8 @@ only); the UI runtime is large. So the two are split:
   module worker that loads Pyodide's core, unpacks kvlab's two pure wheels from the site (one
   shared copy, no micropip, no PyPI) and runs `kvlab.app.viewlayer.pages.PanelPage`; each widget
   change becomes one call into Python whose patch is applied with `model.setv(...)`.
+- With Node, the build also makes a Pyodide memory snapshot with kvlab imported (app/site_snapshot.py),
+  which the worker restores instead of starting Python from scratch.
 
 Nothing here needs the network.
 """
@@ -36,6 +38,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from kvlab.app.site_snapshot import make_snapshot
 from kvlab.app.site_wheel import ROOT, SITE_WHEELS, build_wheel, kvlab_version
 
 DEFAULT_OUT = Path("site")
@@ -52,6 +55,10 @@ PYODIDE_CDN = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/"
 PYODIDE_NPM_DIR = ROOT / "tests" / "pyodide" / "node_modules" / "pyodide"
 # What a module worker's loadPyodide() fetches from the core package; nothing else is copied.
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+# The lock file lists Pyodide's whole package distribution (0.12 MB); the worker loads no package
+# (kvlab's wheels are unpacked, not installed by name), so the site's copy keeps the file's `info`
+# (Python version, ABI) and lists no package.
+PYODIDE_LOCK = "pyodide-lock.json"
 THEMES = ("light", "dark")
 # Pages whose views the worker serves live (viewlayer.pages.VIEWS); others are static documents
 # with the shell's links, theme and embed mode.
@@ -80,6 +87,7 @@ class SiteOptions:
     page_globs: tuple[str, ...] = DEFAULT_PAGE_GLOBS
     pyodide_dir: Path | None = None  # None: the npm package under tests/pyodide, when installed
     pyodide_cdn: bool = False
+    snapshot: bool = True  # a Pyodide memory snapshot, when Node is there and Pyodide is copied into the site
     title: str = "kvlab"
 
 
@@ -487,7 +495,7 @@ def build(opts: SiteOptions) -> SiteReport:
         else:
             os.environ[BUILD_ENV_VAR] = previous
     _swap_in(out, final_out)
-    notes = (note,) if note else ()
+    notes = tuple(n for n in (note, info.get("snapshot_note")) if n)
     return SiteReport(final_out, tuple(pages), info, notes)
 
 
@@ -499,6 +507,17 @@ def _build_into(out: Path, pages: list[Page], opts: SiteOptions, pyodide_dir: Pa
     pyodide_url = "./pyodide/" if pyodide_dir is not None else PYODIDE_CDN
     shell_info = {"pyodide_url": pyodide_url, "wheels": " ".join(f"./wheels/{w.name}" for w in wheels),
                   "kvlab_version": kvlab_version()}
+    if pyodide_dir is not None:
+        _copy_pyodide(pyodide_dir, out / "pyodide")
+    snapshot, note = None, None
+    if pyodide_dir is None:
+        note = "no Pyodide memory snapshot: it is made only with the Pyodide the build copies into the site"
+    elif not opts.snapshot:
+        note = "no Pyodide memory snapshot (--no-snapshot)"
+    else:
+        snapshot, note = make_snapshot(pyodide_dir, PYODIDE_VERSION, wheels, out)
+    if snapshot is not None:  # the worker restores it (static/kvlab-worker.mjs); the version pins it
+        shell_info.update(snapshot=f"./{snapshot['file']}", snapshot_pyodide=snapshot["pyodide_version"])
     roots = _vendor_roots()
     needed: dict[str, Path] = {}
     built = []
@@ -521,16 +540,13 @@ def _build_into(out: Path, pages: list[Page], opts: SiteOptions, pyodide_dir: Pa
     if not STATIC_DIR.is_dir():
         raise BuildError(f"kvlab's static assets are missing: no folder {STATIC_DIR}")
     shutil.copytree(STATIC_DIR, out / "kvlab")
-    if pyodide_dir is not None:
-        (out / "pyodide").mkdir()
-        for name in PYODIDE_FILES:
-            shutil.copyfile(pyodide_dir / name, out / "pyodide" / name)
     (out / "pages.html").write_text(_index_html(built, opts.title), encoding="utf-8")
     if not any(p.name == "index" for p in built):
         (out / "index.html").write_text(_index_html(built, opts.title), encoding="utf-8")
     info = {
         "kvlab_version": kvlab_version(), "panel_version": panel.__version__, "bokeh_version": bokeh.__version__,
         "pyodide_version": PYODIDE_VERSION, "pyodide_url": pyodide_url, "pyodide_self_hosted": pyodide_dir is not None,
+        "snapshot": snapshot, "snapshot_note": note,
         "wheels": {w.name: _sha256(w) for w in wheels},
         "vendor_files": len(needed),
         "pages": [{**asdict(p), "source": _display_path(p.source), "html": f"{p.name}.html", "dark": f"{p.name}.dark.html"}
@@ -538,6 +554,18 @@ def _build_into(out: Path, pages: list[Page], opts: SiteOptions, pyodide_dir: Pa
     }
     (out / INFO_FILE).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return info, built
+
+
+def _copy_pyodide(src: Path, dest: Path) -> None:
+    """Pyodide's core files, the lock file without its package list (PYODIDE_LOCK)."""
+    dest.mkdir()
+    for name in PYODIDE_FILES:
+        if name == PYODIDE_LOCK:
+            lock = json.loads((src / name).read_text(encoding="utf-8"))
+            lock["packages"] = {}
+            (dest / name).write_text(json.dumps(lock, sort_keys=True) + "\n", encoding="utf-8")
+        else:
+            shutil.copyfile(src / name, dest / name)
 
 
 def _display_path(path: Path) -> str:
@@ -559,6 +587,8 @@ def _parser() -> argparse.ArgumentParser:
     host.add_argument("--pyodide-dir", type=Path, metavar="DIR", help=f"the npm `pyodide` {PYODIDE_VERSION} package to copy "
                       "into the site (default: tests/pyodide/node_modules/pyodide, installed by `npm ci --prefix tests/pyodide`)")
     host.add_argument("--pyodide-cdn", action="store_true", help=f"do not copy Pyodide's core; pages load it from {PYODIDE_CDN}")
+    p.add_argument("--no-snapshot", action="store_true", help="do not make the Pyodide memory snapshot (made by default "
+                   "with Node when Pyodide is copied into the site; pages then start Python from scratch)")
     p.add_argument("--title", default="kvlab", help="title of the plain page list, pages.html (default: %(default)s)")
     return p
 
@@ -577,7 +607,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.pyodide_dir is not None and not args.pyodide_dir.is_dir():
         parser.error(f"--pyodide-dir: {args.pyodide_dir} is not a folder")
     opts = SiteOptions(out_dir=args.out, page_globs=tuple(args.pages), pyodide_dir=args.pyodide_dir,
-                       pyodide_cdn=args.pyodide_cdn, title=args.title)
+                       pyodide_cdn=args.pyodide_cdn, snapshot=not args.no_snapshot, title=args.title)
     try:
         report = build(opts)
     except BuildError as e:
@@ -591,6 +621,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {page.name}.html  <- {_display_path(page.source)}  ({live})")
     print(f"  Pyodide {info['pyodide_version']} from {info['pyodide_url']}; BokehJS {info['bokeh_version']}, "
           f"Panel {info['panel_version']} files copied; wheels: {', '.join(info['wheels'])}")
+    if snap := info["snapshot"]:
+        print(f"  Pyodide memory snapshot with kvlab imported: {snap['file']}, {snap['bytes'] / 1e6:.1f} MB gzip "
+              f"({snap['raw_bytes'] / 1e6:.1f} MB restored), made in {(snap['boot_ms'] + snap['import_ms']) / 1000:.1f} s")
     for note in report.notes:
         print(f"  note: {note}")
     print(NEXT_STEPS.format(out=_display_path(report.out_dir)))

@@ -296,7 +296,8 @@
     worker.onerror = (e) => fail("worker", e.message || "kvlab-worker.mjs could not start");
     const abs = (u) => new URL(u, window.location.href).href;
     worker.postMessage({ type: "boot", page: info.page, search: openedWith, pyodideUrl: abs(info.pyodideUrl),
-                         wheels: info.wheels.split(" ").map(abs), live: info.live || null });
+                         wheels: info.wheels.split(" ").map(abs), live: info.live || null,
+                         snapshot: info.snapshot ? { url: abs(info.snapshot), pyodide: info.snapshotPyodide } : null });
   }
 
   // A live page starts its worker now, as BokehJS begins to lay the page out, so Pyodide's start-up

@@ -3,6 +3,9 @@
 // Loads Pyodide's core, unpacks kvlab's two pure wheels served by the site (no micropip, no PyPI,
 // no other host), and answers each widget change with one call into kvlab.app.viewlayer.pages:
 // the returned patch ({Bokeh model name: {property: value}}) goes back to the page's bridge.
+// When the page names the site's Pyodide memory snapshot, Python starts from it (kvlab already
+// imported) instead of from scratch; if that fails for any reason it starts from scratch, and the
+// `timings` of the ready message say which start ran (`boot`: "snapshot" or "plain").
 // The serving lab's runs take longer than one call: while its page says `busy`, the worker calls
 // `tick()` (about 50 ms of simulation each), posts the progress patch, and reads its messages
 // between ticks, so a new setting or Cancel is answered within one slice.
@@ -60,23 +63,65 @@ function answer(type, id, out) {
   if (busy) runLoop();
 }
 
+// The site's Pyodide memory snapshot (app/site_snapshot.py): Python's memory with kvlab already
+// imported, gzip-compressed. Restoring it replaces Python's start-up and kvlab's imports.
+async function fetchSnapshot(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  const stream = response.body.pipeThrough(new DecompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+// Files are not part of a snapshot: the wheels are unpacked after every start (sim's data files).
+function unpack(pyodide, wheels) {
+  for (const bytes of wheels) pyodide.unpackArchive(bytes, "wheel");
+  pyodide.runPython("import importlib; importlib.invalidate_caches()");
+  return pyodide.pyimport("kvlab.app.viewlayer.pages").page_for;
+}
+
 async function boot(m) {
   const t0 = performance.now();
+  const timings = { boot: "plain" };
   try {
     progress(1, "loading Python");
     const wheels = Promise.all(m.wheels.map(fetchBytes)); // downloads overlap Python's start-up
-    const { loadPyodide } = await import(m.pyodideUrl + "pyodide.mjs");
-    const pyodide = await loadPyodide({ indexURL: m.pyodideUrl, stdout: () => {}, stderr: (t) => console.warn(t) });
-    const tPython = performance.now();
-    progress(2, "unpacking kvlab");
-    for (const bytes of await wheels) pyodide.unpackArchive(bytes, "wheel");
+    // Fetched and decompressed while Pyodide fetches and compiles its WebAssembly.
+    let snapshot = m.snapshot ? fetchSnapshot(m.snapshot.url) : null;
+    snapshot?.catch(() => {}); // a failure is handled where the snapshot is used
+    const { loadPyodide, version } = await import(m.pyodideUrl + "pyodide.mjs");
+    const options = { indexURL: m.pyodideUrl, stdout: () => {}, stderr: (t) => console.warn(t) };
+    let pyodide = null;
+    let pageFor = null;
+    if (snapshot) {
+      // A private, version-locked Pyodide API: use it only with the release the snapshot was made
+      // with (Pyodide itself refuses another build). Any failure falls back to the plain start.
+      try {
+        if (version !== m.snapshot.pyodide) throw new Error(`it was made with Pyodide ${m.snapshot.pyodide}, this is ${version}`);
+        pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshot });
+        timings.python_ms = performance.now() - t0;
+        progress(2, "unpacking kvlab");
+        pageFor = unpack(pyodide, await wheels);
+        timings.boot = "snapshot";
+      } catch (e) {
+        timings.snapshot_error = String((e && e.message) || e);
+        console.warn(`kvlab worker: the Pyodide memory snapshot could not be used (${timings.snapshot_error}); ` +
+                     "starting Python without it");
+        pyodide = null;
+      }
+      snapshot = null; // 30 MB: let it go
+    }
+    if (pyodide === null) {
+      pyodide = await loadPyodide(options);
+      timings.python_ms = performance.now() - t0;
+      progress(2, "unpacking kvlab");
+      pageFor = unpack(pyodide, await wheels);
+    }
     progress(3, "starting the page");
-    const pageFor = pyodide.pyimport("kvlab.app.viewlayer.pages").page_for;
     page = pageFor(m.page, m.search, m.live);
     const out = call(() => page.start());
     busy = Boolean(out.busy);
-    post({ type: "ready", patch: out.patch, query: out.query, busy,
-           timings: { python_ms: tPython - t0, ready_ms: performance.now() - t0 } });
+    timings.ready_ms = performance.now() - t0;
+    post({ type: "ready", patch: out.patch, query: out.query, busy, timings });
     if (busy) runLoop();
   } catch (e) {
     post({ type: "error", stage, msg: String((e && e.message) || e) });

@@ -11,6 +11,7 @@ local origin that resizes its iframe are checked too.
 from __future__ import annotations
 
 import base64
+import gzip
 import http.server
 import json
 import time
@@ -147,13 +148,78 @@ def _drive_lab(page, site: Path) -> dict:
     return out
 
 
+def _panel_moves(page, name: str, moves: list) -> list[dict]:
+    """Each move made in the page, and the models read back after its patch: exactly the properties
+    CPython's view layer sets on each named model."""
+    out = []
+    wanted = {n: sorted(props) for n, props in PanelPage(name).models().items()}
+    for widget, value in moves:
+        before = page.evaluate("window.kvlabBridge.patches")
+        page.evaluate("([n, v]) => { const m = Bokeh.documents[0].get_model_by_name(n);"
+                      " m[('value' in m.properties) ? 'value' : 'active'] = v; }", [widget, value])
+        page.wait_for_function(f"window.kvlabBridge.patches > {before}", timeout=20_000)
+        models = page.evaluate(READ_MODELS_JS, wanted)
+        out.append({"widget": widget, "value": value, "models": json.loads(models), "url": page.url,
+                    "max_sequences": page.locator('[data-kv="max_sequences"]').first.inner_text() if name == "admission" else None})
+    return out
+
+
+# The snapshot's URL answered with a 404 or with a gzip file that is no Pyodide snapshot: the page
+# must start Python without it (a console warning, no error) and answer as CPython does.
+SNAPSHOT_FAULTS = {"missing": {"status": 404, "body": "not found"},
+                   "corrupt": {"status": 200, "body": gzip.compress(b"not a Pyodide memory snapshot " * 4096, mtime=0),
+                               "content_type": "application/octet-stream"}}
+FALLBACK_PAGE = "admission"
+
+
+def _fault_route(snapshot_url: str, answer: dict, outside: list):
+    """A route handler (one argument: Playwright passes a second one, the request, to a handler that takes two)."""
+    def route(r):
+        url = r.request.url
+        if url.split("?")[0] == snapshot_url:
+            r.fulfill(**answer)
+        elif url.startswith(("http://127.0.0.1", "data:", "blob:")):
+            r.continue_()
+        else:
+            outside.append(url)
+            r.abort()
+    return route
+
+
+def _snapshot_fallbacks(browser, base: str, snapshot_file: str, outside: list) -> dict:
+    """The fallback page opened once per fault, in its own context (the faults are the only HTTP
+    errors there); each page makes the first admission move."""
+    out = {}
+    context = browser.new_context(viewport={"width": 1300, "height": 900})
+    try:
+        for fault, answer in SNAPSHOT_FAULTS.items():
+            page = context.new_page()
+            page.route("**/*", _fault_route(base + snapshot_file, answer, outside))
+            errors: list[str] = []
+            warnings: list[str] = []
+            page.on("console", lambda m, errors=errors, warnings=warnings: (errors if m.type == "error" else warnings).append(m.text)
+                    if m.type in ("error", "warning") else None)
+            page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+            page.goto(f"{base}{FALLBACK_PAGE}.html")
+            page.wait_for_function("['ready', 'failed'].includes(document.body.dataset.kvlabState)", timeout=BOOT_TIMEOUT_MS)
+            seen = {"state": page.evaluate("document.body.dataset.kvlabState"), "errors": errors, "warnings": warnings,
+                    "timings": page.evaluate("window.kvlabBridge.timings || null")}
+            if seen["state"] == "ready":
+                seen["moves"] = _panel_moves(page, FALLBACK_PAGE, MOVES[FALLBACK_PAGE][:1])
+            out[fault] = seen
+            page.close()
+    finally:
+        context.close()
+    return out
+
+
 @harness.in_own_thread
-def _visit_site(site: Path, pages: list[str]) -> dict:
+def _visit_site(site: Path, pages: list[str], snapshot_file: str | None = None) -> dict:
     from playwright.sync_api import sync_playwright
 
     # "seconds": what the lab's and axe's checks take inside the one visit (reported, not asserted)
     out: dict = {"pages": {}, "outside": [], "bad_status": [], "axe": {}, "requested": set(),
-                 "seconds": {"lab": 0.0, "axe": 0.0, "lesson": 0.0, "answers": 0.0}}
+                 "seconds": {"lab": 0.0, "axe": 0.0, "lesson": 0.0, "answers": 0.0, "fallback": 0.0}}
     with harness.serve_directory(site) as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=harness.CHROMIUM, args=harness.CHROMIUM_ARGS)
         try:
@@ -188,21 +254,10 @@ def _visit_site(site: Path, pages: list[str]) -> dict:
                     t_lab = time.monotonic()
                     seen.update(_drive_lab(page, site))
                     out["seconds"]["lab"] = time.monotonic() - t_lab
+                if seen["state"] == "ready":
+                    seen["timings"] = page.evaluate("window.kvlabBridge.timings || null")  # which start ran
                 if name in PANEL_PAGES and seen["state"] == "ready":
-                    seen["moves"] = []
-                    # Read back exactly the properties CPython's view layer sets on each named model.
-                    wanted = {n: sorted(props) for n, props in PanelPage(name).models().items()}
-                    for widget, value in MOVES[name]:
-                        before = page.evaluate("window.kvlabBridge.patches")
-                        page.evaluate("([n, v]) => { const m = Bokeh.documents[0].get_model_by_name(n);"
-                                      " m[('value' in m.properties) ? 'value' : 'active'] = v; }",
-                                      [widget, value])
-                        page.wait_for_function(f"window.kvlabBridge.patches > {before}", timeout=20_000)
-                        models = page.evaluate(READ_MODELS_JS, wanted)
-                        seen["moves"].append({"widget": widget, "value": value, "models": json.loads(models),
-                                              "url": page.url,
-                                              "max_sequences": page.locator('[data-kv="max_sequences"]').first.inner_text()
-                                              if name == "admission" else None})
+                    seen["moves"] = _panel_moves(page, name, MOVES[name])
                     seen["latencies_ms"] = page.evaluate("window.kvlabBridge.latencies")
                 if name in AXE_PAGES and AXE_JS.is_file():
                     t_axe = time.monotonic()
@@ -229,7 +284,7 @@ def _visit_site(site: Path, pages: list[str]) -> dict:
             page.wait_for_function("window.kvlabBridge.patches > 0", timeout=BOOT_TIMEOUT_MS)
             out["seconds"]["lesson"] = time.monotonic() - t_lesson
             out["lesson"].update(specs=specs, models=json.loads(page.evaluate(READ_MODELS_JS, wanted)), errors=errors,
-                                 url=page.url)
+                                 url=page.url, timings=page.evaluate("window.kvlabBridge.timings || null"))
             page.close()
 
             # A lesson link carrying answers re-applies them (the page is ready once they are).
@@ -275,6 +330,11 @@ def _visit_site(site: Path, pages: list[str]) -> dict:
                 host.wait_for_function("document.getElementById('kv').getBoundingClientRect().height > 400", timeout=BOOT_TIMEOUT_MS)
                 out["embed"] = {"origin_host": host_base, "height": host.evaluate("document.getElementById('kv').offsetHeight"),
                                 "header_visible": frame.locator("#header").first.is_visible(), "errors": errors2}
+                host.close()
+            if snapshot_file:
+                t_fallback = time.monotonic()
+                out["fallback"] = _snapshot_fallbacks(browser, base, snapshot_file, out["outside"])
+                out["seconds"]["fallback"] = time.monotonic() - t_fallback
         finally:
             browser.close()
     return out
@@ -286,7 +346,11 @@ def visit(real_site):
     info = json.loads((site / "build-info.json").read_text())
     if not info["pyodide_self_hosted"]:
         pytest.skip(harness.missing_reason("newest"))
-    return _visit_site(site, [p.name for p in discover_pages(DEFAULT_PAGE_GLOBS)])
+    t0 = time.monotonic()
+    out = _visit_site(site, [p.name for p in discover_pages(DEFAULT_PAGE_GLOBS)], (info["snapshot"] or {}).get("file"))
+    out["seconds"]["visit"] = time.monotonic() - t0
+    out["snapshot"] = info["snapshot"]
+    return out
 
 
 def test_no_request_leaves_127_0_0_1_and_nothing_is_missing(visit):
@@ -471,6 +535,34 @@ def test_every_script_and_wheel_the_site_ships_is_requested(visit, real_site):
     was requested by some page of the visit (which opens every page); nothing is carried unused."""
     site = real_site[0]
     shipped = {p.relative_to(site).as_posix() for p in site.rglob("*")
-               if p.suffix in (".js", ".mjs", ".wasm", ".zip", ".whl", ".json") and p.name != "build-info.json"}
+               if p.suffix in (".js", ".mjs", ".wasm", ".zip", ".whl", ".json", ".bin") and p.name != "build-info.json"}
     assert shipped - visit["requested"] == set()
 
+
+
+def test_live_pages_start_python_from_the_snapshot(visit):
+    """With the build's snapshot, every live page and a lesson's live view restore it instead of
+    starting Python from scratch; the checks above compare those pages' numbers with CPython's."""
+    if visit["snapshot"] is None:
+        pytest.skip("the build made no Pyodide memory snapshot (see its note)")
+    booted = {name: visit["pages"][name]["timings"] for name in (*PANEL_PAGES, LAB)}
+    booted[LESSON] = visit["lesson"]["timings"]
+    print(f"worker timings (ms): {booted}; seconds inside the visit: {visit['seconds']}")
+    for name, timings in booted.items():
+        assert timings["boot"] == "snapshot" and "snapshot_error" not in timings, (name, timings)
+
+
+@pytest.mark.parametrize("fault", SNAPSHOT_FAULTS)
+def test_a_page_starts_without_its_snapshot_when_it_is_missing_or_corrupt(visit, fault):
+    if visit["snapshot"] is None:
+        pytest.skip("the build made no Pyodide memory snapshot (see its note)")
+    seen = visit["fallback"][fault]
+    assert seen["state"] == "ready" and seen["errors"] == []
+    assert seen["timings"]["boot"] == "plain" and seen["timings"]["snapshot_error"], seen["timings"]
+    assert any("snapshot could not be used" in w for w in seen["warnings"]), seen["warnings"]
+    (move,) = seen["moves"]
+    (expected,) = _cpython_models(FALLBACK_PAGE, MOVES[FALLBACK_PAGE][:1])
+    for name, props in expected.items():
+        for prop, value in props.items():
+            assert _close(move["models"][name].get(prop), value), f"{name}.{prop}"
+    assert move["max_sequences"] == f"{evaluate(Scenario(prompt_tokens=32768)).max_sequences:,}"
