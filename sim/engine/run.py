@@ -69,7 +69,9 @@ def simulate(config: EngineConfig) -> EngineResult:
     if isinstance(sim, EngineResult):
         return sim
     sim.run()
-    return collect(sim)
+    result = collect(sim)
+    sim.release()
+    return result
 
 
 def collect(sim: Simulation) -> EngineResult:

@@ -70,7 +70,9 @@ class Scheduler:
         self.decode_reserve = 0  # blocks the planned step's decodes will need
         self.preempted = False  # the step being planned preempted a sequence
         self.last_step_prefill = False
-        self._policy = getattr(self, "_prefill_only" if inst.role == PREFILL else POLICY_METHODS[self.policy])
+        # The function, called with self: a bound method kept on its own object is a reference
+        # cycle, and kept a finished run's scheduler (and what it holds) for the garbage collector.
+        self._policy = getattr(Scheduler, "_prefill_only" if inst.role == PREFILL else POLICY_METHODS[self.policy])
 
     def reserve_ratio(self) -> float:
         steps = self.decoding.g - self.reserve_reset_g
@@ -84,14 +86,14 @@ class Scheduler:
         inst = self.inst
         if inst.swapped:
             self.swap_in(now)
-        self._policy(now, p)
+        self._policy(self, now, p)
         if p.k == 0 and not p.chunks and self.preempted and inst.waiting:
             # Everything that could run was preempted, and a preempting step admits nothing:
             # plan again so the queue's head can start (nothing else would wake the instance).
             self.preempted = False
             if inst.swapped:
                 self.swap_in(now)
-            self._policy(now, p)
+            self._policy(self, now, p)
 
     def _fcfs(self, now: float, p: Plan) -> None:
         chunks = self._admit(now, self.token_budget, whole=True, with_decode=False)

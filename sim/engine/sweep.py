@@ -112,8 +112,7 @@ class Job:
         self.cancelled = True
         if self._current is not None:
             self._current.cancel()
-            self.results.append(collect(self._current))
-            self._current = None
+            self._finish_current()
 
     def advance(self, max_events: int = 20_000) -> bool:
         """Run up to about `max_events` events; True when every run is finished (or cancelled)."""
@@ -129,9 +128,13 @@ class Job:
             finished = self._current.advance(budget)
             budget -= max(self._current.events - before, 1)
             if finished:
-                self.results.append(collect(self._current))
-                self._current = None
+                self._finish_current()
         return self.done
+
+    def _finish_current(self) -> None:
+        self.results.append(collect(self._current))
+        self._current.release()
+        self._current = None
 
     def run(self) -> list[EngineResult]:
         while not self.advance(1 << 30):
