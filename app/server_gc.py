@@ -13,11 +13,11 @@ p95 under 50 ms while such a trace loads). So, in the server process only:
   before (most cyclic garbage dies young and goes there);
 - `collect_if_due`, run every CHECK_S by a Panel scheduled task, makes the full collection
   itself: after FULL_QUIET_S without one once no browser message has come for QUIET_FOR_S; at
-  once when Python's allocated blocks have grown GROWTH-fold since the last one (a lab run
-  replaced mid-way is a cycle of about 900,000 blocks that only a full collection frees, and a
-  student moving a setting replaces runs quickly: this bounds the heap to about twice what is
-  alive, as Go's collector does by default); and after FULL_MAX_S in any case. Panel still
-  collects a few seconds after a session is destroyed.
+  once when Python's allocated blocks have grown GROWTH-fold since the last one (garbage in
+  reference cycles waits for a full collection: a lab run replaced mid-way was 900,000 blocks of
+  it until runs broke their own cycles, `Simulation.release`; this bounds the heap to about
+  twice what is alive whatever else makes cycles, as Go's collector does by default); and after
+  FULL_MAX_S in any case. Panel still collects a few seconds after a session is destroyed.
 """
 
 from __future__ import annotations
