@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/site_load.py                      # builds the site into a temporary folder
     .venv/bin/python benchmarks/site_load.py --site site --runs 3
     .venv/bin/python benchmarks/site_load.py --old-build DIR      # + what a pyodide-worker build downloads
+    .venv/bin/python benchmarks/site_load.py --site A --site B    # two builds, measured interleaved
 
 Method (v1), per page:
 - Cold load: a fresh browser context (empty HTTP cache), from navigation start to the first
@@ -20,6 +21,11 @@ Method (v1), per page:
   cold/warm load ends when its opening run is drawn.
 - Bare Pyodide: a page that only starts the same Pyodide core in a module worker (the floor).
 - Site size: every file of the build.
+- Worker (v3): on live pages, the worker's own `timings` of each cold load: which start ran
+  (`boot`: "snapshot", the site's Pyodide memory snapshot, or "plain"), and when Python was up
+  (`python_ms`) and the first patch made (`ready_ms`), from the worker's start. With several
+  --site, each run of each page loads every site in turn (cold, then warm), so the sites share
+  the machine's load; the 1-minute load average is recorded at every cold load.
 Other hosts are blocked with Chromium's --host-resolver-rules, not with request routing, because
 Playwright's routing turns the HTTP cache off (which would make warm loads cold).
 Figures depend on the machine's load (2 shared cores here); compare runs from one session only.
@@ -28,6 +34,7 @@ Figures depend on the machine's load (2 shared cores here); compare runs from on
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -43,7 +50,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.pyodide import harness  # noqa: E402
 
-METHOD_VERSION = 2
+METHOD_VERSION = 3
 BLOCK_OTHER_HOSTS = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 BOOT_TIMEOUT_MS = 240_000
 BARE_PAGE = """<!doctype html><meta charset="utf-8"><title>bare Pyodide</title><script type="module">
@@ -101,58 +108,87 @@ def _lab_runs(page, runs: int) -> dict:
     return out
 
 
-@harness.in_own_thread
+def _bare_boot(browser, bare_base: str) -> float:
+    ctx = browser.new_context()
+    try:
+        p = ctx.new_page()
+        p.goto(bare_base + "bare.html")
+        p.wait_for_function("window.bareReadyMs", timeout=BOOT_TIMEOUT_MS)
+        return p.evaluate("window.bareReadyMs")
+    finally:
+        ctx.close()
+
+
 def measure(site: Path, pages: list[tuple[str, object]], runs: int, moves: int, lab_runs: int = 5) -> dict:
+    return measure_sites([site], pages, runs, moves, lab_runs)[0]
+
+
+@harness.in_own_thread
+def measure_sites(sites: list[Path], pages: list[tuple[str, object]], runs: int, moves: int, lab_runs: int = 5) -> list[dict]:
+    """Figures for each site; each run loads every site in turn (interleaved), so they share the load."""
     from playwright.sync_api import sync_playwright
 
-    results: dict = {"pages": {}}
-    with tempfile.TemporaryDirectory(prefix="kvlab-bare-") as tmp:
-        bare_dir = Path(tmp)
-        (bare_dir / "bare.html").write_text(BARE_PAGE, encoding="utf-8")
-        (bare_dir / "pyodide").symlink_to(site / "pyodide")
-        with harness.serve_directory(site) as base, harness.serve_directory(bare_dir) as bare_base, sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=harness.CHROMIUM, args=[*harness.CHROMIUM_ARGS, BLOCK_OTHER_HOSTS])
-            try:
-                bare = []
-                for _ in range(runs):
-                    ctx = browser.new_context()
+    results: list[dict] = [{"pages": {}} for _ in sites]
+    with contextlib.ExitStack() as stack:
+        bases, bare_bases = [], []
+        for site in sites:
+            bare_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kvlab-bare-")))
+            (bare_dir / "bare.html").write_text(BARE_PAGE, encoding="utf-8")
+            (bare_dir / "pyodide").symlink_to(site.resolve() / "pyodide")
+            bases.append(stack.enter_context(harness.serve_directory(site)))
+            bare_bases.append(stack.enter_context(harness.serve_directory(bare_dir)))
+        pw = stack.enter_context(sync_playwright())
+        browser = pw.chromium.launch(executable_path=harness.CHROMIUM, args=[*harness.CHROMIUM_ARGS, BLOCK_OTHER_HOSTS])
+        stack.callback(browser.close)
+        bare: list[list[float]] = [[] for _ in sites]
+        for _ in range(runs):
+            for i, bare_base in enumerate(bare_bases):
+                bare[i].append(_bare_boot(browser, bare_base))
+        for i, times in enumerate(bare):
+            results[i]["bare_pyodide_ms"] = statistics.median(times)
+            results[i]["bare_runs_ms"] = times
+        for name, live in pages:
+            seen = [{"cold": [], "warm": [], "sizes": [], "slider": [], "timings": [], "load": []} for _ in sites]
+            for run in range(runs):
+                for i, base in enumerate(bases):
+                    f = seen[i]
+                    ctx = browser.new_context(viewport={"width": 1300, "height": 900})
+                    requests = []
+                    ctx.on("requestfinished", lambda r, requests=requests: requests.append(r))
                     p = ctx.new_page()
-                    p.goto(bare_base + "bare.html")
-                    p.wait_for_function("window.bareReadyMs", timeout=BOOT_TIMEOUT_MS)
-                    bare.append(p.evaluate("window.bareReadyMs + performance.timeOrigin - performance.timeOrigin"))
+                    f["load"].append(os.getloadavg()[0])
+                    p.goto(base + f"{name}.html")
+                    f["cold"].append(_first_interaction(p, live))
+                    if live:
+                        f["timings"].append(p.evaluate("window.kvlabBridge.timings || null"))
+                    total = 0
+                    for r in requests:
+                        sz = r.sizes()
+                        total += sz["responseBodySize"] + sz["responseHeadersSize"]
+                    f["sizes"].append(total)
+                    if live == "lab" and run == 0:
+                        results[i]["lab_run"] = _lab_runs(p, lab_runs)
+                    elif live and run == 0:
+                        f["slider"] = _slider_moves(p, moves)
+                    p.close()
+                    p = ctx.new_page()
+                    p.goto(base + f"{name}.html")
+                    f["warm"].append(_first_interaction(p, live))
                     ctx.close()
-                results["bare_pyodide_ms"] = statistics.median(bare)
-                for name, live in pages:
-                    cold, warm, sizes, slider = [], [], [], []
-                    for run in range(runs):
-                        ctx = browser.new_context(viewport={"width": 1300, "height": 900})
-                        requests = []
-                        ctx.on("requestfinished", lambda r, requests=requests: requests.append(r))
-                        p = ctx.new_page()
-                        p.goto(base + f"{name}.html")
-                        cold.append(_first_interaction(p, live))
-                        total = 0
-                        for r in requests:
-                            s = r.sizes()
-                            total += s["responseBodySize"] + s["responseHeadersSize"]
-                        sizes.append(total)
-                        if live == "lab" and run == 0:
-                            results["lab_run"] = _lab_runs(p, lab_runs)
-                        elif live and run == 0:
-                            slider = _slider_moves(p, moves)
-                        p.close()
-                        p = ctx.new_page()
-                        p.goto(base + f"{name}.html")
-                        warm.append(_first_interaction(p, live))
-                        ctx.close()
-                    results["pages"][name] = {"live": live, "cold_ms": statistics.median(cold), "warm_ms": statistics.median(warm),
-                                              "bytes": statistics.median(sizes), "cold_runs_ms": cold,
-                                              "slider_p50_ms": _pct(slider, 0.5) if slider else None,
-                                              "slider_p95_ms": _pct(slider, 0.95) if slider else None, "slider_moves": len(slider)}
-                    print(f"  {name}: cold {results['pages'][name]['cold_ms']:.0f} ms, warm {results['pages'][name]['warm_ms']:.0f} ms",
-                          file=sys.stderr, flush=True)
-            finally:
-                browser.close()
+            for i, f in enumerate(seen):
+                timings = [t for t in f["timings"] if t]
+                results[i]["pages"][name] = {
+                    "live": live, "cold_ms": statistics.median(f["cold"]), "warm_ms": statistics.median(f["warm"]),
+                    "bytes": statistics.median(f["sizes"]), "cold_runs_ms": f["cold"], "warm_runs_ms": f["warm"],
+                    "load_1min": f["load"],
+                    "slider_p50_ms": _pct(f["slider"], 0.5) if f["slider"] else None,
+                    "slider_p95_ms": _pct(f["slider"], 0.95) if f["slider"] else None, "slider_moves": len(f["slider"]),
+                    "boot": sorted({t.get("boot", "plain") for t in timings}),
+                    "python_ms": statistics.median(t["python_ms"] for t in timings) if timings else None,
+                    "ready_ms": statistics.median(t["ready_ms"] for t in timings) if timings else None,
+                    "worker_timings": timings}
+                print(f"  {sites[i]} {name}: cold {results[i]['pages'][name]['cold_ms']:.0f} ms, "
+                      f"warm {results[i]['pages'][name]['warm_ms']:.0f} ms", file=sys.stderr, flush=True)
     return results
 
 
@@ -227,9 +263,35 @@ def old_build_downloads(old: Path) -> dict:
     return out
 
 
+def _report(site: Path, info: dict, figures: dict, runs: int) -> None:
+    print(f"\nkvlab site_load v{METHOD_VERSION}: {site} ({figures['site_bytes'] / 1e6:.1f} MB on disk), {runs} runs")
+    snap = info.get("snapshot")
+    print("Pyodide memory snapshot: " + (f"{snap['file']} ({snap['bytes'] / 1e6:.1f} MB)" if snap else "none"))
+    print(f"bare Pyodide {info['pyodide_version']} boot in a module worker: {figures['bare_pyodide_ms']:.0f} ms (median of "
+          f"{', '.join(f'{x:.0f}' for x in figures['bare_runs_ms'])})")
+    print(f"{'page':<16}{'cold ms':>9}{'warm ms':>9}{'x bare':>8}{'slider p50':>12}{'p95 ms':>8}{'MB cold':>9}"
+          f"{'boot':>10}{'python ms':>11}{'ready ms':>10}  load 1-min")
+    for name, f in figures["pages"].items():
+        ratio = f["cold_ms"] / figures["bare_pyodide_ms"] if f["live"] else float("nan")
+        p50 = f"{f['slider_p50_ms']:.1f}" if f["slider_p50_ms"] is not None else "-"
+        p95 = f"{f['slider_p95_ms']:.1f}" if f["slider_p95_ms"] is not None else "-"
+        boot = "/".join(f["boot"]) or "-"
+        python = f"{f['python_ms']:.0f}" if f["python_ms"] is not None else "-"
+        ready = f"{f['ready_ms']:.0f}" if f["ready_ms"] is not None else "-"
+        load = f"{min(f['load_1min']):.2f}-{max(f['load_1min']):.2f}"
+        print(f"{name:<16}{f['cold_ms']:>9.0f}{f['warm_ms']:>9.0f}{ratio:>8.2f}{p50:>12}{p95:>8}{f['bytes'] / 1e6:>9.2f}"
+              f"{boot:>10}{python:>11}{ready:>10}  {load}")
+    if "lab_run" in figures:
+        for compare, f in figures["lab_run"].items():
+            what = "one 600-request run" if compare == "none" else "a 600-request run and its 600-request comparison"
+            print(f"serving lab, {what}: {f['median_ms']:.0f} ms median (runs {', '.join(f'{x:.0f}' for x in f['runs_ms'])}), "
+                  f"progress patches {f['progress_patches']}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--site", type=Path, help="a built site (default: build one into a temporary folder)")
+    parser.add_argument("--site", type=Path, action="append", help="a built site (default: build one into a temporary "
+                        "folder); give it more than once to measure several builds interleaved")
     parser.add_argument("--runs", type=int, default=3, help="cold/warm loads per page (default: %(default)s)")
     parser.add_argument("--moves", type=int, default=50, help="slider moves per live page (default: %(default)s)")
     parser.add_argument("--lab-runs", type=int, default=5, help="600-request lab runs timed per setting (default: %(default)s)")
@@ -238,37 +300,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     tmp = None
-    site = args.site
-    if site is None:
+    sites = args.site
+    if not sites:
         tmp = tempfile.TemporaryDirectory(prefix="kvlab-site-bench-")
-        site = Path(tmp.name) / "site"
+        sites = [Path(tmp.name) / "site"]
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "kvlab", "build-site", "--out", str(site)], cwd=ROOT, check=True,
+        subprocess.run([sys.executable, "-m", "kvlab", "build-site", "--out", str(sites[0])], cwd=ROOT, check=True,
                        capture_output=True)
         print(f"built the site in {time.perf_counter() - t:.1f} s", file=sys.stderr)
-    info = json.loads((site / "build-info.json").read_text())
+    infos = [json.loads((site / "build-info.json").read_text()) for site in sites]
+    names = [[p["name"] for p in info["pages"]] for info in infos]
     pages = [(p["name"], ("lab" if p["name"] == "serving_lab" else True) if p["bridge"] == "panel" else False)
-             for p in info["pages"] if not args.pages or p["name"] in args.pages]
+             for p in infos[0]["pages"] if (not args.pages or p["name"] in args.pages) and all(p["name"] in n for n in names)]
     load = os.getloadavg()
-    figures = measure(site, pages, args.runs, args.moves, args.lab_runs)
-    figures["load_average"] = [load, os.getloadavg()]
-    figures["site_bytes"] = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
-    figures["method_version"] = METHOD_VERSION
-    print(f"\nkvlab site_load v{METHOD_VERSION}: {site} ({figures['site_bytes'] / 1e6:.1f} MB on disk), {args.runs} runs")
-    print(f"bare Pyodide {info['pyodide_version']} boot in a module worker: {figures['bare_pyodide_ms']:.0f} ms (median)")
-    print(f"{'page':<16}{'cold ms':>9}{'warm ms':>9}{'x bare':>8}{'slider p50':>12}{'p95 ms':>8}{'MB cold':>9}")
-    for name, f in figures["pages"].items():
-        ratio = f["cold_ms"] / figures["bare_pyodide_ms"] if f["live"] else float("nan")
-        p50 = f"{f['slider_p50_ms']:.1f}" if f["slider_p50_ms"] is not None else "-"
-        p95 = f"{f['slider_p95_ms']:.1f}" if f["slider_p95_ms"] is not None else "-"
-        print(f"{name:<16}{f['cold_ms']:>9.0f}{f['warm_ms']:>9.0f}{ratio:>8.2f}{p50:>12}{p95:>8}{f['bytes'] / 1e6:>9.2f}")
-    if "lab_run" in figures:
-        for compare, f in figures["lab_run"].items():
-            what = "one 600-request run" if compare == "none" else "a 600-request run and its 600-request comparison"
-            print(f"serving lab, {what}: {f['median_ms']:.0f} ms median (runs {', '.join(f'{x:.0f}' for x in f['runs_ms'])}), "
-                  f"progress patches {f['progress_patches']}")
+    all_figures = measure_sites(sites, pages, args.runs, args.moves, args.lab_runs)
+    end_load = os.getloadavg()
+    for site, info, figures in zip(sites, infos, all_figures, strict=True):
+        figures["load_average"] = [load, end_load]
+        figures["site_bytes"] = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
+        figures["method_version"] = METHOD_VERSION
+        figures["site"] = str(site)
+        _report(site, info, figures, args.runs)
     print("load average (1, 5, 15 min) at start and end: " + "; ".join(", ".join(f"{x:.2f}" for x in la)
-                                                                       for la in figures["load_average"]))
+                                                                       for la in (load, end_load)))
+    figures = all_figures[0] if len(all_figures) == 1 else {"sites": all_figures}
     if args.old_build:
         figures["old_build"] = old_build_downloads(args.old_build)
         print("\nold pyodide-worker build, per page (before the first slider answers):")
