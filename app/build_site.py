@@ -280,11 +280,22 @@ def _name_models(doc, live: bool, specs: list[dict] | None = None) -> None:
     _name_lesson_answers(doc)
 
 
-def _shell(page: Page, theme: str, info: dict) -> str:
+def _data_attributes(page: Page, theme: str, info: dict, live: bool = True) -> str:
     attrs = {"page": page.name, "bridge": page.bridge, "group": page.group, "theme": theme, **info}
-    if page.live:
+    if page.live and live:
         attrs["live"] = json.dumps(page.live, sort_keys=True)
-    data = " ".join(f'data-{k.replace("_", "-")}="{html.escape(str(v), quote=True)}"' for k, v in sorted(attrs.items()))
+    return " ".join(f'data-{k.replace("_", "-")}="{html.escape(str(v), quote=True)}"' for k, v in sorted(attrs.items()))
+
+
+def _boot_script(page: Page, theme: str, info: dict) -> str:
+    """kvlab-boot.js, for the <head> of a page that runs Python: a live panel's worker starts before
+    BokehJS loads, and it writes the worker's boot message for every page. Without the lesson's
+    live specs (they go to the bridge), so the page's <meta charset> stays in its first 1024 bytes."""
+    return f'<script src="./kvlab/kvlab-boot.js" {_data_attributes(page, theme, info, live=False)}></script>\n'
+
+
+def _shell(page: Page, theme: str, info: dict) -> str:
+    data = _data_attributes(page, theme, info)
     return (f'<link rel="stylesheet" href="./kvlab/kvlab-site.css" type="text/css">\n'
             f'<noscript><div class="kvlab-banner kvlab-error">This page runs the kvlab simulator in your browser and needs '
             f'JavaScript. What is shown is the default state, computed when the site was built.</div></noscript>\n'
@@ -388,6 +399,10 @@ def render_page(page: Page, theme: str, roots: dict, needed: dict[str, Path], in
     if end < 0:
         raise BuildError(f"the saved page {page.name} has no </body>")
     page_html = page_html[:end] + _shell(page, theme, info) + page_html[end:]
+    if page.bridge != "static":
+        charset = re.search(r"<meta charset=[^>]*>\n?", page_html)
+        at = charset.end() if charset else page_html.index("<head>") + len("<head>")
+        page_html = page_html[:at] + _boot_script(page, theme, info) + page_html[at:]
     return page_html, doc.title
 
 

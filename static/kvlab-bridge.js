@@ -286,18 +286,19 @@
     started = true;
     if (window.location.protocol === "file:") { fromFile(); return; }
     document.body.prepend(bar);
+    const onError = (e) => fail("worker", e.message || "kvlab-worker.mjs could not start");
+    // kvlab-boot.js (in the page's <head>) started a live panel's worker already; a lesson's starts now.
+    const early = window.kvlabWorker ? window.kvlabWorker.adopt() : null;
     try {
-      worker = new Worker(new URL("./kvlab-worker.mjs", me.src), { type: "module" });
+      if (!window.kvlabWorker) throw new Error("kvlab-boot.js did not load");
+      worker = early ? early.worker : window.kvlabWorker.start(openedWith, info.live);
     } catch (e) {
       fail("worker", String(e.message || e));
       return;
     }
     worker.onmessage = onMessage;
-    worker.onerror = (e) => fail("worker", e.message || "kvlab-worker.mjs could not start");
-    const abs = (u) => new URL(u, window.location.href).href;
-    worker.postMessage({ type: "boot", page: info.page, search: openedWith, pyodideUrl: abs(info.pyodideUrl),
-                         wheels: info.wheels.split(" ").map(abs), live: info.live || null,
-                         snapshot: info.snapshot ? { url: abs(info.snapshot), pyodide: info.snapshotPyodide } : null });
+    worker.onerror = onError;
+    for (const e of early ? early.events : []) (e.type === "error" ? onError : onMessage)(e);
   }
 
   // A live page starts its worker now, as BokehJS begins to lay the page out, so Pyodide's start-up

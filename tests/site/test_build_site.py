@@ -195,3 +195,19 @@ def test_equal_stylesheets_become_one_shared_model():
     assert a.stylesheets[0] is b.stylesheets[0] and isinstance(a.stylesheets[0], InlineStyleSheet)
     assert a.stylesheets[0].css == ":host { color: red; }" and a.stylesheets[1] is imported
     assert b.stylesheets[1].css == "p { margin: 0; }"
+
+
+def test_pages_that_run_python_load_the_boot_script_before_bokehjs(real_site):
+    """kvlab-boot.js starts a live panel's worker from the <head>, before the 2.5 MB of BokehJS and
+    Panel are parsed; it comes after <meta charset>, which must stay in a page's first 1024 bytes."""
+    out, _, _ = real_site
+    info = json.loads((out / "build-info.json").read_text())
+    for page in info["pages"]:
+        for name in (page["html"], page["dark"]):
+            text = (out / name).read_text()
+            assert "<meta charset" in text[:1024], name
+            bridge = re.search(r'<script src="\./kvlab/kvlab-bridge\.js"[^>]* data-bridge="(\w+)"', text)[1]
+            runs_python = bridge in ("panel", "lesson")  # a live panel, or a lesson with live views
+            assert ("kvlab/kvlab-boot.js" in text) == runs_python, name
+            if runs_python:
+                assert text.index("kvlab/kvlab-boot.js") < text.index("vendor/bokeh/bokeh-"), name
