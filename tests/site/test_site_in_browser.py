@@ -188,10 +188,12 @@ def _fault_route(snapshot_url: str, answer: dict, outside: list):
 
 def _snapshot_fallbacks(browser, base: str, snapshot_file: str, outside: list) -> dict:
     """The fallback page opened once per fault, in its own context (the faults are the only HTTP
-    errors there); each page makes the first admission move."""
+    errors there), both at once (each start is one core's work); each page makes the first
+    admission move."""
     out = {}
     context = browser.new_context(viewport={"width": 1300, "height": 900})
     try:
+        opened = {}
         for fault, answer in SNAPSHOT_FAULTS.items():
             page = context.new_page()
             page.route("**/*", _fault_route(base + snapshot_file, answer, outside))
@@ -201,6 +203,8 @@ def _snapshot_fallbacks(browser, base: str, snapshot_file: str, outside: list) -
                     if m.type in ("error", "warning") else None)
             page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
             page.goto(f"{base}{FALLBACK_PAGE}.html")
+            opened[fault] = (page, errors, warnings)
+        for fault, (page, errors, warnings) in opened.items():
             page.wait_for_function("['ready', 'failed'].includes(document.body.dataset.kvlabState)", timeout=BOOT_TIMEOUT_MS)
             seen = {"state": page.evaluate("document.body.dataset.kvlabState"), "errors": errors, "warnings": warnings,
                     "timings": page.evaluate("window.kvlabBridge.timings || null")}
