@@ -94,6 +94,7 @@ class KvTemplate(pn.template.BootstrapTemplate):
         params.setdefault("busy_indicator", None)  # its spinner would add two messages to every slider move
         super().__init__(**params)
         text = self._template.read_text(encoding="utf-8").replace("KVLAB_A11Y_JS", (TEMPLATES / "a11y.js").read_text(encoding="utf-8"))
+        text = text.replace("KVLAB_PAINT_JS", (TEMPLATES / "bokeh_paint.js").read_text(encoding="utf-8"))
         self.template = self.nb_template = parse_template(text)
         self.config.raw_css = [*self.config.raw_css, PAGE_CSS]
 

@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/site_load.py --site site --runs 3
     .venv/bin/python benchmarks/site_load.py --old-build DIR      # + what a pyodide-worker build downloads
     .venv/bin/python benchmarks/site_load.py --site A --site B    # two builds, measured interleaved
+    .venv/bin/python benchmarks/site_load.py --site A --site B --slider-only --pages admission phases
 
 Method (v1), per page:
 - Cold load: a fresh browser context (empty HTTP cache), from navigation start to the first
@@ -192,6 +193,38 @@ def measure_sites(sites: list[Path], pages: list[tuple[str, object]], runs: int,
     return results
 
 
+@harness.in_own_thread
+def measure_sliders(sites: list[Path], pages: list[tuple[str, object]], runs: int, moves: int) -> list[dict]:
+    """--slider-only: for each live panel, --runs times, each site in turn: a fresh context, the page
+    loaded, then --moves slider moves; p50/p95 over every move of every run, with the 1-minute load
+    average before each load."""
+    from playwright.sync_api import sync_playwright
+
+    results: list[dict] = [{"pages": {}} for _ in sites]
+    with contextlib.ExitStack() as stack:
+        bases = [stack.enter_context(harness.serve_directory(site)) for site in sites]
+        pw = stack.enter_context(sync_playwright())
+        browser = pw.chromium.launch(executable_path=harness.CHROMIUM, args=[*harness.CHROMIUM_ARGS, BLOCK_OTHER_HOSTS])
+        stack.callback(browser.close)
+        for name, live in pages:
+            if live is not True:
+                continue
+            seen = [{"slider": [], "load": []} for _ in sites]
+            for _ in range(runs):
+                for i, base in enumerate(bases):
+                    ctx = browser.new_context(viewport={"width": 1300, "height": 900})
+                    p = ctx.new_page()
+                    seen[i]["load"].append(os.getloadavg()[0])
+                    p.goto(base + f"{name}.html")
+                    _first_interaction(p, live)
+                    seen[i]["slider"] += _slider_moves(p, moves)
+                    ctx.close()
+            for i, f in enumerate(seen):
+                results[i]["pages"][name] = {"slider_p50_ms": _pct(f["slider"], 0.5), "slider_p95_ms": _pct(f["slider"], 0.95),
+                                             "slider_moves": len(f["slider"]), "load_1min": f["load"]}
+    return results
+
+
 def old_build_downloads(old: Path) -> dict:
     """What a page of the old `panel convert --to pyodide-worker` build downloads before its first
     slider answers, from that build's own files: the page and every URL it names, its worker and
@@ -298,6 +331,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages", nargs="*", help="page names (default: every page of the build)")
     parser.add_argument("--old-build", type=Path, help="a pyodide-worker build of the old way, to list its downloads")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--slider-only", action="store_true",
+                        help="only the live panels' slider moves: --runs loads of each page per site (sites interleaved), "
+                             "--moves moves after each; no load timing, bare boot, lab run or sizes")
     args = parser.parse_args(argv)
     tmp = None
     sites = args.site
@@ -313,6 +349,20 @@ def main(argv: list[str] | None = None) -> int:
     pages = [(p["name"], ("lab" if p["name"] == "serving_lab" else True) if p["bridge"] == "panel" else False)
              for p in infos[0]["pages"] if (not args.pages or p["name"] in args.pages) and all(p["name"] in n for n in names)]
     load = os.getloadavg()
+    if args.slider_only:
+        all_figures = measure_sliders(sites, pages, args.runs, args.moves)
+        print(f"\nkvlab site_load v{METHOD_VERSION}, slider only: {args.runs} loads x {args.moves} moves per page and site")
+        for site, figures in zip(sites, all_figures, strict=True):
+            for name, f in figures["pages"].items():
+                print(f"{str(site):<32} {name:<10} slider p50 {f['slider_p50_ms']:.1f} ms  p95 {f['slider_p95_ms']:.1f} ms  "
+                      f"({f['slider_moves']} moves; load average before each load {', '.join(f'{x:.2f}' for x in f['load_1min'])})")
+        print("load average (1, 5, 15 min) at start and end: " + "; ".join(", ".join(f"{x:.2f}" for x in la)
+                                                                           for la in (load, os.getloadavg())))
+        if args.json:
+            args.json.write_text(json.dumps(all_figures, indent=2))
+        if tmp is not None:
+            tmp.cleanup()
+        return 0
     all_figures = measure_sites(sites, pages, args.runs, args.moves, args.lab_runs)
     end_load = os.getloadavg()
     for site, info, figures in zip(sites, infos, all_figures, strict=True):

@@ -2,6 +2,7 @@
 headless Chromium against `panel serve` run as `kvlab serve` runs it.
 
     .venv/bin/python benchmarks/upload_latency.py                  # 10^6 rows, 40 idle moves
+    .venv/bin/python benchmarks/upload_latency.py --idle-only --changes 60   # only the lab-idle baseline
     .venv/bin/python benchmarks/upload_latency.py --rows 200000 --changes 20
 
 Method (version 1): one server for every page. Session 1 opens the serving lab; session 2 opens
@@ -67,7 +68,7 @@ def write_trace(path: Path, rows: int) -> int:
     return path.stat().st_size
 
 
-def measure(rows: int, changes: int) -> dict:
+def measure(rows: int, changes: int, idle_only: bool = False) -> dict:
     from playwright.sync_api import sync_playwright
 
     out: dict = {}
@@ -75,7 +76,7 @@ def measure(rows: int, changes: int) -> dict:
     key = WATCHED["admission"][0]
     with tempfile.TemporaryDirectory() as tmp:
         trace = Path(tmp) / "trace.csv"
-        out["trace_bytes"] = write_trace(trace, rows)
+        out["trace_bytes"] = 0 if idle_only else write_trace(trace, rows)
         port = free_port()
         proc = start_server(port)
         try:
@@ -106,6 +107,9 @@ def measure(rows: int, changes: int) -> dict:
                 out["idle"] = [move() for _ in range(changes)]
                 out["idle_reply"] = replies[:]
                 replies.clear()
+                if idle_only:
+                    browser.close()
+                    return out
                 lab.evaluate(DEEP_FIND_JS)
                 done = re.compile(rf"{rows:,} requests from trace\.csv")
                 t0 = time.perf_counter()
@@ -137,21 +141,24 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--changes", type=int, default=40, help="moves with the lab idle, and again while it runs the trace")
+    ap.add_argument("--idle-only", action="store_true", help="only the moves with the lab idle (no trace is written or loaded)")
     args = ap.parse_args(argv)
     load_before = os.getloadavg()[0]
-    r = measure(args.rows, args.changes)
+    r = measure(args.rows, args.changes, args.idle_only)
     print(f"# kvlab: another session's slider while the lab loads a trace, method v{METHOD_VERSION}")
     print(f"# {platform.platform()}, CPython {platform.python_version()}, {os.cpu_count()} CPUs, "
           f"load average {load_before:.2f} before / {os.getloadavg()[0]:.2f} after")
-    print(f"trace: {args.rows:,} rows, {r['trace_bytes'] / 1e6:.1f} MB; chosen to 'held by the lab' in {r['load_s']:.1f} s")
-    for phase in ("idle", "loading", "running"):
+    if not args.idle_only:
+        print(f"trace: {args.rows:,} rows, {r['trace_bytes'] / 1e6:.1f} MB; chosen to 'held by the lab' in {r['load_s']:.1f} s")
+    for phase in ("idle",) if args.idle_only else ("idle", "loading", "running"):
         t = r[phase]
         print(f"admission slider, lab {phase}: n={len(t)}  p50 {percentile(t, 0.5):.1f} ms  p95 {percentile(t, 0.95):.1f} ms  "
               f"max {max(t):.1f} ms" + (f"  ({sum(x >= MISSED_MS for x in t)} missed)" if phase != "idle" else ""))
         t = r[phase + "_reply"]
         print(f"  of which the server's reply arrived: p50 {percentile(t, 0.5):.1f} ms  p95 {percentile(t, 0.95):.1f} ms  "
               f"max {max(t):.1f} ms")
-    print(f"lab status at the end: {r['status'][:160]!r}")
+    if not args.idle_only:
+        print(f"lab status at the end: {r['status'][:160]!r}")
     print("target (issue 16): p95 under 50 ms while the trace loads")
     return 0
 

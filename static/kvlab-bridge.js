@@ -168,17 +168,43 @@
     }
   }
 
-  function setQuery(query) {
-    if (query === undefined || query === null) return; // a lesson keeps its own link (the answers)
-    const next = new URLSearchParams(query || "");
-    for (const key of KEEP) if (params.has(key)) next.set(key, params.get(key));
-    const search = next.toString() ? "?" + next.toString() : "";
+  // The address bar and the nav's links follow the state once the moves pause (ADDRESS_DELAY_MS after
+  // the last patch), not on every move: writing them (history.replaceState and the nav's script) took
+  // a fifth of a slider move's main-thread time in Chromium (docs/site.md), and Chromium ignores
+  // history updates beyond 200 in 10 s, which a long drag would reach. Any click, Enter or Space,
+  // key combination (Ctrl+C, Ctrl+L), loss of focus or page hide writes a pending one at once,
+  // before "Copy link", "Copy embed code", the theme button or a nav link reads it.
+  const ADDRESS_DELAY_MS = 300;
+  let pendingSearch = null;
+  let addressTimer = 0;
+  state.addressPending = () => pendingSearch !== null;
+
+  function writeAddress() {
+    clearTimeout(addressTimer);
+    addressTimer = 0;
+    if (pendingSearch === null || !doc) return;
+    const search = pendingSearch;
+    pendingSearch = null;
     const nav = doc.get_model_by_name("nav");
     if (nav && nav.data) {
       nav.data.query = search; // the nav's own script updates the address bar and its links
     } else if (search !== window.location.search) {
       window.history.replaceState(window.history.state, "", window.location.pathname + search + window.location.hash);
     }
+  }
+  for (const type of ["pointerdown", "blur", "pagehide", "visibilitychange"]) window.addEventListener(type, writeAddress, true);
+  window.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" || e.key === " " || e.ctrlKey || e.metaKey || e.altKey) writeAddress();
+  }, true);
+
+  function setQuery(query, now) {
+    if (query === undefined || query === null) return; // a lesson keeps its own link (the answers)
+    const next = new URLSearchParams(query || "");
+    for (const key of KEEP) if (params.has(key)) next.set(key, params.get(key));
+    pendingSearch = next.toString() ? "?" + next.toString() : "";
+    clearTimeout(addressTimer);
+    if (now) writeAddress();
+    else addressTimer = setTimeout(writeAddress, ADDRESS_DELAY_MS);
   }
 
   let started = false;
@@ -250,7 +276,7 @@
         " (" + m.label + ")\u2026";
     } else if (m.type === "ready") {
       if (!lazy) apply(m.patch); // a lesson's views already show their starting state, and a move is waiting
-      setQuery(m.query);
+      setQuery(m.query, true);
       bar.remove();
       state.ready = true;
       workerReady = true;

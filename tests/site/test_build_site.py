@@ -71,6 +71,16 @@ def test_whole_site_is_within_30_mb(real_site):
     assert size <= SITE_BYTES_MAX, f"the site is {size / 1e6:.1f} MB"
 
 
+def test_no_file_defines_a_bokeh_css_variable(real_site):
+    """app/templates/bokeh_paint.js answers BokehJS's lookups of --bk-* CSS properties with "" without
+    asking the browser: true only while no stylesheet, page or script of the site can set one. Only
+    BokehJS's own bundle may name the prefix (where it looks them up)."""
+    out, _, _ = real_site
+    naming = sorted(str(p.relative_to(out)) for p in out.rglob("*")
+                    if p.is_file() and p.suffix in (".html", ".css", ".js", ".mjs") and b"--bk-" in p.read_bytes())
+    assert naming == ["vendor/bokeh/" + p.name for p in sorted((out / "vendor" / "bokeh").glob("bokeh-3*.min.js"))]
+
+
 def test_pages_name_only_the_bokehjs_bundles_their_models_need(real_site):
     """Panel names every BokehJS bundle; the build drops bokeh-gl (no page has a WebGL plot) and
     bokeh-mathjax (no page has TeX in a text), and keeps bokeh-widgets and bokeh-tables, which

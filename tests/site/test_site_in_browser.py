@@ -144,6 +144,7 @@ def _drive_lab(page, site: Path) -> dict:
     page.locator(".kv-w-lab-trace input[type=file]").first.set_input_files(str(trace))
     page.wait_for_function(f"window.kvlabBridge.runs > {runs} && !window.kvlabBridge.busy", timeout=60_000)
     out["lab_models"].append(json.loads(page.evaluate(READ_MODELS_JS, wanted)))
+    page.wait_for_function("!window.kvlabBridge.addressPending()", timeout=10_000)
     out["lab_url"] = page.url
     return out
 
@@ -159,6 +160,8 @@ def _panel_moves(page, name: str, moves: list) -> list[dict]:
                       " m[('value' in m.properties) ? 'value' : 'active'] = v; }", [widget, value])
         page.wait_for_function(f"window.kvlabBridge.patches > {before}", timeout=20_000)
         models = page.evaluate(READ_MODELS_JS, wanted)
+        # The address bar follows once the moves pause (static/kvlab-bridge.js).
+        page.wait_for_function("!window.kvlabBridge.addressPending()", timeout=10_000)
         out.append({"widget": widget, "value": value, "models": json.loads(models), "url": page.url,
                     "max_sequences": page.locator('[data-kv="max_sequences"]').first.inner_text() if name == "admission" else None})
     return out

@@ -1,0 +1,18 @@
+// kvlab: a lookup BokehJS makes on every repaint of a chart that kvlab's pages do not need.
+// BokehJS 3.9 lets a page restyle any glyph, axis or label through CSS custom properties (named
+// "--bk" + "-<visual>-<property>"; spelt apart here on purpose), and to find them it calls
+// getComputedStyle(el).getPropertyValue() for every visual property it paints: thousands of calls
+// per slider move, and after any change to the page the first one makes the browser recompute its
+// styles. No file of kvlab's pages defines such a property (tests/site/test_build_site.py checks
+// that no file of the built site but BokehJS's own bundle names the prefix), so every lookup
+// returns "" and BokehJS uses the model's value. Answering "" without asking paints the same
+// pixels; in Chromium the lookups were about a quarter of a slider move's main-thread time
+// (docs/site.md, "Where a slider move's time goes").
+(() => {
+  const bokeh = window.Bokeh;
+  const visual = bokeh && typeof bokeh.require === 'function' ? bokeh.require('core/visuals/visual') : null;
+  const proto = visual && visual.VisualProperties && visual.VisualProperties.prototype;
+  if (proto && typeof proto._get_css_value === 'function') {
+    proto._get_css_value = () => '';
+  }
+})();
