@@ -144,17 +144,6 @@ def base_figure(dark: bool, height: int, **kw):
     return fig
 
 
-def legend_keys(fig, keys: list[tuple[str, dict]]) -> None:
-    """A legend whose keys are lines of their own with no data, drawn in the given styles.
-
-    BokehJS 3.9 rebuilds a legend's items (a canvas each, and a forced layout of the page) whenever
-    anything its renderers refer to changes, data included: a legend naming the curves a slider
-    moves was rebuilt on every move (docs/site.md, "Where a slider move's time goes"). Keys that
-    draw nothing and never change look the same and are never rebuilt."""
-    for label, style in keys:
-        fig.line(x=[], y=[], legend_label=label, **style)
-
-
 def chart_with_summary(view: StoreView, fig, **kw) -> pn.Column:
     """A chart and, under it, its text summary (the view layer's "summary" part: the numbers the
     chart draws, for readers who cannot see the canvas)."""

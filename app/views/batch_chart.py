@@ -11,7 +11,7 @@ from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Rang
 
 from ..palette import COLORS, ink, muted
 from ..viewlayer.batch_chart import TITLE, view_batch_chart
-from .base import StoreView, base_figure, chart_with_summary, legend_keys
+from .base import StoreView, base_figure, chart_with_summary
 
 
 class BatchChart(StoreView):
@@ -27,11 +27,9 @@ class BatchChart(StoreView):
         self.curve = ColumnDataSource(dict(x=[], y=[], per=[], itl=[]))
         self.ideal = ColumnDataSource(dict(x=[], y=[]))
         self.point = ColumnDataSource(dict(x=[], y=[], text=[]))
-        ideal = dict(line_dash="dashed", line_width=2, color=muted(self.dark))
-        simulated = dict(line_width=3, color=COLORS["decode"])
-        fig.line(x="x", y="y", source=self.ideal, **ideal)
-        line = fig.line(x="x", y="y", source=self.curve, **simulated)
-        legend_keys(fig, [("perfect amortisation", ideal), ("simulated", simulated)])
+        fig.line(x="x", y="y", source=self.ideal, line_dash="dashed", line_width=2, color=muted(self.dark),
+                 legend_label="perfect amortisation")
+        line = fig.line(x="x", y="y", source=self.curve, line_width=3, color=COLORS["decode"], legend_label="simulated")
         fig.scatter(x="x", y="y", source=self.point, size=14, color=COLORS["decode"], line_color=ink(self.dark), line_width=2)
         fig.text(x="x", y="y", text="text", source=self.point, x_offset=-10, y_offset=-12, text_align="right",
                  text_font_size="13px", text_font_style="bold", text_color=ink(self.dark))

@@ -13,7 +13,7 @@ from bokeh.models import ColumnDataSource, CustomJSTickFormatter, HoverTool, Num
 
 from ..palette import COLORS, ink, muted
 from ..viewlayer.roofline import POINT_COLUMNS, TITLE, view_roofline
-from .base import StoreView, base_figure, chart_with_summary, legend_keys
+from .base import StoreView, base_figure, chart_with_summary
 
 FLOPS_TICKS = """
 const units = [[1e15, 'P'], [1e12, 'T'], [1e9, 'G'], [1e6, 'M']];
@@ -35,11 +35,10 @@ class RooflineChart(StoreView):
         self.roof = ColumnDataSource(dict(x=[], y=[]))
         self.datasheet = ColumnDataSource(dict(x=[], y=[]))
         self.points = ColumnDataSource({k: [] for k in POINT_COLUMNS})
-        datasheet = dict(line_dash="dashed", line_width=1.5, color=muted(self.dark))
-        achievable = dict(line_width=3, color=COLORS["roof"] if not self.dark else "#C8C8C8")
-        fig.line(x="x", y="y", source=self.datasheet, **datasheet)
-        fig.line(x="x", y="y", source=self.roof, **achievable)
-        legend_keys(fig, [("datasheet peak", datasheet), ("achievable (profile)", achievable)])
+        fig.line(x="x", y="y", source=self.datasheet, line_dash="dashed", line_width=1.5, color=muted(self.dark),
+                 legend_label="datasheet peak")
+        fig.line(x="x", y="y", source=self.roof, line_width=3, color=COLORS["roof"] if not self.dark else "#C8C8C8",
+                 legend_label="achievable (profile)")
         pts = fig.scatter(x="x", y="y", source=self.points, size=16, color="color", marker="marker",
                           line_color=ink(self.dark), line_width=2)
         fig.text(x="x", y="y", text="text", source=self.points, x_offset="dx", y_offset=-10, text_align="align",
