@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import hashlib
 import html
 import json
 import os
@@ -39,7 +38,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from kvlab.app.site_snapshot import make_snapshot
-from kvlab.app.site_wheel import ROOT, SITE_WHEELS, build_wheel, kvlab_version
+from kvlab.app.site_wheel import ROOT, SITE_WHEELS, build_wheel, file_sha256, kvlab_version
 
 DEFAULT_OUT = Path("site")
 DEFAULT_PAGE_GLOBS = ("app/pages/*.py", "lessons/*.py")
@@ -435,10 +434,6 @@ def _world_readable(folder: Path) -> None:
         path.chmod(0o755 if path.is_dir() else 0o644)
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def pyodide_source(opts: SiteOptions) -> tuple[Path | None, str | None]:
     """(the folder of Pyodide's npm core package to copy, or None when pages use the CDN; a note)."""
     if opts.pyodide_cdn:
@@ -562,7 +557,7 @@ def _build_into(out: Path, pages: list[Page], opts: SiteOptions, pyodide_dir: Pa
         "kvlab_version": kvlab_version(), "panel_version": panel.__version__, "bokeh_version": bokeh.__version__,
         "pyodide_version": PYODIDE_VERSION, "pyodide_url": pyodide_url, "pyodide_self_hosted": pyodide_dir is not None,
         "snapshot": snapshot, "snapshot_note": note,
-        "wheels": {w.name: _sha256(w) for w in wheels},
+        "wheels": {w.name: file_sha256(w) for w in wheels},
         "vendor_files": len(needed),
         "pages": [{**asdict(p), "source": _display_path(p.source), "html": f"{p.name}.html", "dark": f"{p.name}.dark.html"}
                   for p in built],

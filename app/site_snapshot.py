@@ -19,13 +19,12 @@ Pyodide itself refuses a snapshot of another BUILD_ID, and the worker checks the
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import subprocess
 from pathlib import Path
 
-from kvlab.app.site_wheel import kvlab_version
+from kvlab.app.site_wheel import file_sha256, kvlab_version
 
 SNAPSHOT_SCRIPT = Path(__file__).resolve().with_name("site_snapshot.mjs")
 # What the worker imports for every kind of page: page_for (pages) builds a PanelPage, and imports
@@ -35,10 +34,6 @@ SNAPSHOT_IMPORTS = ("kvlab.app.viewlayer.pages", "kvlab.app.viewlayer.lab_page",
 SNAPSHOT_DIR = "snapshot"
 # Booting Pyodide twice (make, then restore to check) takes about 6 s on an idle core here.
 TIMEOUT_S = 300
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def make_snapshot(pyodide_dir: Path, pyodide_version: str, wheels: list[Path], out: Path,
@@ -70,9 +65,9 @@ def make_snapshot(pyodide_dir: Path, pyodide_version: str, wheels: list[Path], o
     if failure is not None or not tmp.is_file():
         shutil.rmtree(folder, ignore_errors=True)
         return None, f"the Pyodide memory snapshot could not be made ({failure}), so {without}"
-    digest = _sha256(tmp)
+    digest = file_sha256(tmp)
     final = folder / f"kvlab-{digest[:16]}.bin"
     tmp.rename(final)
     info.update(file=f"{SNAPSHOT_DIR}/{final.name}", sha256=digest, compression="gzip", kvlab_version=kvlab_version(),
-                wheels={w.name: _sha256(w) for w in wheels})
+                wheels={w.name: file_sha256(w) for w in wheels})
     return info, None

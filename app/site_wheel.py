@@ -58,6 +58,11 @@ def kvlab_version(root: Path = ROOT) -> str:
     raise ValueError("sim/__init__.py has no __version__ line")
 
 
+def file_sha256(path: Path) -> str:
+    """A file's sha256, hex: how build-info.json names the wheels and the snapshot."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def package_files(spec: WheelSpec, root: Path = ROOT) -> list[tuple[Path, str]]:
     """(file on disk, name in the wheel) for every file of the spec's packages, sorted."""
     init = root / "kvlab" / "__init__.py"
