@@ -69,6 +69,12 @@ def simulate(config: EngineConfig) -> EngineResult:
     if isinstance(sim, EngineResult):
         return sim
     sim.run()
+    return finish(sim)
+
+
+def finish(sim: Simulation) -> EngineResult:
+    """Summarise a finished (or cancelled) simulation and release it (`Simulation.release`): what a
+    caller that drops the simulation afterwards uses, so the run is freed at once."""
     result = collect(sim)
     sim.release()
     return result

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from .config import Cluster, EngineConfig
 from .result import EngineResult
-from .run import collect, prepare
+from .run import finish, prepare
 
 
 @dataclass(frozen=True)
@@ -132,8 +132,7 @@ class Job:
         return self.done
 
     def _finish_current(self) -> None:
-        self.results.append(collect(self._current))
-        self._current.release()
+        self.results.append(finish(self._current))
         self._current = None
 
     def run(self) -> list[EngineResult]:
