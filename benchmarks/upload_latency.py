@@ -5,7 +5,7 @@ headless Chromium against `panel serve` run as `kvlab serve` runs it.
     .venv/bin/python benchmarks/upload_latency.py --idle-only --changes 60   # only the lab-idle baseline
     .venv/bin/python benchmarks/upload_latency.py --rows 200000 --changes 20
 
-Method (version 1): one server for every page. Session 1 opens the serving lab; session 2 opens
+Method (version 2; version 1 did not time the server's reply): one server for every page. Session 1 opens the serving lab; session 2 opens
 the admission panel. A CSV trace of --rows rows is written to a temporary file. First session 2
 moves its prompt slider --changes times with the lab idle (baseline). Then session 1 chooses the
 trace in its file box and, until the lab says it holds the trace ("1,000,000 requests from ..."),
