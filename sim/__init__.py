@@ -11,7 +11,7 @@ Standard library only, so the same code runs in CPython and in Pyodide.
 from .architecture import Architecture, from_config
 from .catalog import GPU, gpu_ids, model_ids
 from .errors import InputError, Issue
-from .evaluate import Result, evaluate
+from .evaluate import Result, evaluate, sweep
 from .profiles import EfficiencyProfile, load_profile, profile_names
 from .scenario import FIELDS, Scenario
 
@@ -30,6 +30,7 @@ __all__ = [
     "load_profile",
     "model_ids",
     "profile_names",
+    "sweep",
 ]
 
 __version__ = "0.1.0"

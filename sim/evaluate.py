@@ -7,6 +7,7 @@ sequences fit -> the batch -> decode step and prefill on the roofline -> through
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import MISSING, dataclass, field, fields, replace
 from functools import cache, cached_property, lru_cache, partial
 from operator import attrgetter
@@ -17,7 +18,8 @@ from .boot_log import gib  # noqa: F401  (kept importable from here)
 from .catalog import GPU
 from .errors import InputError, Issue
 from .profiles import EfficiencyProfile, _load_profile, load_profile
-from .scenario import Scenario, validate
+from .fields import check_number
+from .scenario import FIELDS, Scenario, validate
 from .units import DTYPE_BYTES, GIB
 
 SECONDS_PER_HOUR = 3600.0
@@ -396,10 +398,36 @@ def held_bytes_per_sequence(arch: Architecture, s: Scenario, kv_bytes_per_token:
 def evaluate(s: Scenario) -> Result:
     """Evaluate one scenario. Bad input never raises: it comes back in `Result.errors`."""
     try:
-        return _evaluate(s)
+        return _evaluate(_validated(s))
     except InputError as e:
-        return _make_result({**_RESULT_DEFAULTS, "scenario": _safe_scenario(s), "errors": [i.to_dict() for i in e.issues],
-                             "warnings": [], "log": [f"ERROR {i}" for i in e.issues]})
+        return _error_result(s, e)
+
+
+def sweep(s: Scenario, name: str, values: Iterable) -> Iterator[Result]:
+    """`evaluate(s.with_(**{name: v}))` for each v in turn, the same results for about half the
+    work: `s` is validated once, and each value by its own field's rule (`sim.fields`), not the
+    whole scenario again. A panel's curve is one sweep (a 40-point curve per slider move)."""
+    bound = FIELDS.get(name)
+    try:
+        base = _validated(s) if bound is not None else None
+    except InputError:
+        base = None
+    for value in values:
+        if base is None or check_number(name, value, bound) is not None:
+            yield evaluate(s.with_(**{name: value}))  # the whole check, which names every problem
+            continue
+        one = object.__new__(Scenario)
+        coerced = int(value) if bound.integer and isinstance(value, float) else value  # as validate's coerce
+        one.__dict__.update(base.__dict__, **{name: coerced})
+        try:
+            yield _evaluate(one)
+        except InputError as e:
+            yield _error_result(s.with_(**{name: value}), e)
+
+
+def _error_result(s: Scenario, e: InputError) -> Result:
+    return _make_result({**_RESULT_DEFAULTS, "scenario": _safe_scenario(s), "errors": [i.to_dict() for i in e.issues],
+                         "warnings": [], "log": [f"ERROR {i}" for i in e.issues]})
 
 
 def _safe_scenario(s: Scenario) -> dict:
@@ -448,7 +476,7 @@ def _with_config(s: Scenario, config) -> Scenario:
 
 
 def _evaluate(s: Scenario) -> Result:
-    s = _validated(s)
+    """Evaluate a validated scenario; an InputError says what only evaluating finds."""
     arch = resolve_architecture(s)
     setup = _setup(s, arch)
     gpu, profile, rules, limits, mem, machine = setup.gpu, setup.profile, setup.rules, setup.limits, setup.mem, setup.machine

@@ -157,15 +157,67 @@
   const pending = new Map();
   let nextId = 1;
 
-  function apply(patch) {
-    for (const [name, props] of Object.entries(patch || {})) {
-      const model = doc.get_model_by_name(name);
-      if (!model) { state.missing.push(name); console.error("kvlab bridge: no model named " + name); continue; }
-      const values = {};
-      for (const [k, v] of Object.entries(props)) values[k] = v === undefined ? null : v;
-      applying = true;
-      try { model.setv(values); } finally { applying = false; }
+  // Each patch names its models; BokehJS looks a name up by walking every model of the document,
+  // and the static site's documents never gain or lose a model, so each name is looked up once.
+  const byName = new Map();
+  function modelNamed(name) {
+    let model = byName.get(name);
+    if (model === undefined) {
+      model = doc.get_model_by_name(name);
+      if (model) byName.set(name, model);
     }
+    return model;
+  }
+
+  // A patch is set in two steps: the page's own elements (HTML panes with the numbers, widgets) at
+  // once, and what the charts draw (their data sources, ranges, titles, spans) in a task after the
+  // browser has rendered the frame that shows those numbers. BokehJS repaints a chart whole when
+  // any of its data changes (axes measured again, every renderer drawn), 3-10 ms a chart in
+  // Chromium here; set in one step, every chart of the page was repainted before the frame with
+  // the new numbers could be drawn (docs/site.md, "Where a slider move's time goes"). The charts
+  // follow one frame later. A newer patch's chart values replace any not yet set, so the charts
+  // always end at the latest state; `nextPatch()` resolves once a patch's charts are set too.
+  let LayoutDOM = null;
+  let charts = null; // Map: model -> props waiting for the next frame
+  const chartsDone = [];
+  const channel = new MessageChannel();
+  channel.port1.onmessage = setCharts;
+
+  function setModel(model, props) {
+    const values = {};
+    for (const [k, v] of Object.entries(props)) values[k] = v === undefined ? null : v;
+    applying = true;
+    try { model.setv(values); } finally { applying = false; }
+  }
+
+  // `whole`: every model at once (the worker's first patch, which the page's start waits for).
+  function apply(patch, whole) {
+    LayoutDOM = LayoutDOM || window.Bokeh.require("models/layouts/layout_dom").LayoutDOM;
+    for (const [name, props] of Object.entries(patch || {})) {
+      const model = modelNamed(name);
+      if (!model) { state.missing.push(name); console.error("kvlab bridge: no model named " + name); continue; }
+      if (whole || model instanceof LayoutDOM) { setModel(model, props); continue; }
+      if (charts === null) charts = new Map();
+      const waiting = charts.get(model);
+      charts.set(model, waiting ? Object.assign(waiting, props) : Object.assign({}, props));
+    }
+  }
+
+  // Runs `then` once the charts of every patch applied so far are set.
+  function afterCharts(then) {
+    if (charts === null && !chartsDone.length) { then(); return; }
+    if (!chartsDone.length) requestAnimationFrame((frameAt) => { state.frameAt = frameAt; channel.port2.postMessage(0); });
+    chartsDone.push(then);
+  }
+
+  // For benchmarks (benchmarks/site_load.py): when the last patch's page elements were set
+  // (`appliedAt`), when the frame that drew them began (`frameAt`) and was rendered (`shownAt`).
+  function setCharts() {
+    state.shownAt = performance.now();
+    const waiting = charts;
+    charts = null;
+    for (const [model, props] of waiting || []) setModel(model, props);
+    for (const then of chartsDone.splice(0)) then();
   }
 
   // The address bar and the nav's links follow the state once the moves pause (ADDRESS_DELAY_MS after
@@ -185,7 +237,7 @@
     if (pendingSearch === null || !doc) return;
     const search = pendingSearch;
     pendingSearch = null;
-    const nav = doc.get_model_by_name("nav");
+    const nav = modelNamed("nav");
     if (nav && nav.data) {
       nav.data.query = search; // the nav's own script updates the address bar and its links
     } else if (search !== window.location.search) {
@@ -229,7 +281,8 @@
   // the change's own reply; a longer one in its last tick).
   function setBusy(busy) {
     state.busy = busy;
-    document.body.dataset.kvlabBusy = busy ? "1" : "0";
+    const flag = busy ? "1" : "0";
+    if (document.body.dataset.kvlabBusy !== flag) document.body.dataset.kvlabBusy = flag;
     if (!busy) {
       state.runs += 1;
       for (const resolve of idleWaiters.splice(0)) resolve(state.runs);
@@ -275,7 +328,7 @@
       label.textContent = "Showing the default state. Starting the simulator in your browser: step " + m.step + " of " + m.of +
         " (" + m.label + ")\u2026";
     } else if (m.type === "ready") {
-      if (!lazy) apply(m.patch); // a lesson's views already show their starting state, and a move is waiting
+      if (!lazy) apply(m.patch, true); // a lesson's views already show their starting state, and a move is waiting
       setQuery(m.query, true);
       bar.remove();
       state.ready = true;
@@ -288,21 +341,26 @@
       pump();
     } else if (m.type === "patch") {
       apply(m.patch);
+      state.appliedAt = performance.now();
       setQuery(m.query);
       if (m.error) console.warn("kvlab bridge: " + m.error);
       if (inflight && m.id === inflight.id) {
         state.latencies.push(performance.now() - inflight.t0);
         inflight = null;
       }
-      state.patches += 1;
-      setBusy(Boolean(m.busy));
-      for (const resolve of waiters.splice(0)) resolve(state.patches);
+      afterCharts(() => {
+        state.patches += 1;
+        setBusy(Boolean(m.busy));
+        for (const resolve of waiters.splice(0)) resolve(state.patches);
+      });
       pump();
     } else if (m.type === "tick") {
       apply(m.patch);
       setQuery(m.query);
-      state.ticks += 1;
-      setBusy(Boolean(m.busy));
+      afterCharts(() => {
+        state.ticks += 1;
+        setBusy(Boolean(m.busy));
+      });
     } else if (m.type === "error") {
       fail(m.stage, m.msg);
     }

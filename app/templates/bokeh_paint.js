@@ -1,4 +1,4 @@
-// kvlab: a lookup BokehJS makes on every repaint of a chart that kvlab's pages do not need.
+// kvlab: two lookups BokehJS makes on every repaint of a chart that kvlab's pages do not need.
 // BokehJS 3.9 lets a page restyle any glyph, axis or label through CSS custom properties (named
 // "--bk" + "-<visual>-<property>"; spelt apart here on purpose), and to find them it calls
 // getComputedStyle(el).getPropertyValue() for every visual property it paints: thousands of calls
@@ -14,5 +14,23 @@
   const proto = visual && visual.VisualProperties && visual.VisualProperties.prototype;
   if (proto && typeof proto._get_css_value === 'function') {
     proto._get_css_value = () => '';
+  }
+
+  // Each repaint of a plot also asks for the plot's CSS font size (getComputedStyle(el).fontSize,
+  // the base of relative font sizes) once per axis; after a patch has changed any text of the
+  // page, the first such call makes the browser recompute the page's styles inside BokehJS's paint.
+  // kvlab's pages never change a plot's font size once it is laid out (a theme is another page),
+  // so each plot keeps the first size it finds.
+  const canvas = bokeh && typeof bokeh.require === 'function' ? bokeh.require('models/plots/plot_canvas') : null;
+  const plot = canvas && canvas.PlotView && canvas.PlotView.prototype;
+  const font = plot && Object.getOwnPropertyDescriptor(plot, 'base_font_size');
+  if (font && typeof font.get === 'function') {
+    Object.defineProperty(plot, 'base_font_size', {
+      configurable: true,
+      get() {
+        if (this.__kvlabFontSize == null) this.__kvlabFontSize = font.get.call(this);
+        return this.__kvlabFontSize;
+      },
+    });
   }
 })();

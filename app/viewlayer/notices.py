@@ -29,4 +29,8 @@ def view_notices(result, settings=None, issues=(), url_notices=(), link_note: st
         parts.append(html.notice("error", "Nothing runs in this configuration", [stop[1]], "blocked"))
     if link_note:
         parts.append(html.notice("info", "About the link", [link_note], "link_note"))
-    return {"pane": {"html": "".join(parts), "visible": bool(parts)}}
+    # The pane stays visible, empty (no height) when there is nothing to say: showing or hiding a
+    # model makes BokehJS lay the whole page out again and repaint every chart at once (about 20 ms
+    # in Chromium, docs/site.md), which a prompt slider crossing the context length did on every
+    # crossing; new text only reflows the page below the pane.
+    return {"pane": {"html": "".join(parts)}}

@@ -1,11 +1,11 @@
-"""The curves behind two charts, each point one `sim.evaluate` call (no formula re-derived here).
+"""The curves behind two charts, each point one evaluation (`sim.sweep`; no formula re-derived here).
 
 - sequences that fit against prompt length (panel 1): what the admission decision does as the
   prompt grows, with everything else held;
 - aggregate and per-stream throughput against batch (panel 2): amortisation of the weight read
   flattening out as each sequence's own cache comes to dominate the step.
 
-One evaluation costs about 0.07 ms, so a 64-point curve is about 5 ms; curves are cached on the
+A point of a sweep costs about 0.04 ms in CPython, so a 64-point curve is about 2.5 ms; curves are cached on the
 scenario minus the swept field, so dragging the prompt slider only moves the marker on the
 sequences curve and re-sweeps the batch curve once per new prompt length.
 """
@@ -17,7 +17,7 @@ import math
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from kvlab.sim import Scenario, evaluate
+from kvlab.sim import Scenario, sweep
 
 POINTS = 64
 
@@ -79,7 +79,7 @@ def fit_curve(s: Scenario, max_prompt_tokens: int) -> FitCurve:
 
 def _fit_curve(s: Scenario, max_prompt_tokens: int) -> FitCurve:
     xs = log_grid(min(16, max_prompt_tokens), max_prompt_tokens)
-    ys = tuple(evaluate(s.with_(prompt_tokens=x)).max_sequences for x in xs)
+    ys = tuple(r.max_sequences for r in sweep(s, "prompt_tokens", xs))
     return FitCurve(xs, ys)
 
 
@@ -91,8 +91,7 @@ def batch_curve(s: Scenario, max_batch: int) -> BatchCurve:
 
 def _batch_curve(s: Scenario, max_batch: int) -> BatchCurve:
     xs, agg, per, itl = [], [], [], []
-    for b in log_grid(1, max(max_batch, 1)):
-        r = evaluate(s.with_(concurrency=b))
+    for r in sweep(s, "concurrency", log_grid(1, max(max_batch, 1))):
         if r.itl_s is None:
             break
         xs.append(r.batch)

@@ -14,7 +14,7 @@ import math
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from kvlab.sim import FIELDS, Result, Scenario, evaluate, gpu_ids, model_ids, profile_names
+from kvlab.sim import FIELDS, Result, Scenario, evaluate, gpu_ids, model_ids, profile_names, sweep
 from kvlab.sim.catalog import model_entry
 from kvlab.sim.scenario import ALLOCATIONS, ENGINES, TP_SIZES
 from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
@@ -210,3 +210,19 @@ def test_mangled_config_json_gets_errors_not_exceptions(model, changes):
     for e in r.errors:
         assert e["field"] and e["message"], e
         assert e["field"] in SCENARIO_FIELDS or e["field"] in CONFIG_KEYS, e
+
+
+def _whole(r: Result) -> str:
+    # Every field, the lazily built log and formula included; as JSON, so 64 and 64.0 differ.
+    return json.dumps(r.to_dict(), sort_keys=True, default=repr)
+
+
+@SOME
+@given(scenarios(any_max_model_len=True), st.sampled_from(["concurrency", "prompt_tokens", "output_tokens", "gpu_memory_utilization"]),
+       st.lists(st.one_of(st.integers(-5, 2**21), st.floats(-1.0, 2.0e5), st.sampled_from([None, True, "8", 64.0, 0.5])),
+                min_size=1, max_size=6))
+def test_a_sweep_gives_exactly_what_evaluate_gives(s, name, values):
+    """sim.sweep (a panel's curves) validates the scenario once and each value by its field's rule:
+    every result, an error's included, equals evaluating that scenario on its own."""
+    assert [_whole(r) for r in sweep(s, name, values)] == [_whole(evaluate(s.with_(**{name: v}))) for v in values]
+
