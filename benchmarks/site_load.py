@@ -350,6 +350,12 @@ def _report(site: Path, info: dict, figures: dict, runs: int) -> None:
         load = f"{min(f['load_1min']):.2f}-{max(f['load_1min']):.2f}"
         print(f"{name:<16}{f['cold_ms']:>9.0f}{f['warm_ms']:>9.0f}{ratio:>8.2f}{p50:>12}{p95:>8}{f['bytes'] / 1e6:>9.2f}"
               f"{boot:>10}{python:>11}{ready:>10}  {load}")
+    for name, f in figures["pages"].items():
+        if f.get("slider_charts_p50_ms") is not None:
+            print(f"{name}: slider to the number {f['slider_p50_ms']:.1f} / {f['slider_p95_ms']:.1f} ms (wall "
+                  f"{f['slider_number_wall_p50_ms']:.1f} / {f['slider_number_wall_p95_ms']:.1f}), to the charts "
+                  f"{f['slider_charts_p50_ms']:.1f} / {f['slider_charts_p95_ms']:.1f} ms (wall {f['slider_charts_wall_p50_ms']:.1f} / "
+                  f"{f['slider_charts_wall_p95_ms']:.1f}), p50 / p95 over {f['slider_moves']} moves")
     if "lab_run" in figures:
         for compare, f in figures["lab_run"].items():
             what = "one 600-request run" if compare == "none" else "a 600-request run and its 600-request comparison"
