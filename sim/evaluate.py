@@ -17,8 +17,8 @@ from .architecture import Architecture, bytes_per_token_formula, from_config
 from .boot_log import gib  # noqa: F401  (kept importable from here)
 from .catalog import GPU
 from .errors import InputError, Issue
-from .profiles import EfficiencyProfile, _load_profile, load_profile
 from .fields import check_number
+from .profiles import EfficiencyProfile, _load_profile, load_profile
 from .scenario import FIELDS, Scenario, validate
 from .units import DTYPE_BYTES, GIB
 

@@ -203,17 +203,18 @@
     }
   }
 
-  // Runs `then` once the charts of every patch applied so far are set.
+  // Runs `then` after the next frame, once the charts of every patch applied so far are set.
   function afterCharts(then) {
-    if (charts === null && !chartsDone.length) { then(); return; }
-    if (!chartsDone.length) requestAnimationFrame((frameAt) => { state.frameAt = frameAt; channel.port2.postMessage(0); });
+    if (!chartsDone.length) requestAnimationFrame((frameAt) => { if (marking) state.frameAt = frameAt; channel.port2.postMessage(0); });
     chartsDone.push(then);
   }
 
-  // For benchmarks (benchmarks/site_load.py): when the last patch's page elements were set
-  // (`appliedAt`), when the frame that drew them began (`frameAt`) and was rendered (`shownAt`).
+  // For benchmarks (benchmarks/site_load.py): when the last reply to a change set the page's
+  // elements (`appliedAt`), and when the frame that drew them began (`frameAt`) and was rendered
+  // (`shownAt`).
+  let marking = false;
   function setCharts() {
-    state.shownAt = performance.now();
+    if (marking) { state.shownAt = performance.now(); marking = false; }
     const waiting = charts;
     charts = null;
     for (const [model, props] of waiting || []) setModel(model, props);
@@ -275,6 +276,17 @@
     pending.delete(name);
     inflight = { id: nextId++, t0: performance.now() };
     worker.postMessage({ type: "change", id: inflight.id, name, value });
+  }
+
+  // A reply that leaves the worker with nothing more to send completes a patch: a panel's change
+  // is answered in two messages when it needs a new curve (the numbers, then the curve views), the
+  // lab's in one per slice of its run. `patches` counts completed ones; `nextPatch()` waits for one.
+  function settled(busy) {
+    if (!busy) {
+      state.patches += 1;
+      for (const resolve of waiters.splice(0)) resolve(state.patches);
+    }
+    setBusy(Boolean(busy));
   }
 
   // Every reply that leaves the worker idle counts as one finished run (a short one finishes in
@@ -342,24 +354,21 @@
     } else if (m.type === "patch") {
       apply(m.patch);
       state.appliedAt = performance.now();
+      marking = true;
       setQuery(m.query);
       if (m.error) console.warn("kvlab bridge: " + m.error);
       if (inflight && m.id === inflight.id) {
         state.latencies.push(performance.now() - inflight.t0);
         inflight = null;
       }
-      afterCharts(() => {
-        state.patches += 1;
-        setBusy(Boolean(m.busy));
-        for (const resolve of waiters.splice(0)) resolve(state.patches);
-      });
+      afterCharts(() => settled(m.busy));
       pump();
     } else if (m.type === "tick") {
       apply(m.patch);
       setQuery(m.query);
       afterCharts(() => {
         state.ticks += 1;
-        setBusy(Boolean(m.busy));
+        settled(m.busy);
       });
     } else if (m.type === "error") {
       fail(m.stage, m.msg);

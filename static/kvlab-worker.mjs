@@ -6,9 +6,10 @@
 // When the page names the site's Pyodide memory snapshot, Python starts from it (kvlab already
 // imported) instead of from scratch; if that fails for any reason it starts from scratch, and the
 // `timings` of the ready message say which start ran (`boot`: "snapshot" or "plain").
-// The serving lab's runs take longer than one call: while its page says `busy`, the worker calls
-// `tick()` (about 50 ms of simulation each), posts the progress patch, and reads its messages
-// between ticks, so a new setting or Cancel is answered within one slice.
+// A reply can say the page is `busy`: the worker then calls `tick()`, posts its patch, and reads
+// its messages between ticks, so a new setting or Cancel is answered within one slice. A panel
+// is busy for one tick after a change (the swept curve's views); the serving lab for a whole run
+// (about 50 ms of simulation per tick).
 let page = null;
 let stage = "start";
 let busy = false;

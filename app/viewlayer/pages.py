@@ -57,6 +57,10 @@ VIEW_BY_NAME = {v: fn for page in VIEWS.values() for v, fn in page}
 VIEW_ALIASES = {"step_breakdown": "step_decode"}
 ACTIVE_FIELDS = (*RADIO_FIELDS, *CHECKBOX_FIELDS)  # widgets whose Bokeh property is `active`, not `value`
 CURVES = {"admission": ("fit",), "phases": ("batch",)}
+# The views that draw a swept curve. A change answers without them first and brings them in the
+# next tick(): in the browser the new numbers need not wait for a sweep (the phases panel's batch
+# curve, 40 evaluations on every new prompt length, was most of a slider move's Python time).
+CURVE_VIEWS = frozenset({"fit_curve", "batch_chart"})
 
 
 def bokeh_props(props: dict) -> dict:
@@ -73,11 +77,14 @@ def bokeh_props(props: dict) -> dict:
 
 
 def page_models(page: str, computed: Computed, settings: dict, panel_page: PanelPage | None = None,
-                positions: dict | None = None) -> dict[str, dict]:
-    """{Bokeh model name: {property: value}} for every view and widget of `page` in this state."""
+                positions: dict | None = None, skip: frozenset = frozenset()) -> dict[str, dict]:
+    """{Bokeh model name: {property: value}} for every view (but those in `skip`) and widget of
+    `page` in this state."""
     out = {}
     views = panel_page.views if panel_page is not None else VIEWS[page]
     for view, fn in views:
+        if view in skip:
+            continue
         for part, props in fn(computed, settings, panel_page).items():
             out[f"{view}.{part}"] = bokeh_props(props)
     out.update(view_controls(settings, computed.context_tokens, positions))
@@ -120,13 +127,15 @@ class PanelPage:
         self._computed: Computed | None = None
         self._shown: dict[str, dict] = {}
         self.query = ""
+        self.busy = False  # the curve views of the last change are still to come (tick)
 
-    def _evaluate(self) -> dict[str, dict]:
+    def _evaluate(self, curves: bool = True) -> dict[str, dict]:
         previous = self._computed.context_tokens if self._computed else FALLBACK_CONTEXT_TOKENS
-        self._computed = compute(self.values, self.curves, previous, self._configs)
+        self._computed = compute(self.values, self.curves if curves else (), previous, self._configs)
         self.query, note = encode_query(self.values, self._computed.config)
         self.link_note = note or ""
-        return page_models(self.page, self._computed, self.values, self, self.positions)
+        return page_models(self.page, self._computed, self.values, self, self.positions,
+                           skip=frozenset() if curves else CURVE_VIEWS)
 
     def models(self) -> dict[str, dict]:
         """Every model's properties for the current settings (no diff): what the parity test compares."""
@@ -148,14 +157,15 @@ class PanelPage:
         return {"patch": self._diff(self._evaluate()), "query": self.query}
 
     def change(self, widget: str, value) -> dict:
-        """One widget moved: evaluate once and return the properties that changed.
+        """One widget moved: evaluate once and return the properties that changed, but those of
+        the curve views, which the next tick() returns (`busy` says one is due).
 
         A value the setting refuses (a typed number out of sim's range) is not applied; the widget
         is set back to the setting's value and the notice area says why."""
         try:
             name, new, position = widget_value(widget, value)
         except (ValueError, TypeError, IndexError) as e:
-            return {"patch": {}, "query": self.query, "error": str(e)}
+            return {"patch": {}, "query": self.query, "error": str(e), "busy": self.busy}
         why = None
         if name not in ("model", "config_text"):
             try:
@@ -163,9 +173,10 @@ class PanelPage:
             except (TypeError, ValueError) as e:
                 why = str(e)
         if why:
+            self.busy = False
             self._shown.pop(widget, None)  # resend the widget's real value
             self.input_notices = [f"Ignored {name}={new!r}: {why}."]
-            return {"patch": self._diff(self._evaluate()), "query": self.query}
+            return {"patch": self._diff(self._evaluate()), "query": self.query, "busy": False}
         self.input_notices = []
         # The browser already shows the widget's new value: never echo it back (it would fight a drag).
         prop = "active" if name in ACTIVE_FIELDS else "value"
@@ -173,13 +184,20 @@ class PanelPage:
         if position is not None:
             self.positions[name] = position
         self.values[name] = new
-        return {"patch": self._diff(self._evaluate()), "query": self.query}
+        self.busy = bool(self.curves)
+        return {"patch": self._diff(self._evaluate(curves=not self.busy)), "query": self.query, "busy": self.busy}
+
+    def tick(self) -> dict:
+        """The rest of the last change: the curve views (and nothing else, unless it changed)."""
+        self.busy = False
+        return {"patch": self._diff(self._evaluate()), "query": self.query, "busy": False}
 
 
 def page_for(page: str, search: str = "", live=None):
     """The browser's session object for a live page: `PanelPage` for the two panels, `LabPage` for
     the serving lab, `LessonPage` for a lesson's live views (`live`: their specs from the build).
-    All answer start() and change(); the lab and the lessons also tick(), click() and upload()."""
+    All answer start(), change() and tick() (while `busy`); the lab and the lessons also click()
+    and upload()."""
     if live:
         import json
 

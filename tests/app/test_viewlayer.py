@@ -60,6 +60,22 @@ def test_panel_page_session_follows_a_slider_with_sims_numbers():
     assert "w.engine" not in moved["patch"]
 
 
+def test_a_move_answers_the_numbers_first_and_the_swept_curve_in_the_next_tick():
+    page = PanelPage("phases")
+    page.start()
+    first = page.change("w.prompt_tokens", 13.0)
+    assert first["busy"] and page.busy
+    assert "phase_numbers.pane" in first["patch"] and not any(n.startswith("batch_chart.") for n in first["patch"])
+    rest = page.tick()
+    assert not rest["busy"] and not page.busy
+    assert set(rest["patch"]) <= {n for n in page.models() if n.startswith("batch_chart.")}
+    assert rest["patch"]["batch_chart.curve"] == page.models()["batch_chart.curve"]  # the sweep at 8,192 tokens
+    # A refused value in between leaves the tick due; a refused value itself answers whole.
+    page.change("w.prompt_tokens", 12.0)
+    assert page.change("w.prompt_tokens", "x")["busy"] is True
+    assert page.tick()["patch"]["batch_chart.curve"] == page.models()["batch_chart.curve"]
+
+
 def test_refused_value_is_named_and_the_widget_set_back():
     page = PanelPage("phases")
     page.start()
