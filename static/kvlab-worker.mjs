@@ -58,6 +58,25 @@ async function runLoop() {
   }
 }
 
+// A panel's page warms Pyodide up while nothing is asked of the worker (PanelPage.warm_up: a few
+// moves of a copy of the page, whose patches are converted as a reply would be, then dropped).
+// Each move waits behind any message that came meanwhile, and the first change ends the warm-up.
+let warming = false;
+async function warmUp() {
+  warming = typeof page.warm_up === "function";
+  try {
+    for (let step = 0; warming; step++) {
+      await yieldToMessages();
+      if (!warming || busy) break;
+      if (!call(() => page.warm_up(step)).more) break;
+    }
+  } catch (e) {
+    console.warn(`kvlab worker: warming up failed (${String((e && e.message) || e)}); the page works without it`);
+  } finally {
+    warming = false;
+  }
+}
+
 function answer(type, id, out) {
   busy = Boolean(out.busy);
   post({ type, id, patch: out.patch, query: out.query, error: out.error, busy });
@@ -149,6 +168,7 @@ async function boot(m) {
     timings.ready_ms = performance.now() - t0;
     post({ type: "ready", patch: out.patch, query: out.query, busy, timings });
     if (busy) runLoop();
+    else warmUp();
   } catch (e) {
     post({ type: "error", stage, msg: String((e && e.message) || e) });
   }
@@ -164,9 +184,10 @@ function guarded(m, fn) {
 
 self.onmessage = (event) => {
   const m = event.data || {};
-  if (m.type === "boot") boot(m);
-  else if (page === null) return;
-  else if (m.type === "change") guarded(m, () => page.change(m.name, m.value));
+  if (m.type === "boot") { boot(m); return; }
+  if (page === null) return;
+  warming = false; // the student has started: their own moves take over
+  if (m.type === "change") guarded(m, () => page.change(m.name, m.value));
   else if (m.type === "click") guarded(m, () => page.click(m.name));
   else if (m.type === "upload") guarded(m, () => page.upload(m.filename, m.value));
 };

@@ -128,6 +128,7 @@ class PanelPage:
         self._shown: dict[str, dict] = {}
         self.query = ""
         self.busy = False  # the curve views of the last change are still to come (tick)
+        self._warm: PanelPage | None = None  # warm_up()'s copy of the page
 
     def _evaluate(self, curves: bool = True) -> dict[str, dict]:
         previous = self._computed.context_tokens if self._computed else FALLBACK_CONTEXT_TOKENS
@@ -191,6 +192,28 @@ class PanelPage:
         """The rest of the last change: the curve views (and nothing else, unless it changed)."""
         self.busy = False
         return {"patch": self._diff(self._evaluate()), "query": self.query, "busy": False}
+
+    # Chromium first runs Pyodide's WebAssembly unoptimised and optimises the code that runs
+    # often: a panel's first slider moves took 3-5 times the Python time of later ones. The worker
+    # calls warm_up() while it has nothing else to do after the page's start. The moves are of the
+    # memory slider, on a copy of the page, so they run every step of a move (evaluation, both
+    # sweeps, every view, the diff) and leave this page's state alone; memory fractions far from
+    # the default keep the curves they sweep out of the way of the student's first moves.
+    WARM_UP = tuple(round(0.50 + 0.01 * i, 2) for i in range(12))
+
+    def warm_up(self, step: int) -> dict:
+        """One move of a throwaway copy of this page; `more` is false once the warm-up is done."""
+        if step >= len(self.WARM_UP):
+            self._warm = None
+            return {"more": False, "patch": {}}
+        if self._warm is None:
+            self._warm = PanelPage(self.page)
+            self._warm.values = dict(self.values)
+            self._warm.start()
+        out = self._warm.change("w.gpu_memory_utilization", self.WARM_UP[step])
+        if out.get("busy"):
+            out = self._warm.tick()
+        return {"more": True, "patch": out["patch"]}
 
 
 def page_for(page: str, search: str = "", live=None):

@@ -76,6 +76,19 @@ def test_a_move_answers_the_numbers_first_and_the_swept_curve_in_the_next_tick()
     assert page.tick()["patch"]["batch_chart.curve"] == page.models()["batch_chart.curve"]
 
 
+def test_warming_up_leaves_the_page_as_it_was():
+    page = PanelPage("phases", "?prompt_tokens=8192")
+    page.start()
+    before = (dict(page.values), page.models(), page.query)
+    steps = 0
+    while page.warm_up(steps)["more"]:
+        steps += 1
+    assert steps == len(PanelPage.WARM_UP) > 0
+    assert (dict(page.values), page.models(), page.query) == before
+    moved = page.change("w.prompt_tokens", 14.0)  # and the page's own moves are answered as ever
+    assert moved["busy"] and moved["query"] == "?prompt_tokens=16384"
+
+
 def test_refused_value_is_named_and_the_widget_set_back():
     page = PanelPage("phases")
     page.start()
