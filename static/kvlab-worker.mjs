@@ -58,9 +58,11 @@ async function runLoop() {
   }
 }
 
-// A panel's page warms Pyodide up while nothing is asked of the worker (PanelPage.warm_up: a few
-// moves of a copy of the page, whose patches are converted as a reply would be, then dropped).
-// Each move waits behind any message that came meanwhile, and the first change ends the warm-up.
+// While nothing is asked of it after the page's start, the worker calls the page's warm_up() a
+// step at a time: a panel warms Pyodide's WebAssembly up (PanelPage.warm_up: a few moves of a
+// copy of the page, whose patches are converted as a reply would be, then dropped); the default
+// serving lab runs its opening run (LabPage.warm_up). Each step waits behind any message that came
+// meanwhile, and the first change ends the warm-up.
 let warming = false;
 async function warmUp() {
   warming = typeof page.warm_up === "function";

@@ -61,6 +61,10 @@ FIRST_SLICE_EVENTS = 1_250
 # The opening run (the link's state) is run at once, as the server does: until it is drawn, the page
 # shows the pre-rendered default run, and a first patch without a result would blank every chart.
 OPENING_SLICE_EVENTS = 40_000
+# The default page's opening run is not run before the page answers: the page was built showing it.
+# The worker runs it while it waits (warm_up), in slices this small (about 20 ms in Pyodide), so a
+# first change waits at most one slice; a change that comes first finishes it at once.
+WARM_UP_EVENTS = 500
 SLICE_EVENTS = (500, 200_000)  # bounds of the slice size the timing adapts
 TRACE_FIRST_ROWS = 20_000
 
@@ -111,6 +115,7 @@ class LabPage:
         self._shown: dict[str, dict] = {}
         self.views = None  # every view; a lesson's lab live view shows a few (lesson_page.lab_session)
         self.query = encode_lab_query(self.values)
+        self._opening: str | None = None  # "due", then "running": the default page's opening run (start)
 
     # ---- the runs (as engine_views.store.LabStore runs them) ---------------------------------------
     def _config(self, policy=None):
@@ -169,6 +174,7 @@ class LabPage:
     # ---- what the page shows ------------------------------------------------------------------------
     def models(self) -> dict[str, dict]:
         """Every model's properties for the current state (no diff): what the tests compare."""
+        self._open()
         return lab_page_models(self, self.values, self.views)
 
     def _out(self, views=None) -> dict:
@@ -192,20 +198,42 @@ class LabPage:
     def start(self) -> dict:
         """The first patch: the link's state, its run started (a default-size run finishes in this call)."""
         self._shown = {}
-        self.run(OPENING_SLICE_EVENTS)
-        self._publish_issues()
         if self.values == lab_defaults() and not self.link_issues:
             # The page was built in exactly this state (the default run, its comparison included) and
             # shows these models already: nothing is sent, so the bridge redraws no chart (the site
-            # test reads the opening page back and compares it with this state).
-            while self.busy:
-                self._slice(OPENING_SLICE_EVENTS)
-            self._shown = {name: dict(props) for name, props in lab_page_models(self, self.values).items()}
+            # test reads the opening page back and compares it with this state), and the run itself
+            # waits (_open).
+            self._opening = "due"
             return {"patch": {}, "query": self.query, "busy": False}
+        self.run(OPENING_SLICE_EVENTS)
+        self._publish_issues()
         return self._out()
+
+    def _open(self, events: int | None = None) -> bool:
+        """The default page's opening run: started if due, then `events` more of it (None: all of
+        it). Once it is done, what the page shows is its models; True then."""
+        if self._opening is None:
+            return True
+        if self._opening == "due":
+            self._opening = "running"
+            self.run(events or OPENING_SLICE_EVENTS)
+        elif events is not None:
+            self._slice(events)
+        while events is None and self.busy:
+            self._slice(OPENING_SLICE_EVENTS)
+        if self.busy:
+            return False
+        self._shown = {name: dict(props) for name, props in lab_page_models(self, self.values).items()}
+        self._opening = None
+        return True
+
+    def warm_up(self, step: int) -> dict:
+        """What the worker runs while it waits: a slice of the opening run; `more` until it is done."""
+        return {"more": not self._open(WARM_UP_EVENTS), "patch": {}}
 
     def tick(self, slice_s: float = SLICE_S) -> dict:
         """About `slice_s` of work; the progress patch, or every view once a run has finished."""
+        self._open()
         if not self.busy:
             return self._out()
         before = (self.result, self.compare, self.sweep, self.trace_rows, self.trace_note)
@@ -220,6 +248,7 @@ class LabPage:
 
     def finish(self) -> dict:
         """Run to the end in one call (CPython's tests; the worker slices with tick())."""
+        self._open()
         while self.busy:
             self._slice(self._events_per_slice)
         return self._out()
@@ -227,6 +256,7 @@ class LabPage:
     def change(self, widget: str, value) -> dict:
         """One widget moved. A run setting starts a new run (the previous one is cancelled); a
         display choice redraws; a refused value is set back with a notice naming the field."""
+        self._open()
         if not widget.startswith("w.lab-"):  # the page's other widgets (the copy box) are not settings
             return self._out()
         self.input_notice = ""
@@ -255,6 +285,7 @@ class LabPage:
 
     def click(self, widget: str) -> dict:
         """A button: Cancel or Run the sweep."""
+        self._open()
         if widget == "w.lab-cancel":
             self.cancel()
         elif widget == "w.lab-sweep":
@@ -263,6 +294,7 @@ class LabPage:
 
     def upload(self, filename: str, content_b64: str) -> dict:
         """A trace chosen in the file box: its base64 text (what Bokeh's FileInput holds)."""
+        self._open()
         self.input_notice = ""
         if not isinstance(content_b64, str) or len(content_b64) > MAX_TRACE_BYTES * 4 // 3 + 4:
             # The parser's limit (sim.engine.trace), checked before decoding; the page refuses such a file first.
