@@ -351,6 +351,7 @@
       setState("ready");
       for (const message of queued.splice(0)) worker.postMessage(message);
       pump();
+      if (!lazy) worker.postMessage({ type: "warm" }); // kvlab-worker.mjs: warm up while the student reads
     } else if (m.type === "patch") {
       apply(m.patch);
       state.appliedAt = performance.now();

@@ -58,12 +58,16 @@ async function runLoop() {
   }
 }
 
-// While nothing is asked of it after the page's start, the worker calls the page's warm_up() a
-// step at a time: a panel warms Pyodide's WebAssembly up (PanelPage.warm_up: a few moves of a
+// Once the page has shown its first patch (the bridge says "warm": BokehJS has built the page, so
+// the warm-up does not take a core from it) and nothing has been asked of it for WARM_UP_QUIET_MS
+// (a step would delay a move that comes at once), the worker calls the page's warm_up() a step at
+// a time: a panel warms Pyodide's WebAssembly up (PanelPage.warm_up: a few moves of a
 // copy of the page, whose patches are converted as a reply would be, then dropped); the default
 // serving lab runs its opening run (LabPage.warm_up). Each step waits behind any message that came
 // meanwhile, and the first change ends the warm-up.
+const WARM_UP_QUIET_MS = 250;
 let warming = false;
+let askedAt = 0;
 async function warmUp() {
   warming = typeof page.warm_up === "function";
   try {
@@ -170,7 +174,6 @@ async function boot(m) {
     timings.ready_ms = performance.now() - t0;
     post({ type: "ready", patch: out.patch, query: out.query, busy, timings });
     if (busy) runLoop();
-    else warmUp();
   } catch (e) {
     post({ type: "error", stage, msg: String((e && e.message) || e) });
   }
@@ -188,6 +191,17 @@ self.onmessage = (event) => {
   const m = event.data || {};
   if (m.type === "boot") { boot(m); return; }
   if (page === null) return;
+  if (m.type === "warm") {
+    const quiet = () => {
+      const left = askedAt + WARM_UP_QUIET_MS - performance.now();
+      if (left > 0) setTimeout(quiet, left);
+      else if (!busy && !warming) warmUp();
+    };
+    askedAt = performance.now();
+    quiet();
+    return;
+  }
+  askedAt = performance.now();
   warming = false; // the student has started: their own moves take over
   if (m.type === "change") guarded(m, () => page.change(m.name, m.value));
   else if (m.type === "click") guarded(m, () => page.click(m.name));
