@@ -17,7 +17,7 @@ from .architecture import Architecture, bytes_per_token_formula, from_config
 from .boot_log import gib  # noqa: F401  (kept importable from here)
 from .catalog import GPU
 from .errors import InputError, Issue
-from .fields import check_number
+from .fields import check_number, coerce_number
 from .profiles import EfficiencyProfile, _load_profile, load_profile
 from .scenario import FIELDS, Scenario, validate
 from .units import DTYPE_BYTES, GIB
@@ -416,11 +416,8 @@ def sweep(s: Scenario, name: str, values: Iterable) -> Iterator[Result]:
         if base is None or check_number(name, value, bound) is not None:
             yield evaluate(s.with_(**{name: value}))  # the whole check, which names every problem
             continue
-        one = object.__new__(Scenario)
-        coerced = int(value) if bound.integer and isinstance(value, float) else value  # as validate's coerce
-        one.__dict__.update(base.__dict__, **{name: coerced})
         try:
-            yield _evaluate(one)
+            yield _evaluate(_valid_copy(base, **{name: coerce_number(value, bound.integer)}))
         except InputError as e:
             yield _error_result(s.with_(**{name: value}), e)
 
@@ -459,19 +456,19 @@ def _validated(s: Scenario) -> Scenario:
     except TypeError:
         return validate(s)
     if hit is not None:
-        return hit if config is None else _with_config(hit, config)
+        return hit if config is None else _valid_copy(hit, config=config)
     valid = validate(s)  # integral floats in integer fields become ints (sim.fields)
     if len(_VALID) > 512:
         _VALID.clear()
-    _VALID[key] = valid if config is None else _with_config(valid, None)
+    _VALID[key] = valid if config is None else _valid_copy(valid, config=None)
     return valid
 
 
-def _with_config(s: Scenario, config) -> Scenario:
-    """A copy of a validated scenario with another config (no second validation: the key says the
-    other fields are the same)."""
+def _valid_copy(s: Scenario, **changes) -> Scenario:
+    """A copy of a validated scenario with `changes`, which the caller has checked (no second
+    validation: `_validated`'s key says the other fields are the same; `sweep` checks its field)."""
     obj = object.__new__(Scenario)
-    obj.__dict__.update(s.__dict__, config=config)
+    obj.__dict__.update(s.__dict__, **changes)
     return obj
 
 

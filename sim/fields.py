@@ -205,6 +205,12 @@ def check_numbers(obj, table: dict[str, Bound]) -> list[Issue]:
     return out
 
 
+def coerce_number(value, integer: bool):
+    """`value` as the code that uses it expects it: an integral float in an integer field becomes an
+    int (100.5 stays, for validation to reject)."""
+    return int(value) if integer and isinstance(value, float) and value.is_integer() else value
+
+
 def coerce(obj, table: dict[str, Bound], integer_choices: tuple[str, ...] = ()):
     """`obj` with integral floats in its integer fields (those `table` marks integer, and the
     numeric choices named in `integer_choices`) turned into ints. Call it after validation: every
@@ -212,8 +218,8 @@ def coerce(obj, table: dict[str, Bound], integer_choices: tuple[str, ...] = ()):
     changes = {}
     for f in fields(obj):
         bound = table.get(f.name)
-        if (bound is not None and bound.integer) or f.name in integer_choices:
-            v = getattr(obj, f.name)
-            if isinstance(v, float) and v.is_integer():  # 100.5 stays for validation to reject
-                changes[f.name] = int(v)
+        v = getattr(obj, f.name)
+        c = coerce_number(v, (bound is not None and bound.integer) or f.name in integer_choices)
+        if c is not v:
+            changes[f.name] = c
     return replace(obj, **changes) if changes else obj
