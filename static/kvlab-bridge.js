@@ -203,16 +203,17 @@
     }
   }
 
+  // For benchmarks (benchmarks/site_load.py): when the last reply to a change set the page's
+  // elements (`appliedAt`), and when the frame that drew them began (`frameAt`) and was rendered
+  // (`shownAt`).
+  let marking = false;
+
   // Runs `then` after the next frame, once the charts of every patch applied so far are set.
   function afterCharts(then) {
     if (!chartsDone.length) requestAnimationFrame((frameAt) => { if (marking) state.frameAt = frameAt; channel.port2.postMessage(0); });
     chartsDone.push(then);
   }
 
-  // For benchmarks (benchmarks/site_load.py): when the last reply to a change set the page's
-  // elements (`appliedAt`), and when the frame that drew them began (`frameAt`) and was rendered
-  // (`shownAt`).
-  let marking = false;
   function setCharts() {
     if (marking) { state.shownAt = performance.now(); marking = false; }
     const waiting = charts;
