@@ -62,9 +62,10 @@ async function runLoop() {
 // the warm-up does not take a core from it) and nothing has been asked of it for WARM_UP_QUIET_MS
 // (a step would delay a move that comes at once), the worker calls the page's warm_up() a step at
 // a time: a panel warms Pyodide's WebAssembly up (PanelPage.warm_up: a few moves of a
-// copy of the page, whose patches are converted as a reply would be, then dropped); the default
-// serving lab runs its opening run (LabPage.warm_up). Each step waits behind any message that came
-// meanwhile, and the first change ends the warm-up.
+// copy of the page, whose patches are converted as a reply would be, then dropped). Each step
+// waits behind any message that came meanwhile, and the first change ends the warm-up. (Work a
+// page needs before it can answer, the serving lab's opening run, is not a warm-up: its start
+// says busy, and it runs in ticks at once.)
 const WARM_UP_QUIET_MS = 250;
 let warming = false;
 let askedAt = 0;

@@ -62,9 +62,9 @@ FIRST_SLICE_EVENTS = 1_250
 # shows the pre-rendered default run, and a first patch without a result would blank every chart.
 OPENING_SLICE_EVENTS = 40_000
 # The default page's opening run is not run before the page answers: the page was built showing it.
-# The worker runs it while it waits (warm_up), in slices this small (about 20 ms in Pyodide), so a
-# first change waits at most one slice; a change that comes first finishes it at once.
-WARM_UP_EVENTS = 500
+# The worker runs it as soon as Python is up (start says busy), while BokehJS is still building the
+# page on the main thread, in ticks of FIRST_SLICE_EVENTS that send nothing; a change that comes
+# first finishes it at once.
 SLICE_EVENTS = (500, 200_000)  # bounds of the slice size the timing adapts
 TRACE_FIRST_ROWS = 20_000
 
@@ -202,9 +202,9 @@ class LabPage:
             # The page was built in exactly this state (the default run, its comparison included) and
             # shows these models already: nothing is sent, so the bridge redraws no chart (the site
             # test reads the opening page back and compares it with this state), and the run itself
-            # waits (_open).
+            # follows in ticks (_open).
             self._opening = "due"
-            return {"patch": {}, "query": self.query, "busy": False}
+            return {"patch": {}, "query": self.query, "busy": True}
         self.run(OPENING_SLICE_EVENTS)
         self._publish_issues()
         return self._out()
@@ -227,13 +227,11 @@ class LabPage:
         self._opening = None
         return True
 
-    def warm_up(self, step: int) -> dict:
-        """What the worker runs while it waits: a slice of the opening run; `more` until it is done."""
-        return {"more": not self._open(WARM_UP_EVENTS), "patch": {}}
-
     def tick(self, slice_s: float = SLICE_S) -> dict:
-        """About `slice_s` of work; the progress patch, or every view once a run has finished."""
-        self._open()
+        """About `slice_s` of work; the progress patch, or every view once a run has finished. The
+        default page's opening run goes a slice at a time and sends nothing: the page shows it."""
+        if self._opening is not None:
+            return {"patch": {}, "query": self.query, "busy": not self._open(FIRST_SLICE_EVENTS)}
         if not self.busy:
             return self._out()
         before = (self.result, self.compare, self.sweep, self.trace_rows, self.trace_note)

@@ -221,3 +221,27 @@ def test_pages_that_run_python_load_the_boot_script_before_bokehjs(real_site):
             assert ("kvlab/kvlab-boot.js" in text) == runs_python, name
             if runs_python:
                 assert text.index("kvlab/kvlab-boot.js") < text.index("vendor/bokeh/bokeh-"), name
+
+
+def test_a_collapsed_cards_contents_wait_in_the_document_until_it_opens():
+    from bokeh.document import Document
+    from bokeh.models import Column, CustomJS, Div
+    from kvlab.app.build_site import OPEN_DEFERRED_CARD_JS, defer_collapsed_cards
+    from panel.models.layout import Card
+
+    def card(collapsed: bool, name: str) -> Card:
+        return Card(children=[Div(text="header"), Div(text="a", name=f"{name}.a"), Div(text="b", name=f"{name}.b")],
+                    collapsed=collapsed)
+
+    shut, open_, header_only = card(True, "shut"), card(False, "open"), Card(children=[Div(text="h")], collapsed=True)
+    doc = Document()
+    doc.add_root(Column(children=[shut, open_, header_only]))
+    contents = shut.children[1:]
+    assert defer_collapsed_cards(doc) == 1
+    assert len(shut.children) == 1 and len(open_.children) == 3 and len(header_only.children) == 1
+    (callback,) = shut.js_property_callbacks["change:collapsed"]
+    assert isinstance(callback, CustomJS) and callback.code == OPEN_DEFERRED_CARD_JS
+    assert callback.args["contents"] == contents and callback.args["card"] is shut
+    # Still in the document, so the bridge finds them by name (and the saved page carries them).
+    assert doc.get_model_by_name("shut.a") is contents[0] and doc.get_model_by_name("shut.b") is contents[1]
+    assert not open_.js_property_callbacks

@@ -167,6 +167,31 @@ def _panel_moves(page, name: str, moves: list) -> list[dict]:
     return out
 
 
+# The admission panel's collapsed card: the build defers its contents until it is first opened
+# (app/build_site.py, defer_collapsed_cards). Opened from the keyboard, a field in it is typed into.
+CARD = ("Engine limits and price", "max_num_seqs", 24)
+DEEPEST_FOCUS_JS = """() => { let a = document.activeElement;
+    while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+    return a ? { tag: a.tagName.toLowerCase(), cls: a.className } : null; }"""
+
+
+def _open_card_from_the_keyboard(page) -> dict:
+    title, setting, value = CARD
+    page.locator("button.card-header", has_text=title).first.focus()
+    page.keyboard.press("Enter")
+    field = page.locator(f".kv-w-{setting} input").first
+    field.wait_for(state="visible", timeout=10_000)
+    # The title is drawn in the header's own shadow root, not the button's text: the panel has one card.
+    out = {"focused": page.evaluate(DEEPEST_FOCUS_JS), "cards": page.locator("button.card-header").count()}
+    before = page.evaluate("window.kvlabBridge.patches")
+    field.fill(str(value))
+    field.press("Enter")
+    page.wait_for_function(f"window.kvlabBridge.patches > {before}", timeout=20_000)
+    wanted = {n: sorted(props) for n, props in PanelPage("admission").models().items()}
+    out["models"] = json.loads(page.evaluate(READ_MODELS_JS, wanted))
+    return out
+
+
 # The snapshot's URL answered with a 404 or with a gzip file that is no Pyodide snapshot: the page
 # must start Python without it (a console warning, no error) and answer as CPython does.
 SNAPSHOT_FAULTS = {"missing": {"status": 404, "body": "not found"},
@@ -266,6 +291,8 @@ def _visit_site(site: Path, pages: list[str], snapshot_file: str | None = None) 
                 if name in PANEL_PAGES and seen["state"] == "ready":
                     seen["moves"] = _panel_moves(page, name, MOVES[name])
                     seen["latencies_ms"] = page.evaluate("window.kvlabBridge.latencies")
+                    if name == "admission":
+                        seen["card"] = _open_card_from_the_keyboard(page)
                 if name in AXE_PAGES and AXE_JS.is_file():
                     t_axe = time.monotonic()
                     out["axe"][f"{name} light"] = run_axe(page)
@@ -403,6 +430,20 @@ def test_each_control_shows_exactly_what_cpython_computes(visit, page):
             for prop, value in props.items():
                 held = move["models"][name].get(prop)
                 assert _close(held, value), f"after {move['widget']}={move['value']!r}: {name}.{prop} is {held!r}, CPython {value!r}"
+
+
+def test_a_collapsed_card_opens_from_the_keyboard_and_its_fields_answer(visit):
+    """Built when first opened, the card keeps the keyboard focus on its header, and a value typed
+    into one of its fields shows what CPython computes for that state."""
+    card = visit["pages"]["admission"]["card"]
+    _, setting, value = CARD
+    assert card["cards"] == 1 and card["focused"] == {"tag": "button", "cls": "card-header"}
+    expected = _cpython_models("admission", [*MOVES["admission"], (f"w.{setting}", value)])[-1]
+    assert card["models"][f"w.{setting}"]["value"] == value
+    for name, props in expected.items():
+        for prop, want in props.items():
+            held = card["models"][name].get(prop)
+            assert _close(held, want), f"after typing {setting}={value}: {name}.{prop} is {held!r}, CPython {want!r}"
 
 
 def test_admission_numbers_are_sims_and_the_link_follows(visit):
