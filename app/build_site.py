@@ -355,6 +355,65 @@ def defer_collapsed_cards(doc) -> int:
     return len(cards)
 
 
+# Run by BokehJS once the page's document is built (DocumentReady): each later section gets its
+# contents back, one section per idle moment of the main thread, so a move made meanwhile waits for
+# at most one section. The mark says when the last one is in (benchmarks/site_load.py reports it).
+BUILD_LATER_SECTIONS_JS = """let k = 0;
+const next = () => {
+  if (k === sections.length) { performance.mark("kvlab-later-sections"); return; }
+  const section = sections[k], contents = section.tags;
+  section.children = contents;
+  section.tags = [];
+  k += 1;
+  if (window.requestIdleCallback) requestIdleCallback(next, { timeout: 500 }); else setTimeout(next, 16);
+};
+next();"""
+
+
+def defer_later_sections(doc) -> int:
+    """The contents of each layout marked LATER_CLASS (below a long page's first screen) are built
+    once the page is up, not with it.
+
+    The page shows nothing until BokehJS has built the whole document, and the serving lab's five
+    lower sections (four charts and the log) were 0.24 s of its 1.6 s to a first interaction here.
+    Each such layout keeps its place in the page, empty, and holds its contents in its `tags` (a
+    model's list of arbitrary values, which BokehJS does not draw): they stay in the document's
+    index of models, so the bridge finds and patches them by name as before (a document callback's
+    arguments are not in that index, in BokehJS or in Bokeh). A DocumentReady callback
+    (BUILD_LATER_SECTIONS_JS) moves them back. Returns the number of sections deferred."""
+    from bokeh.events import DocumentReady
+    from bokeh.models import CustomJS
+    from kvlab.app.page import LATER_CLASS
+
+    sections = [m for m in _in_page_order(doc) if LATER_CLASS in (getattr(m, "css_classes", None) or ()) and m.children]
+    if not sections:
+        return 0
+    with doc.models.freeze():
+        for section in sections:
+            if section.tags:
+                raise BuildError(f"a section deferred with {LATER_CLASS} has tags of its own: {section.tags!r}")
+            section.tags, section.children = list(section.children), []
+    doc.js_on_event(DocumentReady, CustomJS(args={"sections": sections}, code=BUILD_LATER_SECTIONS_JS))
+    return len(sections)
+
+
+def _in_page_order(doc) -> list:
+    """The layouts of the page, in its order (depth first through every root's `children`)."""
+    from bokeh.models import LayoutDOM
+
+    order: list = []
+
+    def walk(model) -> None:
+        order.append(model)
+        for child in model.children if isinstance(getattr(model, "children", None), list) else ():
+            child = child[0] if isinstance(child, tuple) else child  # a GridBox holds (model, row, column)
+            if isinstance(child, LayoutDOM):
+                walk(child)
+    for root in doc.roots:
+        walk(root)
+    return order
+
+
 # MathJax's delimiters as Bokeh's bundle configures them (display $$...$$ and \[...\], inline \(...\),
 # and \begin{...} environments): a text holding one is typeset only when bokeh-mathjax is loaded.
 _TEX = re.compile(r"\$\$|\\\(|\\\[|\\begin\{")
@@ -409,6 +468,7 @@ def render_page(page: Page, theme: str, roots: dict, needed: dict[str, Path], in
         specs = [dict(spec) for spec in lesson_render.BUILD_LIVE_SPECS]
     _name_models(doc, page.bridge == "panel", specs)
     defer_collapsed_cards(doc)
+    defer_later_sections(doc)
     share_stylesheets(doc)
     unneeded = unneeded_bokeh_bundles(doc)
     if specs:  # the live views answer their controls: the worker starts at the first move (see kvlab-bridge.js)
@@ -560,13 +620,17 @@ def _build_into(out: Path, pages: list[Page], opts: SiteOptions, pyodide_dir: Pa
         snapshot, note = make_snapshot(pyodide_dir, PYODIDE_VERSION, wheels, out)
     if snapshot is not None:  # the worker restores it (static/kvlab-worker.mjs); the version pins it
         shell_info.update(snapshot=f"./{snapshot['file']}", snapshot_pyodide=snapshot["pyodide_version"])
+    from kvlab.app.viewlayer.lab_page import LabPage
+
+    opening = write_lab_opening(out) if any(p.name == LabPage.page for p in pages) else None
     roots = _vendor_roots()
     needed: dict[str, Path] = {}
     built = []
     for page in pages:
         title = page.title
+        page_info = {**shell_info, "opening": f"./{opening}"} if opening and page.name == LabPage.page else shell_info
         for theme in THEMES:
-            page_html, doc_title = render_page(page, theme, roots, needed, shell_info)
+            page_html, doc_title = render_page(page, theme, roots, needed, page_info)
             name = f"{page.name}.html" if theme == "light" else f"{page.name}.dark.html"
             (out / name).write_text(page_html, encoding="utf-8")
             if doc_title not in ("", "Panel Application", "Bokeh Application"):
@@ -588,7 +652,7 @@ def _build_into(out: Path, pages: list[Page], opts: SiteOptions, pyodide_dir: Pa
     info = {
         "kvlab_version": kvlab_version(), "panel_version": panel.__version__, "bokeh_version": bokeh.__version__,
         "pyodide_version": PYODIDE_VERSION, "pyodide_url": pyodide_url, "pyodide_self_hosted": pyodide_dir is not None,
-        "snapshot": snapshot, "snapshot_note": note,
+        "snapshot": snapshot, "snapshot_note": note, "lab_opening": opening,
         "wheels": {w.name: file_sha256(w) for w in wheels},
         "vendor_files": len(needed),
         "pages": [{**asdict(p), "source": _display_path(p.source), "html": f"{p.name}.html", "dark": f"{p.name}.dark.html"}
@@ -596,6 +660,24 @@ def _build_into(out: Path, pages: list[Page], opts: SiteOptions, pyodide_dir: Pa
     }
     (out / INFO_FILE).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return info, built
+
+
+def write_lab_opening(out: Path) -> str:
+    """The serving lab's opening run, computed here by the same engine (viewlayer.lab_page.opening_json),
+    gzip-compressed into data/, named by its sha256 (a browser never uses a cached copy made for
+    other files). The lab page names it; its worker hands it to LabPage, which takes it instead of
+    running the run again (0.3-0.6 s of Pyodide while the page loads here) when it is the run of
+    the page's state. Returns its path in the site."""
+    import gzip
+    import hashlib
+
+    from kvlab.app.viewlayer.lab_page import opening_json
+
+    data = gzip.compress(opening_json().encode("utf-8"), compresslevel=9, mtime=0)
+    name = f"data/lab-opening-{hashlib.sha256(data).hexdigest()[:16]}.json.gz"
+    (out / name).parent.mkdir(parents=True, exist_ok=True)
+    (out / name).write_bytes(data)
+    return name
 
 
 def _copy_pyodide(src: Path, dest: Path) -> None:

@@ -19,6 +19,9 @@ from .urlstate import parse_query
 
 HEADER_COLOR = "#1F3A5F"  # deep blue: white nav text on it passes WCAG AA in both themes
 SITE = "kvlab"
+# A layout below a long page's first screen: the static site builds its contents once the page is
+# up (app/build_site.py, defer_later_sections); `kvlab serve` shows it as any other.
+LATER_CLASS = "kv-later"
 
 
 def _query() -> str:

@@ -16,6 +16,7 @@
     const worker = new Worker(new URL("./kvlab-worker.mjs", me.src), { type: "module" });
     worker.postMessage({ type: "boot", page: info.page, search, pyodideUrl: abs(info.pyodideUrl),
                          wheels: info.wheels.split(" ").map(abs), live: live || null,
+                         opening: info.opening ? abs(info.opening) : null,
                          snapshot: info.snapshot ? { url: abs(info.snapshot), pyodide: info.snapshotPyodide } : null });
     return worker;
   }

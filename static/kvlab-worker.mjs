@@ -92,11 +92,23 @@ function answer(type, id, out) {
 
 // The site's Pyodide memory snapshot (app/site_snapshot.py): Python's memory with kvlab already
 // imported, gzip-compressed. Restoring it replaces Python's start-up and kvlab's imports.
-async function fetchSnapshot(url) {
+async function fetchGzip(url) {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  const stream = response.body.pipeThrough(new DecompressionStream("gzip"));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
+  return new Response(response.body.pipeThrough(new DecompressionStream("gzip")));
+}
+const fetchSnapshot = async (url) => new Uint8Array(await (await fetchGzip(url)).arrayBuffer());
+
+// The serving lab's opening run as the build computed it (lab_page.opening_json): the page takes
+// it instead of running it again when it is the run of the page's state. Without it (any failure)
+// the page runs it.
+async function fetchOpening(url) {
+  try {
+    return await (await fetchGzip(url)).text();
+  } catch (e) {
+    console.warn(`kvlab worker: the lab's opening run could not be read (${String((e && e.message) || e)}); running it`);
+    return null;
+  }
 }
 
 // The wheels are unpacked after every start: files are not part of a snapshot (sim's data files).
@@ -137,6 +149,7 @@ async function boot(m) {
   try {
     progress(1, "loading Python");
     const wheels = Promise.all(m.wheels.map(fetchBytes)); // downloads overlap Python's start-up
+    const opening = m.opening ? fetchOpening(m.opening) : null;
     // Fetched and decompressed while Pyodide fetches and compiles its WebAssembly.
     let snapshot = m.snapshot ? fetchSnapshot(m.snapshot.url) : null;
     snapshot?.catch(() => {}); // a failure is handled where the snapshot is used
@@ -169,8 +182,9 @@ async function boot(m) {
       pageFor = unpack(pyodide, await wheels);
     }
     progress(3, "starting the page");
-    page = pageFor(m.page, m.search, m.live);
+    page = pageFor(m.page, m.search, m.live, opening ? await opening : null);
     const out = call(() => page.start());
+    if (m.opening) timings.opening = page.opening_source;
     busy = Boolean(out.busy);
     timings.ready_ms = performance.now() - t0;
     post({ type: "ready", patch: out.patch, query: out.query, busy, timings });

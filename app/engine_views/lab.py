@@ -14,7 +14,7 @@ import panel as pn
 
 from ..a11y import KvTemplate
 from ..html import BASE_CSS
-from ..page import HEADER_COLOR, SITE
+from ..page import HEADER_COLOR, LATER_CLASS, SITE
 from ..share import nav_links, share_buttons, theme_button
 from ..views.base import NAME_MODELS_ENV
 from .comparison import PolicyComparison
@@ -36,10 +36,11 @@ LEAD = ("Requests arrive over time, queue, get admitted against the KV pool, sha
 SIDEBAR_WIDTH_PX = 340
 
 
-def _section(title: str, note: str, *items) -> pn.Column:
+def _section(title: str, note: str, *items, later: bool = False) -> pn.Column:
+    """A titled section; `later`: below the page's first screen (the static site builds it once the page is up)."""
     head = pn.pane.HTML(f"<h2 style='margin:18px 0 2px;font-size:1.15rem'>{title}</h2><p class='kv-caption'>{note}</p>",
                         stylesheets=[BASE_CSS], margin=(0, 10), sizing_mode="stretch_width")
-    return pn.Column(head, *items, sizing_mode="stretch_width", margin=0)
+    return pn.Column(head, *items, sizing_mode="stretch_width", margin=0, css_classes=[LATER_CLASS] if later else [])
 
 
 class ServingLab(pn.viewable.Viewer):
@@ -67,12 +68,17 @@ class ServingLab(pn.viewable.Viewer):
             v["status"], v["notices"], v["summary"],
             _section("Latency distributions", "Histogram and cumulative distribution, p50 / p90 / p99 and the mean marked; the "
                      "comparison policy in orange, on the same requests.", v["distribution"]),
+            # The status, the tiles and the distributions fill a first screen (1300 x 900 and smaller).
             _section("Time to first token by prompt length", "Is the tail the longest prompts' own prefill, or waiting "
-                     "behind other work?", v["ttft_by_prompt"]),
-            _section("Two policies, same workload", "Every figure of the run beside the comparison's.", v["comparison"]),
-            _section("Over time", "KV cache usage and the running and waiting queues, sampled through the run.", v["timeline"]),
-            _section("Request rate sweep: find the cliff", "The current settings at a range of Poisson rates.", v["sweep"]),
-            _section("Engine log", "The lines vLLM and SGLang would print, and the Prometheus counters at the end.", v["log"]),
+                     "behind other work?", v["ttft_by_prompt"], later=True),
+            _section("Two policies, same workload", "Every figure of the run beside the comparison's.", v["comparison"],
+                     later=True),
+            _section("Over time", "KV cache usage and the running and waiting queues, sampled through the run.", v["timeline"],
+                     later=True),
+            _section("Request rate sweep: find the cliff", "The current settings at a range of Poisson rates.", v["sweep"],
+                     later=True),
+            _section("Engine log", "The lines vLLM and SGLang would print, and the Prometheus counters at the end.", v["log"],
+                     later=True),
             sizing_mode="stretch_width", margin=0)
 
     def __panel__(self):

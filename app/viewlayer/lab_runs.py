@@ -71,20 +71,16 @@ class LabRuns:
             if not job.done:
                 return _progress(job, 0.5 if self._cmp_job is not None else 1.0, 0.0)
             self._job = None
-            main, cancelled = job.results[0], job.cancelled
-            if cancelled:
+            if job.cancelled:
                 self._cmp_job = None
-            still = self._cmp_job is not None and main.ok
-            return {"result": main if main.ok else None, "issues": list(main.errors), "running": still,
-                    "progress": 0.5 if still else 1.0, "status": run_status(main, cancelled)}
+            return _main_done(job.results[0], job.cancelled, self._cmp_job is not None)
         if self._cmp_job is not None:
             job = self._cmp_job
             job.advance(events)
             if not job.done:
                 return _progress(job, 0.5, 0.5)
             self._cmp_job = None
-            other = job.results[0]
-            return {"compare": other if other.ok and not job.cancelled else None, "running": False, "progress": 1.0}
+            return _comparison_done(job.results[0], job.cancelled)
         if self._sweep_job is not None:
             job = self._sweep_job
             job.advance(events)
@@ -93,6 +89,25 @@ class LabRuns:
             self._sweep_job = None
             return {"sweep": band_from(job), "sweep_running": False, "sweep_progress": 1.0}
         return {}
+
+
+def finished_run(main, comparison=None) -> dict:
+    """The run fields once `main` (an EngineResult), then `comparison` (or None: none was asked
+    for), have finished: what `advance` returns along the way, for a run known already."""
+    changes = _main_done(main, False, comparison is not None)
+    if comparison is not None and changes["running"]:
+        changes.update(_comparison_done(comparison, False))
+    return changes
+
+
+def _main_done(main, cancelled: bool, comparing: bool) -> dict:
+    still = comparing and main.ok
+    return {"result": main if main.ok else None, "issues": list(main.errors), "running": still,
+            "progress": 0.5 if still else 1.0, "status": run_status(main, cancelled)}
+
+
+def _comparison_done(other, cancelled: bool) -> dict:
+    return {"compare": other if other.ok and not cancelled else None, "running": False, "progress": 1.0}
 
 
 def _progress(job: Job, share: float, offset: float) -> dict:

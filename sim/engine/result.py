@@ -9,7 +9,7 @@ request's mean gap, (finish - first token) / (output - 1); E2E is arrival to las
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 
 @dataclass(frozen=True)
@@ -107,6 +107,11 @@ class EngineResult:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, d: dict) -> EngineResult:
+        """The inverse of to_dict (after a JSON round trip too: every other field is plain data)."""
+        return cls(**{**d, **{name: Percentiles(**d[name]) for name in _PERCENTILE_FIELDS}})
+
     def summary_lines(self) -> list[str]:
         if self.errors:
             return [f"error: {e['field']}: {e['message']}" for e in self.errors]
@@ -129,3 +134,6 @@ class EngineResult:
             f"KV pool {self.kv_pool_tokens:,} tokens per instance; mean usage {self.mean_kv_usage:.0%}; "
             f"preemptions {self.preemptions:,}; prefix hit rate {self.prefix_hit_rate:.1%}",
         ]
+
+
+_PERCENTILE_FIELDS = tuple(f.name for f in fields(EngineResult) if f.default_factory is Percentiles)

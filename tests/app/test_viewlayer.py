@@ -127,3 +127,31 @@ def test_the_default_lab_answers_before_its_opening_run_and_runs_it_in_silent_ti
         pass
     assert early.change("w.lab-seed", 3) == late.change("w.lab-seed", 3)
     assert early.finish() == late.finish()
+
+
+def test_the_default_lab_takes_the_sites_copy_of_its_opening_run_only_when_it_is_that_run():
+    from kvlab.app.viewlayer.lab_page import LabPage, opening_json
+
+    text = opening_json()
+    ran = LabPage("")
+    ran.start()
+    ran.finish()
+    opening = ran.models()
+    known = LabPage("", opening=text)
+    assert known.start() == {"patch": {}, "query": known.query, "busy": False} and known.opening_source == "file"
+    assert known.models() == opening
+    # What follows is answered as on a page that ran it: a display choice, then a new run.
+    assert known.change("w.lab-metric", 1) == ran.change("w.lab-metric", 1)
+    assert known.change("w.lab-seed", 5) == ran.change("w.lab-seed", 5)
+    assert known.finish() == ran.finish()
+    # A damaged copy, another format, runs of another state: the page runs its own opening run.
+    data = json.loads(text)
+    for bad in (text[:-9], "[]", json.dumps({**data, "format": 0}), json.dumps({**data, "compare": None}),
+                json.dumps({**data, "result": {**data["result"], "config": {}}})):
+        page = LabPage("", opening=bad)
+        assert page.start()["busy"] and page.opening_source == "run", bad[:60]
+        page.finish()
+        assert page.models() == opening
+    linked = LabPage("?seed=3", opening=text)  # a link's own state: its own run, as ever
+    linked.start()
+    assert linked.opening_source == "" and linked.finish()["patch"]

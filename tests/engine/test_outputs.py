@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 from kvlab.sim.engine import simulate
 from kvlab.sim.engine.histogram import LogHistogram
-from kvlab.sim.engine.result import percentiles
+from kvlab.sim.engine.result import EngineResult, percentiles
 
 from .conftest import ROOMY, small
 
@@ -148,3 +149,12 @@ def test_time_series_are_aligned_and_bounded():
     assert all(b > a for a, b in zip(s["t_s"], s["t_s"][1:], strict=False))
     total = sum(s["generation_tokens_per_s"]) * s["interval_s"]
     assert total == pytest.approx(r.output_tokens_generated, rel=1e-6)
+
+
+def test_a_result_survives_json_and_back(preempting):
+    """The static site ships the serving lab's opening run as JSON (app/viewlayer/lab_page.py): read
+    back, it is the same result, every field and every distribution."""
+    quiet = simulate(small(n=40, rate=2.0, scenario=ROOMY))
+    for result in (preempting, quiet):
+        back = EngineResult.from_dict(json.loads(json.dumps(result.to_dict())))
+        assert back == result and back.ttft_s == result.ttft_s and back.to_dict() == result.to_dict()

@@ -245,3 +245,28 @@ def test_a_collapsed_cards_contents_wait_in_the_document_until_it_opens():
     # Still in the document, so the bridge finds them by name (and the saved page carries them).
     assert doc.get_model_by_name("shut.a") is contents[0] and doc.get_model_by_name("shut.b") is contents[1]
     assert not open_.js_property_callbacks
+
+
+def test_a_later_sections_contents_wait_in_its_tags_until_the_page_is_up():
+    from bokeh.document import Document
+    from bokeh.models import Column, CustomJS, Div
+    from kvlab.app.build_site import BUILD_LATER_SECTIONS_JS, BuildError, defer_later_sections
+    from kvlab.app.page import LATER_CLASS
+
+    first = Column(children=[Div(text="tiles", name="tiles")])
+    lower = [Column(children=[Div(text=f"s{i}", name=f"s{i}.a"), Div(text="b")], css_classes=[LATER_CLASS]) for i in range(2)]
+    doc = Document()
+    doc.add_root(Column(children=[first, *lower]))
+    contents = [list(s.children) for s in lower]
+    assert defer_later_sections(doc) == 2
+    assert len(first.children) == 1 and all(s.children == [] for s in lower)
+    assert [s.tags for s in lower] == contents
+    (callback,) = doc.callbacks.js_event_callbacks["document_ready"]
+    assert isinstance(callback, CustomJS) and callback.code == BUILD_LATER_SECTIONS_JS
+    assert callback.args["sections"] == lower  # in page order, the order they come back in
+    # Still in the document's index, so the bridge finds them by name.
+    assert doc.get_model_by_name("s0.a") is contents[0][0] and doc.get_model_by_name("s1.a") is contents[1][0]
+    tagged = Document()
+    tagged.add_root(Column(children=[Div()], css_classes=[LATER_CLASS], tags=["mine"]))
+    with pytest.raises(BuildError, match="tags of its own"):
+        defer_later_sections(tagged)

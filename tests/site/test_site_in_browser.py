@@ -583,9 +583,18 @@ def test_every_script_and_wheel_the_site_ships_is_requested(visit, real_site):
     was requested by some page of the visit (which opens every page); nothing is carried unused."""
     site = real_site[0]
     shipped = {p.relative_to(site).as_posix() for p in site.rglob("*")
-               if p.suffix in (".js", ".mjs", ".wasm", ".zip", ".whl", ".json", ".bin") and p.name != "build-info.json"}
+               if p.suffix in (".js", ".mjs", ".wasm", ".zip", ".whl", ".json", ".bin", ".gz") and p.name != "build-info.json"}
     assert shipped - visit["requested"] == set()
 
+
+
+def test_the_lab_takes_its_opening_run_from_the_site(visit, real_site):
+    """The default lab reads the build's copy of its opening run (data/lab-opening-*.json.gz)
+    instead of running it again while the page loads; the lab test above compares what it then
+    shows, and every run after it, with CPython's LabPage that ran it."""
+    info = json.loads((real_site[0] / "build-info.json").read_text())
+    assert info["lab_opening"].startswith("data/lab-opening-")
+    assert visit["pages"][LAB]["timings"]["opening"] == "file"
 
 
 def test_live_pages_start_python_from_the_snapshot(visit):
