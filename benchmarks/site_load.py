@@ -27,7 +27,9 @@ Method (v1), per page:
   cold/warm load (v5) ends when its first interaction is answered: the latency metric switched,
   which redraws the distribution chart from the opening run (v2-v4: when the opening run was
   drawn; since session 5 the default page answers before running the run it was built showing,
-  and runs it while idle or at the first change).
+  and runs it while idle or at the first change; since session 6 it takes the build's copy of
+  that run). Since session 6 the lab builds its lower sections once it is up: when the last one
+  was built (a mark the page sets) is reported beside the load, median of the cold loads.
 - Bare Pyodide: a page that only starts the same Pyodide core in a module worker (the floor).
 - Site size: every file of the build.
 - Worker (v3): on live pages, the worker's own `timings` of each cold load: which start ran
@@ -153,6 +155,19 @@ def _lab_runs(page, runs: int) -> dict:
     return out
 
 
+def _later_sections_ms(page) -> float | None:
+    """ms from navigation start to the last of the page's lower sections built (app/build_site.py,
+    defer_later_sections, marks it); the first interaction does not wait for them. None for a
+    build that does not defer them (no mark within 5 s)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function("performance.getEntriesByName('kvlab-later-sections').length > 0", timeout=5_000)
+    except PlaywrightTimeout:
+        return None
+    return page.evaluate("performance.getEntriesByName('kvlab-later-sections')[0].startTime")
+
+
 def _bare_boot(browser, bare_base: str) -> float:
     ctx = browser.new_context()
     try:
@@ -193,7 +208,7 @@ def measure_sites(sites: list[Path], pages: list[tuple[str, object]], runs: int,
             results[i]["bare_pyodide_ms"] = statistics.median(times)
             results[i]["bare_runs_ms"] = times
         for name, live in pages:
-            seen = [{"cold": [], "warm": [], "sizes": [], "slider": [], "timings": [], "load": []} for _ in sites]
+            seen = [{"cold": [], "warm": [], "sizes": [], "slider": [], "timings": [], "load": [], "later": []} for _ in sites]
             for run in range(runs):
                 for i, base in enumerate(bases):
                     f = seen[i]
@@ -206,6 +221,10 @@ def measure_sites(sites: list[Path], pages: list[tuple[str, object]], runs: int,
                     f["cold"].append(_first_interaction(p, live))
                     if live:
                         f["timings"].append(p.evaluate("window.kvlabBridge.timings || null"))
+                    if live == "lab":
+                        later = _later_sections_ms(p)
+                        if later is not None:
+                            f["later"].append(later)
                     total = 0
                     for r in requests:
                         sz = r.sizes()
@@ -230,7 +249,8 @@ def measure_sites(sites: list[Path], pages: list[tuple[str, object]], runs: int,
                     "boot": sorted({t.get("boot", "plain") for t in timings}),
                     "python_ms": statistics.median(t["python_ms"] for t in timings) if timings else None,
                     "ready_ms": statistics.median(t["ready_ms"] for t in timings) if timings else None,
-                    "worker_timings": timings}
+                    "worker_timings": timings,
+                    "later_sections_ms": statistics.median(f["later"]) if f["later"] else None}
                 print(f"  {sites[i]} {name}: cold {results[i]['pages'][name]['cold_ms']:.0f} ms, "
                       f"warm {results[i]['pages'][name]['warm_ms']:.0f} ms", file=sys.stderr, flush=True)
     return results
@@ -362,6 +382,9 @@ def _report(site: Path, info: dict, figures: dict, runs: int) -> None:
                   f"{f['slider_number_wall_p50_ms']:.1f} / {f['slider_number_wall_p95_ms']:.1f}), to the charts "
                   f"{f['slider_charts_p50_ms']:.1f} / {f['slider_charts_p95_ms']:.1f} ms (wall {f['slider_charts_wall_p50_ms']:.1f} / "
                   f"{f['slider_charts_wall_p95_ms']:.1f}), p50 / p95 over {f['slider_moves']} moves")
+    for name, f in figures["pages"].items():
+        if f.get("later_sections_ms") is not None:
+            print(f"{name}: its lower sections built {f['later_sections_ms']:.0f} ms after navigation start (cold, median)")
     if "lab_run" in figures:
         for compare, f in figures["lab_run"].items():
             what = "one 600-request run" if compare == "none" else "a 600-request run and its 600-request comparison"
