@@ -64,8 +64,8 @@ async function runLoop() {
 // a time: a panel warms Pyodide's WebAssembly up (PanelPage.warm_up: a few moves of a
 // copy of the page, whose patches are converted as a reply would be, then dropped). Each step
 // waits behind any message that came meanwhile, and the first change ends the warm-up. (Work a
-// page needs before it can answer, the serving lab's opening run, is not a warm-up: its start
-// says busy, and it runs in ticks at once.)
+// page needs before it can answer, the serving lab's opening run when the site's copy of it cannot
+// be used, is not a warm-up: its start says busy, and it runs in ticks at once.)
 const WARM_UP_QUIET_MS = 250;
 let warming = false;
 let askedAt = 0;
