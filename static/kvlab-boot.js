@@ -12,11 +12,15 @@
   const info = me.dataset;
   const abs = (u) => new URL(u, window.location.href).href;
 
+  // The serving lab's opening run, as the build computed it, serves only the default page: a link
+  // with settings of its own runs its own (theme and embed are the shell's, not settings).
+  const own = (search) => [...new URLSearchParams(search).keys()].some((k) => k !== "theme" && k !== "embed");
+
   function start(search, live) {
     const worker = new Worker(new URL("./kvlab-worker.mjs", me.src), { type: "module" });
     worker.postMessage({ type: "boot", page: info.page, search, pyodideUrl: abs(info.pyodideUrl),
                          wheels: info.wheels.split(" ").map(abs), live: live || null,
-                         opening: info.opening ? abs(info.opening) : null,
+                         opening: info.opening && !own(search) ? abs(info.opening) : null,
                          snapshot: info.snapshot ? { url: abs(info.snapshot), pyodide: info.snapshotPyodide } : null });
     return worker;
   }

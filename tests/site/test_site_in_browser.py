@@ -300,6 +300,20 @@ def _visit_site(site: Path, pages: list[str], snapshot_file: str | None = None) 
                 out["pages"][name] = seen
                 page.close()
 
+            # A lab link with settings of its own runs its own opening run: the build's copy is not fetched.
+            fetched: list[str] = []  # the worker's requests come to the context (the route keeps the cache off)
+
+            def opening_requests(r):
+                if "lab-opening" in r.url:
+                    fetched.append(r.url)
+            context.on("request", opening_requests)
+            page, errors, _ = open_page(f"{LAB}.html?seed=3")
+            page.wait_for_function("window.kvlabBridge.ready && !window.kvlabBridge.busy", timeout=BOOT_TIMEOUT_MS)
+            context.remove_listener("request", opening_requests)
+            out["lab_link"] = {"timings": page.evaluate("window.kvlabBridge.timings"), "fetched": fetched, "errors": errors,
+                               "seed": page.evaluate("Bokeh.documents[0].get_model_by_name('w.lab-seed').value")}
+            page.close()
+
             # A lesson: predict (the first choice of the first step), then the reveal, then "try this".
             page, errors, _ = open_page(f"{LESSON}.html")
             step = page.locator(".kv-predict").first
@@ -595,6 +609,12 @@ def test_the_lab_takes_its_opening_run_from_the_site(visit, real_site):
     info = json.loads((real_site[0] / "build-info.json").read_text())
     assert info["lab_opening"].startswith("data/lab-opening-")
     assert visit["pages"][LAB]["timings"]["opening"] == "file"
+
+
+def test_a_lab_link_with_its_own_settings_runs_its_own_opening_run(visit):
+    seen = visit["lab_link"]
+    assert seen["errors"] == [] and seen["seed"] == 3
+    assert "opening" not in seen["timings"] and seen["fetched"] == []
 
 
 def test_live_pages_start_python_from_the_snapshot(visit):
