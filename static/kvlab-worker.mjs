@@ -90,13 +90,15 @@ function answer(type, id, out) {
   if (busy) runLoop();
 }
 
-// The site's Pyodide memory snapshot (app/site_snapshot.py): Python's memory with kvlab already
-// imported, gzip-compressed. Restoring it replaces Python's start-up and kvlab's imports.
+// A gzip-compressed file of the site, decompressed as it arrives.
 async function fetchGzip(url) {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
   return new Response(response.body.pipeThrough(new DecompressionStream("gzip")));
 }
+
+// The site's Pyodide memory snapshot (app/site_snapshot.py): Python's memory with kvlab already
+// imported, gzip-compressed. Restoring it replaces Python's start-up and kvlab's imports.
 const fetchSnapshot = async (url) => new Uint8Array(await (await fetchGzip(url)).arrayBuffer());
 
 // The serving lab's opening run as the build computed it (lab_page.opening_json): the page takes

@@ -127,10 +127,13 @@ class LabPage:
     def _config(self, policy=None):
         return lab_config(self.values, policy, self.trace_rows)
 
-    def run(self, first_events: int = FIRST_SLICE_EVENTS) -> None:
+    def _comparison_config(self):
+        """The comparison policy's EngineConfig, or None when none is asked for (or it is the policy itself)."""
         v = self.values
-        compare = self._config(v["compare_policy"]) if v["compare_policy"] not in (NO_COMPARISON, v["policy"]) else None
-        self._apply(self._runs.start(self._config(), compare))
+        return self._config(v["compare_policy"]) if v["compare_policy"] not in (NO_COMPARISON, v["policy"]) else None
+
+    def run(self, first_events: int = FIRST_SLICE_EVENTS) -> None:
+        self._apply(self._runs.start(self._config(), self._comparison_config()))
         self._apply(self._runs.advance(first_events))
 
     def _apply(self, changes: dict) -> None:
@@ -213,7 +216,7 @@ class LabPage:
             self._known_opening = None
             if known is not None:
                 self._apply(finished_run(*known))
-                self._shown = {name: dict(props) for name, props in lab_page_models(self, self.values).items()}
+                self._show_as_built()
                 self.opening_source = "file"
                 return {"patch": {}, "query": self.query, "busy": False}
             self._opening = "due"
@@ -236,13 +239,16 @@ class LabPage:
             compare = EngineResult.from_dict(data["compare"]) if data["compare"] is not None else None
         except (ValueError, TypeError, KeyError, AttributeError):
             return None
-        v = self.values
-        wanted = v["compare_policy"] not in (NO_COMPARISON, v["policy"])
-        if main.config != self._config().to_dict() or (compare is not None) != wanted:
+        wanted = self._comparison_config()
+        if main.config != self._config().to_dict():
             return None
-        if compare is not None and compare.config != self._config(v["compare_policy"]).to_dict():
+        if (compare.config if compare else None) != (wanted.to_dict() if wanted else None):
             return None
         return main, compare
+
+    def _show_as_built(self) -> None:
+        """What the page shows is this state's every model: it was built showing the opening run."""
+        self._shown = {name: dict(props) for name, props in lab_page_models(self, self.values).items()}
 
     def _open(self, events: int | None = None) -> bool:
         """The default page's opening run: started if due, then `events` more of it (None: all of
@@ -258,7 +264,7 @@ class LabPage:
             self._slice(OPENING_SLICE_EVENTS)
         if self.busy:
             return False
-        self._shown = {name: dict(props) for name, props in lab_page_models(self, self.values).items()}
+        self._show_as_built()
         self._opening = None
         return True
 
