@@ -23,8 +23,9 @@
   const idleWaiters = [];
   // For tests and benchmarks: `await kvlabBridge.nextPatch()` resolves once the next patch is applied;
   // `busy` is true while the serving lab's worker is running something, and `runs` counts the times
-  // it went idle again (`await kvlabBridge.idle()` waits for that).
-  const state = { patches: 0, latencies: [], missing: [], ready: false, busy: false, runs: 0, ticks: 0,
+  // it went idle again (`await kvlabBridge.idle()` waits for that); `warmed` holds the worker's
+  // warm-up figures once it has run to its end.
+  const state = { patches: 0, latencies: [], missing: [], ready: false, busy: false, runs: 0, ticks: 0, warmed: null,
                   nextPatch: () => new Promise((resolve) => waiters.push(resolve)),
                   idle: () => (state.busy ? new Promise((resolve) => idleWaiters.push(resolve)) : Promise.resolve(state.runs)) };
   window.kvlabBridge = state;
@@ -169,14 +170,17 @@
     return model;
   }
 
-  // A patch is set in two steps: the page's own elements (HTML panes with the numbers, widgets) at
-  // once, and what the charts draw (their data sources, ranges, titles, spans) in a task after the
-  // browser has rendered the frame that shows those numbers. BokehJS repaints a chart whole when
-  // any of its data changes (axes measured again, every renderer drawn), 3-10 ms a chart in
-  // Chromium here; set in one step, every chart of the page was repainted before the frame with
-  // the new numbers could be drawn (docs/site.md, "Where a slider move's time goes"). The charts
-  // follow one frame later. A newer patch's chart values replace any not yet set, so the charts
-  // always end at the latest state; `nextPatch()` resolves once a patch's charts are set too.
+  // A patch is set in two steps. What a move is shown in first (a panel's reply names it: the
+  // widgets, the notices and the page's numbers; without a list, every page element: HTML panes
+  // and widgets) is set at once. The rest (what the charts draw: data sources, ranges, titles,
+  // spans; on a panel also its other panes: legends, formula, engine log, chart summaries) is set
+  // in a task after the browser has rendered the frame that shows those numbers. BokehJS repaints
+  // a chart whole when any of its data changes (axes measured again, every renderer drawn), 3-10 ms
+  // a chart in Chromium here; set in one step, every chart of the page was repainted before the
+  // frame with the new numbers could be drawn, and each pane's new text is styled, laid out and
+  // painted in the frame after it is set (docs/site.md, "Where a slider move's time goes"). The
+  // rest follows one frame later. A newer patch's values replace any not yet set, so every model
+  // ends at the latest state; `nextPatch()` resolves once a patch's second part is set too.
   let LayoutDOM = null;
   let charts = null; // Map: model -> props waiting for the next frame
   const chartsDone = [];
@@ -191,14 +195,20 @@
   }
 
   // `whole`: every model at once (the worker's first patch, which the page's start waits for).
-  function apply(patch, whole) {
+  // `first`: the names to set at once, when the reply lists them.
+  function apply(patch, whole, first) {
     LayoutDOM = LayoutDOM || window.Bokeh.require("models/layouts/layout_dom").LayoutDOM;
+    const now = first ? new Set(first) : null;
     for (const [name, props] of Object.entries(patch || {})) {
       const model = modelNamed(name);
       if (!model) { state.missing.push(name); console.error("kvlab bridge: no model named " + name); continue; }
-      if (whole || model instanceof LayoutDOM) { setModel(model, props); continue; }
+      const waiting = charts && charts.get(model);
+      if (whole || (now ? now.has(name) : model instanceof LayoutDOM)) {
+        if (waiting) for (const key of Object.keys(props)) delete waiting[key]; // older values must not follow
+        setModel(model, props);
+        continue;
+      }
       if (charts === null) charts = new Map();
-      const waiting = charts.get(model);
       charts.set(model, waiting ? Object.assign(waiting, props) : Object.assign({}, props));
     }
   }
@@ -354,7 +364,7 @@
       pump();
       if (!lazy) worker.postMessage({ type: "warm" }); // kvlab-worker.mjs: warm up while the student reads
     } else if (m.type === "patch") {
-      apply(m.patch);
+      apply(m.patch, false, m.first);
       state.appliedAt = performance.now();
       marking = true;
       setQuery(m.query);
@@ -372,6 +382,8 @@
         state.ticks += 1;
         settled(m.busy);
       });
+    } else if (m.type === "warmed") {
+      state.warmed = { steps: m.steps, python_ms: m.python_ms, wall_ms: m.wall_ms };
     } else if (m.type === "error") {
       fail(m.stage, m.msg);
     }

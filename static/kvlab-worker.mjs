@@ -2,7 +2,8 @@
 //
 // Loads Pyodide's core, unpacks kvlab's two pure wheels served by the site (no micropip, no PyPI,
 // no other host), and answers each widget change with one call into kvlab.app.viewlayer.pages:
-// the returned patch ({Bokeh model name: {property: value}}) goes back to the page's bridge.
+// the returned patch ({Bokeh model name: {property: value}}) goes back to the page's bridge, with
+// the names it should set first when the page gives them (a panel's `first`: its numbers).
 // When the page names the site's Pyodide memory snapshot, Python starts from it (kvlab already
 // imported) instead of from scratch; if that fails for any reason it starts from scratch, and the
 // `timings` of the ready message say which start ran (`boot`: "snapshot" or "plain").
@@ -61,21 +62,30 @@ async function runLoop() {
 // Once the page has shown its first patch (the bridge says "warm": BokehJS has built the page, so
 // the warm-up does not take a core from it) and nothing has been asked of it for WARM_UP_QUIET_MS
 // (a step would delay a move that comes at once), the worker calls the page's warm_up() a step at
-// a time: a panel warms Pyodide's WebAssembly up (PanelPage.warm_up: a few moves of a
-// copy of the page, whose patches are converted as a reply would be, then dropped). Each step
-// waits behind any message that came meanwhile, and the first change ends the warm-up. (Work a
-// page needs before it can answer, the serving lab's opening run when the site's copy of it cannot
-// be used, is not a warm-up: its start says busy, and it runs in ticks at once.)
+// a time: a panel warms Pyodide's WebAssembly up (PanelPage.warm_up: rounds of moves of every
+// slider on a copy of the page, whose patches are converted as a reply would be, then dropped).
+// Each step waits behind any message that came meanwhile, and the first change ends the warm-up.
+// A warm-up that ran to its end is reported ("warmed", with its steps and time) for benchmarks.
+// (Work a page needs before it can answer, the serving lab's opening run when the site's copy of
+// it cannot be used, is not a warm-up: its start says busy, and it runs in ticks at once.)
 const WARM_UP_QUIET_MS = 250;
 let warming = false;
 let askedAt = 0;
 async function warmUp() {
   warming = typeof page.warm_up === "function";
+  const t0 = performance.now();
+  let pythonMs = 0;
   try {
     for (let step = 0; warming; step++) {
       await yieldToMessages();
       if (!warming || busy) break;
-      if (!call(() => page.warm_up(step)).more) break;
+      const t = performance.now();
+      const more = call(() => page.warm_up(step)).more;
+      pythonMs += performance.now() - t;
+      if (!more) {
+        post({ type: "warmed", steps: step, python_ms: pythonMs, wall_ms: performance.now() - t0 });
+        break;
+      }
     }
   } catch (e) {
     console.warn(`kvlab worker: warming up failed (${String((e && e.message) || e)}); the page works without it`);
@@ -86,7 +96,7 @@ async function warmUp() {
 
 function answer(type, id, out) {
   busy = Boolean(out.busy);
-  post({ type, id, patch: out.patch, query: out.query, error: out.error, busy });
+  post({ type, id, patch: out.patch, first: out.first, query: out.query, error: out.error, busy });
   if (busy) runLoop();
 }
 

@@ -61,6 +61,12 @@ CURVES = {"admission": ("fit",), "phases": ("batch",)}
 # next tick(): in the browser the new numbers need not wait for a sweep (the phases panel's batch
 # curve, 40 evaluations on every new prompt length, was most of a slider move's Python time).
 CURVE_VIEWS = frozenset({"fit_curve", "batch_chart"})
+# The views a move is shown in first, with the widgets: what the student watches while moving a
+# control (the page's numbers) and what says a value was refused. A change's reply lists their
+# models (`first`); the browser sets those at once and the rest of the patch (the charts and the
+# other panes) one frame later, so the frame that shows the new numbers lays out and paints only
+# them (the admission panel's legend, formula and engine log had made that frame a third longer).
+FIRST_VIEWS = frozenset({"notices", "admission_numbers", "phase_numbers"})
 
 
 def bokeh_props(props: dict) -> dict:
@@ -129,6 +135,7 @@ class PanelPage:
         self.query = ""
         self.busy = False  # the curve views of the last change are still to come (tick)
         self._warm: PanelPage | None = None  # warm_up()'s copy of the page
+        self._warm_moves = 0  # and the moves made on it
 
     def _evaluate(self, curves: bool = True) -> dict[str, dict]:
         previous = self._computed.context_tokens if self._computed else FALLBACK_CONTEXT_TOKENS
@@ -152,6 +159,10 @@ class PanelPage:
                 shown.update(delta)
         return changed
 
+    @staticmethod
+    def _first(patch: dict) -> list[str]:
+        return [name for name in patch if name.startswith("w.") or name.partition(".")[0] in FIRST_VIEWS]
+
     def start(self) -> dict:
         """The first patch: everything, for the page's opening state (the link's settings)."""
         self._shown = {}
@@ -159,7 +170,8 @@ class PanelPage:
 
     def change(self, widget: str, value) -> dict:
         """One widget moved: evaluate once and return the properties that changed, but those of
-        the curve views, which the next tick() returns (`busy` says one is due).
+        the curve views, which the next tick() returns (`busy` says one is due); `first` names the
+        changed models of the widgets and FIRST_VIEWS.
 
         A value the setting refuses (a typed number out of sim's range) is not applied; the widget
         is set back to the setting's value and the notice area says why."""
@@ -177,7 +189,8 @@ class PanelPage:
             self.busy = False
             self._shown.pop(widget, None)  # resend the widget's real value
             self.input_notices = [f"Ignored {name}={new!r}: {why}."]
-            return {"patch": self._diff(self._evaluate()), "query": self.query, "busy": False}
+            patch = self._diff(self._evaluate())
+            return {"patch": patch, "first": self._first(patch), "query": self.query, "busy": False}
         self.input_notices = []
         # The browser already shows the widget's new value: never echo it back (it would fight a drag).
         prop = "active" if name in ACTIVE_FIELDS else "value"
@@ -186,33 +199,49 @@ class PanelPage:
             self.positions[name] = position
         self.values[name] = new
         self.busy = bool(self.curves)
-        return {"patch": self._diff(self._evaluate(curves=not self.busy)), "query": self.query, "busy": self.busy}
+        patch = self._diff(self._evaluate(curves=not self.busy))
+        return {"patch": patch, "first": self._first(patch), "query": self.query, "busy": self.busy}
 
     def tick(self) -> dict:
         """The rest of the last change: the curve views (and nothing else, unless it changed)."""
         self.busy = False
         return {"patch": self._diff(self._evaluate()), "query": self.query, "busy": False}
 
-    # Chromium first runs Pyodide's WebAssembly unoptimised and optimises the code that runs
-    # often: a panel's first slider moves took 3-5 times the Python time of later ones. The worker
-    # calls warm_up() while it has nothing else to do after the page's start. The moves are of the
-    # memory slider, on a copy of the page, so they run every step of a move (evaluation, both
-    # sweeps, every view, the diff) and leave this page's state alone; memory fractions far from
-    # the default keep the curves they sweep out of the way of the student's first moves.
-    WARM_UP = tuple(round(0.50 + 0.01 * i, 2) for i in range(12))
+    # Chromium first runs Pyodide's WebAssembly unoptimised and compiles a function's optimised
+    # code once that function has run long enough; meanwhile each compilation takes a core.
+    # Without a warm-up a panel's first slider moves took 3-5 times the Python time of later ones;
+    # with 12 moves of the memory slider the first moves still spiked to 7-12 ms (1.3-1.7 ms
+    # later), and in a Chromium with this tiering off they did not (docs/site.md). So the worker
+    # calls warm_up() while it has nothing else to do after the page's start: WARM_UP_ROUNDS
+    # rounds of moves of every sidebar slider (each takes its own path: a log slider's position,
+    # the sweeps it moves) on a copy of the page, which runs every step of a move (evaluation, both
+    # sweeps, every view, the diff) and leaves this page's state alone. A step is one change or its
+    # curve tick, so a student's move waits for half a warm-up move at most. The values sit far from
+    # the defaults, out of the way of the student's first moves.
+    WARM_UP = tuple(
+        (f"w.{name}", round(start + step * i, 3))
+        for name, start, step in (("gpu_memory_utilization", 0.50, 0.01), ("prompt_tokens", 6.0, 0.125),
+                                  ("output_tokens", 5.0, 0.125), ("concurrency", 3.0, 0.125))
+        for i in range(4)
+    )
+    WARM_UP_ROUNDS = 6
 
     def warm_up(self, step: int) -> dict:
-        """One move of a throwaway copy of this page; `more` is false once the warm-up is done."""
-        if step >= len(self.WARM_UP):
-            self._warm = None
-            return {"more": False, "patch": {}}
+        """One step (a move, or its curve tick) of a throwaway copy of this page; `more` is false
+        once the warm-up is done."""
         if self._warm is None:
             self._warm = PanelPage(self.page)
             self._warm.values = dict(self.values)
             self._warm.start()
-        out = self._warm.change("w.gpu_memory_utilization", self.WARM_UP[step])
-        if out.get("busy"):
+            self._warm_moves = 0
+        if self._warm.busy:
             out = self._warm.tick()
+        elif self._warm_moves < len(self.WARM_UP) * self.WARM_UP_ROUNDS:
+            out = self._warm.change(*self.WARM_UP[self._warm_moves % len(self.WARM_UP)])
+            self._warm_moves += 1
+        else:
+            self._warm = None
+            return {"more": False, "patch": {}}
         return {"more": True, "patch": out["patch"]}
 
 

@@ -7,6 +7,7 @@ import sys
 
 from kvlab.app.site_wheel import ROOT
 from kvlab.app.viewlayer.pages import PanelPage
+from kvlab.app.viewlayer.controls import LOG_SLIDERS
 from kvlab.sim import Scenario, evaluate
 
 # Imports anything outside the standard library and kvlab would make; blocked in a fresh interpreter.
@@ -83,7 +84,9 @@ def test_warming_up_leaves_the_page_as_it_was():
     steps = 0
     while page.warm_up(steps)["more"]:
         steps += 1
-    assert steps == len(PanelPage.WARM_UP) > 0
+    moves = len(PanelPage.WARM_UP) * PanelPage.WARM_UP_ROUNDS
+    assert moves <= steps <= 2 * moves  # each move, and its curve tick when it sweeps
+    assert {name for name, _ in PanelPage.WARM_UP} >= {f"w.{n}" for n in LOG_SLIDERS}  # every log slider's path
     assert (dict(page.values), page.models(), page.query) == before
     moved = page.change("w.prompt_tokens", 14.0)  # and the page's own moves are answered as ever
     assert moved["busy"] and moved["query"] == "?prompt_tokens=16384"
@@ -96,6 +99,16 @@ def test_refused_value_is_named_and_the_widget_set_back():
     assert "gpu_memory_utilization" in _html(out, "notices.pane")
     assert out["patch"]["w.gpu_memory_utilization"]["value"] == 0.9
     assert page.values["gpu_memory_utilization"] == 0.9
+    assert out["first"] == ["notices.pane", "w.gpu_memory_utilization"]  # the refusal is shown first
+
+
+def test_a_change_names_the_numbers_and_widgets_to_show_first():
+    for name, numbers in (("admission", "admission_numbers.pane"), ("phases", "phase_numbers.pane")):
+        page = PanelPage(name)
+        page.start()
+        out = page.change("w.prompt_tokens", 13.0)
+        assert set(out["first"]) == {numbers, "w.prompt_tokens-exact"}
+        assert set(out["first"]) < set(out["patch"])  # the charts and the other panes come after
 
 
 def test_hostile_link_text_stays_text():

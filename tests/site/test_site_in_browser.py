@@ -192,6 +192,24 @@ def _open_card_from_the_keyboard(page) -> dict:
     return out
 
 
+# A panel's reply names what a move is shown in first (PanelPage.change's `first`: its numbers and
+# widgets); the bridge sets those at once and the other panes one frame later. Read in the page:
+# the animation frame in which each pane's text was set, for one move made after the card's.
+WARMED_PAGE = "phases"
+ORDER_MOVE = ("w.prompt_tokens", 11.0)
+ORDER_PANES = ("admission_numbers.pane", "hbm_bar.legend", "kv_formula.pane", "engine_log.pane")
+SET_ORDER_JS = """async ([[widget, value], names]) => {
+    const d = Bokeh.documents[0], b = window.kvlabBridge, seen = {};
+    let frame = 0, counting = true;
+    const count = () => { frame += 1; if (counting) requestAnimationFrame(count); };
+    requestAnimationFrame(count);
+    for (const n of names) { const m = d.get_model_by_name(n); m.connect(m.properties.text.change, () => { if (!(n in seen)) seen[n] = frame; }); }
+    await new Promise(requestAnimationFrame);
+    const done = b.nextPatch(); d.get_model_by_name(widget).value = value; await done;
+    counting = false;
+    return seen; }"""
+
+
 # The snapshot's URL answered with a 404 or with a gzip file that is no Pyodide snapshot: the page
 # must start Python without it (a console warning, no error) and answer as CPython does.
 SNAPSHOT_FAULTS = {"missing": {"status": 404, "body": "not found"},
@@ -289,10 +307,14 @@ def _visit_site(site: Path, pages: list[str], snapshot_file: str | None = None) 
                 if seen["state"] == "ready":
                     seen["timings"] = page.evaluate("window.kvlabBridge.timings || null")  # which start ran
                 if name in PANEL_PAGES and seen["state"] == "ready":
+                    if name == WARMED_PAGE:  # left alone, the worker warms up to its end; then the moves
+                        page.wait_for_function("window.kvlabBridge.warmed !== null", timeout=60_000)
+                        seen["warmed"] = page.evaluate("window.kvlabBridge.warmed")
                     seen["moves"] = _panel_moves(page, name, MOVES[name])
                     seen["latencies_ms"] = page.evaluate("window.kvlabBridge.latencies")
                     if name == "admission":
                         seen["card"] = _open_card_from_the_keyboard(page)
+                        seen["order"] = page.evaluate(SET_ORDER_JS, [list(ORDER_MOVE), list(ORDER_PANES)])
                 if name in AXE_PAGES and AXE_JS.is_file():
                     t_axe = time.monotonic()
                     out["axe"][f"{name} light"] = run_axe(page)
@@ -458,6 +480,31 @@ def test_a_collapsed_card_opens_from_the_keyboard_and_its_fields_answer(visit):
         for prop, want in props.items():
             held = card["models"][name].get(prop)
             assert _close(held, want), f"after typing {setting}={value}: {name}.{prop} is {held!r}, CPython {want!r}"
+
+
+def test_a_move_shows_the_numbers_first_and_the_other_panes_one_frame_later(visit):
+    page = PanelPage("admission")
+    page.start()
+    for widget, value in [*MOVES["admission"], (f"w.{CARD[1]}", CARD[2])]:
+        page.change(widget, value)
+        if page.busy:
+            page.tick()
+    reply = page.change(*ORDER_MOVE)
+    changed = [n for n in ORDER_PANES if n in reply["patch"]]
+    first = [n for n in changed if n in reply["first"]]
+    rest = [n for n in changed if n not in reply["first"]]
+    assert first == ["admission_numbers.pane"] and rest, reply["first"]  # the move changes both kinds
+    seen = visit["pages"]["admission"]["order"]
+    assert sorted(seen) == sorted(changed), seen
+    assert all(seen[n] > seen["admission_numbers.pane"] for n in rest), seen
+
+
+def test_a_panel_left_alone_warms_up_to_its_end(visit):
+    """The moves made after it are answered as CPython answers them (test above): the warm-up's
+    copy of the page left the page's own state alone."""
+    warmed = visit["pages"][WARMED_PAGE]["warmed"]
+    assert warmed["steps"] >= len(PanelPage.WARM_UP) * PanelPage.WARM_UP_ROUNDS, warmed
+    assert 0 < warmed["python_ms"] <= warmed["wall_ms"], warmed
 
 
 def test_admission_numbers_are_sims_and_the_link_follows(visit):
