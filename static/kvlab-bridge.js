@@ -23,9 +23,10 @@
   const idleWaiters = [];
   // For tests and benchmarks: `await kvlabBridge.nextPatch()` resolves once the next patch is applied;
   // `busy` is true while the serving lab's worker is running something, and `runs` counts the times
-  // it went idle again (`await kvlabBridge.idle()` waits for that); `warmed` holds the worker's
-  // warm-up figures once it has run to its end.
-  const state = { patches: 0, latencies: [], missing: [], ready: false, busy: false, runs: 0, ticks: 0, warmed: null,
+  // it went idle again (`await kvlabBridge.idle()` waits for that); `warmUpStarts` counts the
+  // times the worker's warm-up started (or went on after a move), and `warmed` holds its figures
+  // once it has run to its end.
+  const state = { patches: 0, latencies: [], missing: [], ready: false, busy: false, runs: 0, ticks: 0, warmUpStarts: 0, warmed: null,
                   nextPatch: () => new Promise((resolve) => waiters.push(resolve)),
                   idle: () => (state.busy ? new Promise((resolve) => idleWaiters.push(resolve)) : Promise.resolve(state.runs)) };
   window.kvlabBridge = state;
@@ -382,8 +383,10 @@
         state.ticks += 1;
         settled(m.busy);
       });
+    } else if (m.type === "warming") {
+      state.warmUpStarts = m.starts;
     } else if (m.type === "warmed") {
-      state.warmed = { steps: m.steps, python_ms: m.python_ms, wall_ms: m.wall_ms };
+      state.warmed = { steps: m.steps, starts: m.starts, python_ms: m.python_ms, wall_ms: m.wall_ms };
     } else if (m.type === "error") {
       fail(m.stage, m.msg);
     }

@@ -64,30 +64,52 @@ async function runLoop() {
 // (a step would delay a move that comes at once), the worker calls the page's warm_up() a step at
 // a time: a panel warms Pyodide's WebAssembly up (PanelPage.warm_up: rounds of moves of every
 // slider on a copy of the page, whose patches are converted as a reply would be, then dropped).
-// Each step waits behind any message that came meanwhile, and the first change ends the warm-up.
-// A warm-up that ran to its end is reported ("warmed", with its steps and time) for benchmarks.
+// Each step waits behind any message that came meanwhile; a change pauses the warm-up, which goes
+// on from where it was once the page has been quiet for WARM_UP_QUIET_MS again (a student who
+// tried one slider at once still gets the others' paths warmed). A warm-up that ran to its end is
+// reported ("warmed", with its steps, starts and time) for tests and benchmarks, and so is each
+// start ("warming").
 // (Work a page needs before it can answer, the serving lab's opening run when the site's copy of
 // it cannot be used, is not a warm-up: its start says busy, and it runs in ticks at once.)
 const WARM_UP_QUIET_MS = 250;
+let warmUpWanted = false; // the bridge asked for it, and it has not run to its end
 let warming = false;
-let askedAt = 0;
+let warmUpTimer = 0;
+const warmedUp = { steps: 0, starts: 0, python_ms: 0, startedAt: 0 };
+
+function warmUpWhenQuiet() {
+  clearTimeout(warmUpTimer);
+  warmUpTimer = 0;
+  if (!warmUpWanted) return;
+  warmUpTimer = setTimeout(() => {
+    warmUpTimer = 0;
+    if (busy) warmUpWhenQuiet(); // a run or a curve is still coming: wait for quiet again
+    else if (!warming) warmUp();
+  }, WARM_UP_QUIET_MS);
+}
+
 async function warmUp() {
-  warming = typeof page.warm_up === "function";
-  const t0 = performance.now();
-  let pythonMs = 0;
+  warming = true;
+  warmedUp.startedAt = warmedUp.startedAt || performance.now();
+  warmedUp.starts += 1;
+  post({ type: "warming", starts: warmedUp.starts });
   try {
-    for (let step = 0; warming; step++) {
+    while (warming) {
       await yieldToMessages();
       if (!warming || busy) break;
       const t = performance.now();
-      const more = call(() => page.warm_up(step)).more;
-      pythonMs += performance.now() - t;
+      const more = call(() => page.warm_up()).more;
+      warmedUp.python_ms += performance.now() - t;
       if (!more) {
-        post({ type: "warmed", steps: step, python_ms: pythonMs, wall_ms: performance.now() - t0 });
+        warmUpWanted = false;
+        post({ type: "warmed", steps: warmedUp.steps, starts: warmedUp.starts, python_ms: warmedUp.python_ms,
+               wall_ms: performance.now() - warmedUp.startedAt });
         break;
       }
+      warmedUp.steps += 1;
     }
   } catch (e) {
+    warmUpWanted = false;
     console.warn(`kvlab worker: warming up failed (${String((e && e.message) || e)}); the page works without it`);
   } finally {
     warming = false;
@@ -219,18 +241,13 @@ self.onmessage = (event) => {
   if (m.type === "boot") { boot(m); return; }
   if (page === null) return;
   if (m.type === "warm") {
-    const quiet = () => {
-      const left = askedAt + WARM_UP_QUIET_MS - performance.now();
-      if (left > 0) setTimeout(quiet, left);
-      else if (!busy && !warming) warmUp();
-    };
-    askedAt = performance.now();
-    quiet();
+    warmUpWanted = typeof page.warm_up === "function";
+    warmUpWhenQuiet();
     return;
   }
-  askedAt = performance.now();
-  warming = false; // the student has started: their own moves take over
+  warming = false; // the student's move first; the warm-up goes on once they pause
   if (m.type === "change") guarded(m, () => page.change(m.name, m.value));
   else if (m.type === "click") guarded(m, () => page.click(m.name));
   else if (m.type === "upload") guarded(m, () => page.upload(m.filename, m.value));
+  warmUpWhenQuiet();
 };

@@ -212,12 +212,13 @@ class PanelPage:
     # Without a warm-up a panel's first slider moves took 3-5 times the Python time of later ones;
     # with 12 moves of the memory slider the first moves still spiked to 7-12 ms (1.3-1.7 ms
     # later), and in a Chromium with this tiering off they did not (docs/site.md). So the worker
-    # calls warm_up() while it has nothing else to do after the page's start: WARM_UP_ROUNDS
-    # rounds of moves of every sidebar slider (each takes its own path: a log slider's position,
-    # the sweeps it moves) on a copy of the page, which runs every step of a move (evaluation, both
-    # sweeps, every view, the diff) and leaves this page's state alone. A step is one change or its
-    # curve tick, so a student's move waits for half a warm-up move at most. The values sit far from
-    # the defaults, out of the way of the student's first moves.
+    # calls warm_up() while it has nothing else to do after the page's start (and again after a
+    # pause in the student's moves): WARM_UP_ROUNDS rounds of moves of every sidebar slider (each
+    # takes its own path: a log slider's position, the sweeps it moves) on a copy of the page,
+    # which runs every step of a move (evaluation, both sweeps, every view, the diff) and leaves
+    # this page's state alone. A step is one change or its curve tick, so a student's move waits
+    # for half a warm-up move at most. The values sit far from the defaults, out of the way of the
+    # student's first moves.
     WARM_UP = tuple(
         (f"w.{name}", round(start + step * i, 3))
         for name, start, step in (("gpu_memory_utilization", 0.50, 0.01), ("prompt_tokens", 6.0, 0.125),
@@ -226,9 +227,9 @@ class PanelPage:
     )
     WARM_UP_ROUNDS = 6
 
-    def warm_up(self, step: int) -> dict:
-        """One step (a move, or its curve tick) of a throwaway copy of this page; `more` is false
-        once the warm-up is done."""
+    def warm_up(self) -> dict:
+        """The next step (a move, or its curve tick) of a throwaway copy of this page; `more` is
+        false once the warm-up is done."""
         if self._warm is None:
             self._warm = PanelPage(self.page)
             self._warm.values = dict(self.values)

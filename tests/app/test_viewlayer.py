@@ -82,7 +82,7 @@ def test_warming_up_leaves_the_page_as_it_was():
     page.start()
     before = (dict(page.values), page.models(), page.query)
     steps = 0
-    while page.warm_up(steps)["more"]:
+    while page.warm_up()["more"]:
         steps += 1
     moves = len(PanelPage.WARM_UP) * PanelPage.WARM_UP_ROUNDS
     assert moves <= steps <= 2 * moves  # each move, and its curve tick when it sweeps
