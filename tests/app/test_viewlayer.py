@@ -6,8 +6,8 @@ import subprocess
 import sys
 
 from kvlab.app.site_wheel import ROOT
-from kvlab.app.viewlayer.pages import PanelPage
 from kvlab.app.viewlayer.controls import LOG_SLIDERS
+from kvlab.app.viewlayer.pages import PanelPage
 from kvlab.sim import Scenario, evaluate
 
 # Imports anything outside the standard library and kvlab would make; blocked in a fresh interpreter.

@@ -203,7 +203,10 @@ SET_ORDER_JS = """async ([[widget, value], names]) => {
     let frame = 0, counting = true;
     const count = () => { frame += 1; if (counting) requestAnimationFrame(count); };
     requestAnimationFrame(count);
-    for (const n of names) { const m = d.get_model_by_name(n); m.connect(m.properties.text.change, () => { if (!(n in seen)) seen[n] = frame; }); }
+    for (const n of names) {
+      const m = d.get_model_by_name(n);
+      m.connect(m.properties.text.change, () => { if (!(n in seen)) seen[n] = frame; });
+    }
     await new Promise(requestAnimationFrame);
     const done = b.nextPatch(); d.get_model_by_name(widget).value = value; await done;
     counting = false;
