@@ -217,9 +217,9 @@ class PanelPage:
     # pause in the student's moves): WARM_UP_ROUNDS rounds of moves of every sidebar slider (each
     # takes its own path: a log slider's position, the sweeps it moves) on a copy of the page,
     # which runs every step of a move (evaluation, both sweeps, every view, the diff) and leaves
-    # this page's state alone. A step is one change or its curve tick, so a student's move waits
-    # for half a warm-up move at most. The values sit far from the defaults, out of the way of the
-    # student's first moves.
+    # this page's state alone. A step is one change (without its curves) or its curves' tick, so a
+    # student's move waits for one of those at most, never a whole move. The values sit far from
+    # the defaults, out of the way of the student's first moves.
     WARM_UP = tuple(
         (f"w.{name}", round(start + step * i, 3))
         for name, start, step in (("gpu_memory_utilization", 0.50, 0.01), ("prompt_tokens", 6.0, 0.125),
