@@ -14,10 +14,10 @@ Method (v1), per page:
 - Slider (v4): 50 moves of the prompt slider on a live panel, each set at the start of a frame
   and timed in the page to the end of the frame that shows the new numbers (p50, p95), without
   the time the page waited, idle, for that frame to begin: the patch's first part set (the
-  numbers and widgets; every page element before v6), then that frame's own style, layout and
-  paint ("slider"). Also reported: the same with that wait ("wall"), and both to the end of the
-  frame that paints the charts, which the bridge sets one frame after the numbers (with the other
-  panes since v6). (v1-v3 timed from the move to the first animation frame after the
+  numbers and widgets; every page element in builds before session 7), then that frame's own
+  style, layout and paint ("slider"). Also reported: the same with that wait ("wall"), and both
+  to the end of the frame that paints the charts, which the bridge sets one frame after the
+  numbers (with the other panes, in builds since session 7). (v1-v3 timed from the move to the first animation frame after the
   whole patch was set: the wait for that frame, but not its rendering.) The moves start at once
   after the first interaction, before the worker's warm-up can run (Chromium still runs Pyodide's
   WebAssembly unoptimised then). Since v6 also the same moves once the worker's warm-up has run to

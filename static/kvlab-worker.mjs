@@ -17,6 +17,7 @@ let busy = false;
 let looping = false;
 
 function post(message) { self.postMessage(message); }
+const errorText = (e) => String((e && e.message) || e); // a thrown value as the page shows it
 function progress(step, label) { stage = label; post({ type: "progress", step, of: 3, label }); }
 
 function call(fn) {
@@ -53,7 +54,7 @@ async function runLoop() {
     }
   } catch (e) {
     busy = false;
-    post({ type: "error", stage: "python", msg: String((e && e.message) || e) });
+    post({ type: "error", stage: "python", msg: errorText(e) });
   } finally {
     looping = false;
   }
@@ -110,7 +111,7 @@ async function warmUp() {
     }
   } catch (e) {
     warmUpWanted = false;
-    console.warn(`kvlab worker: warming up failed (${String((e && e.message) || e)}); the page works without it`);
+    console.warn(`kvlab worker: warming up failed (${errorText(e)}); the page works without it`);
   } finally {
     warming = false;
   }
@@ -140,7 +141,7 @@ async function fetchOpening(url) {
   try {
     return await (await fetchGzip(url)).text();
   } catch (e) {
-    console.warn(`kvlab worker: the lab's opening run could not be read (${String((e && e.message) || e)}); running it`);
+    console.warn(`kvlab worker: the lab's opening run could not be read (${errorText(e)}); running it`);
     return null;
   }
 }
@@ -202,7 +203,7 @@ async function boot(m) {
         pageFor = unpack(pyodide, await wheels);
         timings.boot = "snapshot";
       } catch (e) {
-        timings.snapshot_error = String((e && e.message) || e);
+        timings.snapshot_error = errorText(e);
         console.warn(`kvlab worker: the Pyodide memory snapshot could not be used (${timings.snapshot_error}); ` +
                      "starting Python without it");
         pyodide = null;
@@ -224,7 +225,7 @@ async function boot(m) {
     post({ type: "ready", patch: out.patch, query: out.query, busy, timings });
     if (busy) runLoop();
   } catch (e) {
-    post({ type: "error", stage, msg: String((e && e.message) || e) });
+    post({ type: "error", stage, msg: errorText(e) });
   }
 }
 
@@ -232,7 +233,7 @@ function guarded(m, fn) {
   try {
     answer("patch", m.id, call(fn));
   } catch (e) {
-    post({ type: "error", stage: "python", msg: String((e && e.message) || e) });
+    post({ type: "error", stage: "python", msg: errorText(e) });
   }
 }
 
