@@ -25,8 +25,9 @@
   // `busy` is true while the serving lab's worker is running something, and `runs` counts the times
   // it went idle again (`await kvlabBridge.idle()` waits for that); `warmUpStarts` counts the
   // times the worker's warm-up started (or went on after a move), and `warmed` holds its figures
-  // once it has run to its end.
-  const state = { patches: 0, latencies: [], missing: [], ready: false, busy: false, runs: 0, ticks: 0, warmUpStarts: 0, warmed: null,
+  // once it has run to its end; `quietViews` counts the views that stopped watching their size
+  // (watchChartsOnly, below).
+  const state = { patches: 0, latencies: [], missing: [], ready: false, busy: false, runs: 0, ticks: 0, warmUpStarts: 0, warmed: null, quietViews: 0,
                   nextPatch: () => new Promise((resolve) => waiters.push(resolve)),
                   idle: () => (state.busy ? new Promise((resolve) => idleWaiters.push(resolve)) : Promise.resolve(state.runs)) };
   window.kvlabBridge = state;
@@ -114,6 +115,31 @@
       else setTimeout(tick, 20);
     };
     tick();
+  }
+
+  // ---- BokehJS's size watch -----------------------------------------------------------------------
+  // BokehJS watches the size of every layout, pane and widget, and each layout also the sizes of its
+  // children; any change lays the whole page out again, every chart measured anew (its axes and
+  // labels). A notice that appears, or numbers that wrap onto one more line, cost 5-9 ms of a
+  // move's frame on the phases panel here (docs/site.md, "Where a slider move's time goes").
+  // Panel lays these pages out with CSS, so only a chart has to tell BokehJS its size, and each
+  // chart keeps its own watch: a chart whose size changes (the window resized, a phone turned, a
+  // card opened) still lays the page out. The others stop watching once the page is first laid out.
+  function watchChartsOnly(d) {
+    const index = window.Bokeh.index;
+    if (!index || typeof index.query !== "function") return;
+    const { LayoutDOM: Layout } = window.Bokeh.require("models/layouts/layout_dom");
+    const { Plot } = window.Bokeh.require("models/plots/plot");
+    const quiet = () => {
+      for (const view of index.query((v) => v.model instanceof Layout && !(v.model instanceof Plot))) {
+        if (view._resize_observer instanceof ResizeObserver) {
+          view._resize_observer.disconnect();
+          state.quietViews += 1;
+        }
+      }
+    };
+    if (d.is_idle) quiet();
+    else d.idle.connect(quiet);
   }
 
   // ---- a lesson's answers -------------------------------------------------------------------------
@@ -417,6 +443,7 @@
   if (!lazy) start();
   whenBokeh((d) => {
     doc = d;
+    watchChartsOnly(d);
     if (lazy) {
       watch();
       lessonAnswers(d).then(ready);

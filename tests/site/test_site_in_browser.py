@@ -213,6 +213,41 @@ SET_ORDER_JS = """async ([[widget, value], names]) => {
     return seen; }"""
 
 
+# BokehJS lays the whole page out again (every chart measured) when an element it watches changes
+# size; on the static site only the charts watch their own (static/kvlab-bridge.js, watchChartsOnly).
+# Read in the page: the notices pane's height before and after a move that makes a notice appear,
+# and the views told of a new size by then (two frames later); then the same once the window is as
+# narrow as a phone, with each chart's width as BokehJS holds it and as the page draws it.
+NOTICE_MOVE = ("w.prompt_tokens", 14.0)  # 16,384 tokens: longer than the 8,192 of MOVES' last state
+SIZE_WATCH_JS = """async ([widget, value]) => {
+    const d = Bokeh.documents[0], b = window.kvlabBridge, LayoutDOM = Bokeh.require("models/layouts/layout_dom").LayoutDOM;
+    window.kvResized = [];
+    for (const v of Bokeh.index.query((v) => v.model instanceof LayoutDOM)) {
+      const own = v.after_resize.bind(v);
+      v.after_resize = () => { window.kvResized.push(v.model.type); return own(); };
+    }
+    const frames = async () => { await new Promise(requestAnimationFrame); await new Promise(requestAnimationFrame); };
+    const pane = Bokeh.index.query_one((v) => v.model.name === "notices.pane").el;
+    const out = { quiet_views: b.quietViews, before_px: pane.getBoundingClientRect().height, charts_wide: CHARTS() };
+    const done = b.nextPatch(); d.get_model_by_name(widget).value = value; await done; await frames();
+    Object.assign(out, { after_px: pane.getBoundingClientRect().height, resized_after_move: window.kvResized.splice(0) });
+    return out; }"""
+AFTER_NARROWING_JS = """async () => {
+    for (let i = 0; i < 4; i++) await new Promise(requestAnimationFrame);
+    return { charts_narrow: CHARTS(), resized_after_narrowing: window.kvResized.splice(0) }; }"""
+# each chart: [its width as BokehJS holds it, as the page draws it]
+CHARTS_JS = '[...Bokeh.index.query((v) => v.model.type === "Figure")].map((v) => [v.bbox.width, v.el.getBoundingClientRect().width])'
+SIZE_WATCH_JS, AFTER_NARROWING_JS = (js.replace("CHARTS()", CHARTS_JS) for js in (SIZE_WATCH_JS, AFTER_NARROWING_JS))
+
+
+def _size_watch(page) -> dict:
+    out = page.evaluate(SIZE_WATCH_JS, list(NOTICE_MOVE))
+    page.set_viewport_size({"width": 390, "height": 844})
+    out.update(page.evaluate(AFTER_NARROWING_JS))
+    page.set_viewport_size({"width": 1300, "height": 900})
+    return out
+
+
 # The snapshot's URL answered with a 404 or with a gzip file that is no Pyodide snapshot: the page
 # must start Python without it (a console warning, no error) and answer as CPython does.
 SNAPSHOT_FAULTS = {"missing": {"status": 404, "body": "not found"},
@@ -317,6 +352,7 @@ def _visit_site(site: Path, pages: list[str], snapshot_file: str | None = None) 
                         page.wait_for_function("window.kvlabBridge.warmed !== null", timeout=60_000)
                         seen["warmed"] = page.evaluate("window.kvlabBridge.warmed")
                         seen["moves"] += _panel_moves(page, name, MOVES[name][1:])
+                        seen["size_watch"] = _size_watch(page)
                     else:
                         seen["moves"] = _panel_moves(page, name, MOVES[name])
                     seen["latencies_ms"] = page.evaluate("window.kvlabBridge.latencies")
@@ -515,6 +551,22 @@ def test_a_warm_up_paused_by_a_move_goes_on_to_its_end(visit):
     assert warmed["starts"] >= 2, warmed
     assert warmed["steps"] >= len(PanelPage.WARM_UP) * PanelPage.WARM_UP_ROUNDS, warmed
     assert 0 < warmed["python_ms"] <= warmed["wall_ms"], warmed
+
+
+def test_a_notice_that_appears_lays_no_chart_out_and_a_narrower_window_lays_them_all_out(visit):
+    """The notice's pane grew, and no view was told of a new size (before, the page's layout was,
+    and BokehJS laid out the whole page, every chart measured anew); narrowed to a phone's width,
+    the charts were, and each holds the width the page draws it at."""
+    seen = visit["pages"][WARMED_PAGE]["size_watch"]
+    assert seen["quiet_views"] > 0, seen
+    assert seen["after_px"] > seen["before_px"] + 20, seen  # the move made a notice appear
+    assert seen["resized_after_move"] == [], seen
+    assert seen["resized_after_narrowing"].count("Figure") >= 4, seen
+    assert set(seen["resized_after_narrowing"]) == {"Figure"}, seen
+    wide, narrow = seen["charts_wide"], seen["charts_narrow"]
+    assert len(wide) == len(narrow) == 4, seen
+    for (_, drawn_wide), (held, drawn) in zip(wide, narrow, strict=True):
+        assert abs(held - drawn) <= 1 and drawn < drawn_wide - 50, seen
 
 
 def test_admission_numbers_are_sims_and_the_link_follows(visit):
