@@ -200,8 +200,9 @@
   // A patch is set in two steps. What a move is shown in first (a panel's reply names it: the
   // widgets, the notices and the page's numbers; without a list, every page element: HTML panes
   // and widgets) is set at once. The rest (what the charts draw: data sources, ranges, titles,
-  // spans; on a panel also its other panes: legends, formula, engine log, chart summaries) is set
-  // in a task after the browser has rendered the frame that shows those numbers. BokehJS repaints
+  // spans; on a panel also its other panes: legends, formula, engine log, chart summaries, which
+  // come in the worker's next message, whose list is empty) is set in a task after the browser
+  // has rendered the frame that shows those numbers. BokehJS repaints
   // a chart whole when any of its data changes (axes measured again, every renderer drawn), 3-10 ms
   // a chart in Chromium here; set in one step, every chart of the page was repainted before the
   // frame with the new numbers could be drawn, and each pane's new text is styled, laid out and
@@ -403,7 +404,7 @@
       afterCharts(() => settled(m.busy));
       pump();
     } else if (m.type === "tick") {
-      apply(m.patch);
+      apply(m.patch, false, m.first);
       setQuery(m.query);
       afterCharts(() => {
         state.ticks += 1;

@@ -9,8 +9,8 @@
 // `timings` of the ready message say which start ran (`boot`: "snapshot" or "plain").
 // A reply can say the page is `busy`: the worker then calls `tick()`, posts its patch, and reads
 // its messages between ticks, so a new setting or Cancel is answered within one slice. A panel
-// is busy for one tick after a change (the swept curve's views); the serving lab for a whole run
-// (about 50 ms of simulation per tick).
+// is busy for two ticks after a change (its other views, then the swept curve's views); the
+// serving lab for a whole run (about 50 ms of simulation per tick).
 let page = null;
 let stage = "start";
 let busy = false;
@@ -50,7 +50,7 @@ async function runLoop() {
       if (!busy) break;
       const out = call(() => page.tick());
       busy = Boolean(out.busy);
-      post({ type: "tick", patch: out.patch, query: out.query, busy });
+      post({ type: "tick", patch: out.patch, first: out.first, query: out.query, busy });
     }
   } catch (e) {
     busy = false;
@@ -84,7 +84,7 @@ function warmUpWhenQuiet() {
   if (!warmUpWanted) return;
   warmUpTimer = setTimeout(() => {
     warmUpTimer = 0;
-    if (busy) warmUpWhenQuiet(); // a run or a curve is still coming: wait for quiet again
+    if (busy) warmUpWhenQuiet(); // a run or a move's other views are still coming: wait for quiet again
     else if (!warming) warmUp();
   }, WARM_UP_QUIET_MS);
 }

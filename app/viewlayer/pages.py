@@ -57,16 +57,19 @@ VIEW_BY_NAME = {v: fn for page in VIEWS.values() for v, fn in page}
 VIEW_ALIASES = {"step_breakdown": "step_decode"}
 ACTIVE_FIELDS = (*RADIO_FIELDS, *CHECKBOX_FIELDS)  # widgets whose Bokeh property is `active`, not `value`
 CURVES = {"admission": ("fit",), "phases": ("batch",)}
-# The views that draw a swept curve. A change answers without them first and brings them in the
-# next tick(): in the browser the new numbers need not wait for a sweep (the phases panel's batch
+# The views that draw a swept curve. A change answers without them and brings them in its last
+# tick(): in the browser the new numbers need not wait for a sweep (the phases panel's batch
 # curve, 40 evaluations on every new prompt length, was most of a slider move's Python time).
 CURVE_VIEWS = frozenset({"fit_curve", "batch_chart"})
 # The views a move is shown in first, with the widgets: what the student watches while moving a
-# control (the page's numbers) and what says a value was refused. A change's reply lists their
-# models (`first`); the browser sets those at once and the rest of the patch (the charts and the
-# other panes) one frame later, so the frame that shows the new numbers lays out and paints only
-# them (on the admission panel that frame took 4.9 ms at the median with every pane set at once
-# and 4.0 ms with the numbers alone, 150 moves each in Chromium here; docs/site.md).
+# control (the page's numbers) and what says a value was refused. A change answers with only
+# those (its reply lists them as `first`), and the next tick() brings the other views of the same
+# evaluation: in the browser the numbers wait for neither the other views' Python (half of a
+# phases move's, and most of it while Chromium still runs Pyodide's WebAssembly unoptimised) nor
+# their rendering. The browser sets them at once and the rest (the charts and the other panes)
+# one frame later, so the frame that shows the new numbers lays out and paints only them (on the
+# admission panel that frame took 4.9 ms at the median with every pane set at once and 4.0 ms
+# with the numbers alone, 150 moves each in Chromium here; docs/site.md).
 FIRST_VIEWS = frozenset({"notices", "admission_numbers", "phase_numbers"})
 
 
@@ -134,17 +137,21 @@ class PanelPage:
         self._computed: Computed | None = None
         self._shown: dict[str, dict] = {}
         self.query = ""
-        self.busy = False  # the curve views of the last change are still to come (tick)
+        self.busy = False  # the last change's other views, or its curve views, are still to come (tick)
+        self._rest_due = False  # the other views of the last change's evaluation (the next tick)
         self._warm: PanelPage | None = None  # warm_up()'s copy of the page
         self._warm_moves = 0  # and the moves made on it
 
-    def _evaluate(self, curves: bool = True) -> dict[str, dict]:
+    def _evaluate(self, curves: bool = True, skip: frozenset = frozenset()) -> dict[str, dict]:
         previous = self._computed.context_tokens if self._computed else FALLBACK_CONTEXT_TOKENS
         self._computed = compute(self.values, self.curves if curves else (), previous, self._configs)
         self.query, note = encode_query(self.values, self._computed.config)
         self.link_note = note or ""
-        return page_models(self.page, self._computed, self.values, self, self.positions,
-                           skip=frozenset() if curves else CURVE_VIEWS)
+        return self._views(skip if curves else skip | CURVE_VIEWS)
+
+    def _views(self, skip: frozenset) -> dict[str, dict]:
+        """Every model but those of the views in `skip`, from the last evaluation."""
+        return page_models(self.page, self._computed, self.values, self, self.positions, skip=skip)
 
     def models(self) -> dict[str, dict]:
         """Every model's properties for the current settings (no diff): what the parity test compares."""
@@ -187,7 +194,7 @@ class PanelPage:
             except (TypeError, ValueError) as e:
                 why = str(e)
         if why:
-            self.busy = False
+            self.busy = self._rest_due = False
             self._shown.pop(widget, None)  # resend the widget's real value
             self.input_notices = [f"Ignored {name}={new!r}: {why}."]
             patch = self._diff(self._evaluate())
@@ -199,14 +206,25 @@ class PanelPage:
         if position is not None:
             self.positions[name] = position
         self.values[name] = new
-        self.busy = bool(self.curves)
-        patch = self._diff(self._evaluate(curves=not self.busy))
-        return {"patch": patch, "first": self._first(patch), "query": self.query, "busy": self.busy}
+        self.busy = self._rest_due = True
+        patch = self._diff(self._evaluate(curves=False, skip=self._not_first))
+        return {"patch": patch, "first": self._first(patch), "query": self.query, "busy": True}
 
     def tick(self) -> dict:
-        """The rest of the last change: the curve views (and nothing else, unless it changed)."""
+        """The rest of the last change: first its other views (`first` is empty: the browser sets
+        them after the frame that shows the numbers), then, in another tick, the curve views (and
+        nothing else, unless it changed)."""
+        if self._rest_due:
+            self._rest_due = False
+            self.busy = bool(self.curves)
+            patch = self._diff(self._views(FIRST_VIEWS | CURVE_VIEWS))
+            return {"patch": patch, "first": [], "query": self.query, "busy": self.busy}
         self.busy = False
         return {"patch": self._diff(self._evaluate()), "query": self.query, "busy": False}
+
+    @property
+    def _not_first(self) -> frozenset:
+        return frozenset(view for view, _ in self.views if view not in FIRST_VIEWS)
 
     # Chromium first runs Pyodide's WebAssembly unoptimised and compiles a function's optimised
     # code once that function has run long enough; meanwhile each compilation takes a core.
@@ -217,7 +235,7 @@ class PanelPage:
     # pause in the student's moves): WARM_UP_ROUNDS rounds of moves of every sidebar slider (each
     # takes its own path: a log slider's position, the sweeps it moves) on a copy of the page,
     # which runs every step of a move (evaluation, both sweeps, every view, the diff) and leaves
-    # this page's state alone. A step is one change (without its curves) or its curves' tick, so a
+    # this page's state alone. A step is one change (its first views) or one of its two ticks, so a
     # student's move waits for one of those at most, never a whole move. The values sit far from
     # the defaults, out of the way of the student's first moves.
     WARM_UP = tuple(
@@ -229,7 +247,7 @@ class PanelPage:
     WARM_UP_ROUNDS = 6
 
     def warm_up(self) -> dict:
-        """The next step (a move, or its curve tick) of a throwaway copy of this page; `more` is
+        """The next step (a move, or one of its ticks) of a throwaway copy of this page; `more` is
         false once the warm-up is done."""
         if self._warm is None:
             self._warm = PanelPage(self.page)

@@ -74,7 +74,8 @@ _EXERCISE = textwrap.dedent("""
         page = page_for(name, "?prompt_tokens=4096")
         page.start()
         page.change(widget, value)
-        page.tick()
+        while page.busy:
+            page.tick()
     lab = page_for("serving_lab", "?requests=60")
     lab.start(); lab.finish()
     lab.change("w.lab-seed", 3); lab.finish()
