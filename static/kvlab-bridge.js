@@ -121,10 +121,10 @@
   // BokehJS watches the size of every layout, pane and widget, and each layout also the sizes of its
   // children; any change lays the whole page out again, every chart measured anew (its axes and
   // labels). A notice that appears, or numbers that wrap onto one more line, cost 5-9 ms of a
-  // move's frame on the phases panel here (docs/site.md, "Where a slider move's time goes").
-  // Panel lays these pages out with CSS, so only a chart has to tell BokehJS its size, and each
-  // chart keeps its own watch: a chart whose size changes (the window resized, a phone turned, a
-  // card opened) still lays the page out. The others stop watching once the page is first laid out.
+  // move's frame on the phases panel here (docs/site.md, Benchmarks, session 8). Panel lays these
+  // pages out with CSS, so only a chart has to tell BokehJS its size, and each chart keeps its own
+  // watch: a chart whose size changes (the window resized, a phone turned) still lays the page
+  // out. The others stop watching once the page is first laid out.
   function watchChartsOnly(d) {
     const index = window.Bokeh.index;
     if (!index || typeof index.query !== "function") return;
