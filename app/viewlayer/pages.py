@@ -177,9 +177,9 @@ class PanelPage:
         return {"patch": self._diff(self._evaluate()), "query": self.query}
 
     def change(self, widget: str, value) -> dict:
-        """One widget moved: evaluate once and return the properties that changed, but those of
-        the curve views, which the next tick() returns (`busy` says one is due); `first` names the
-        changed models of the widgets and FIRST_VIEWS.
+        """One widget moved: evaluate once and return the properties that changed of the widgets
+        and FIRST_VIEWS (`first` names them); `busy` says the next tick() returns the same
+        evaluation's other views, and the tick after it the curve views.
 
         A value the setting refuses (a typed number out of sim's range) is not applied; the widget
         is set back to the setting's value and the notice area says why."""
