@@ -149,3 +149,10 @@ from kvlab.app import server_gc  # noqa: E402
 
 server_gc.install()
 pn.state.schedule_task("kvlab.server_gc", server_gc.collect_if_due, period=f"{server_gc.CHECK_S:g}s")
+
+
+# 10. A page closed while a patch was being written to it: Panel's pending writes fail, and one
+#     nobody awaited was logged as an error with a traceback. Drop them quietly: app/socket_writes.py.
+from kvlab.app import socket_writes  # noqa: E402
+
+socket_writes.install()

@@ -1,0 +1,108 @@
+"""kvlab serve drops a write to a closed websocket quietly (app/socket_writes.py): a real Tornado
+websocket, a real Bokeh message written with Panel's own writer, and a browser side that goes away
+while the write is under way."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+
+import pytest
+
+pytest.importorskip("panel")
+
+from bokeh.document import Document  # noqa: E402
+from bokeh.models import Div  # noqa: E402
+from bokeh.protocol import Protocol  # noqa: E402
+from kvlab.app import socket_writes  # noqa: E402
+from tornado.web import Application  # noqa: E402
+from tornado.websocket import WebSocketClosedError, WebSocketHandler, websocket_connect  # noqa: E402
+
+from tests.browser.support import free_port  # noqa: E402
+
+PAYLOAD_CHARS = 16_000_000  # far more than loopback's socket buffers: the write is still pending when the peer goes
+
+
+class _Connection:
+    """What Panel's writer reads of Bokeh's ServerConnection: the socket."""
+
+    def __init__(self, socket):
+        self._socket = socket
+
+
+def _errors_logged(dispatch) -> list[dict]:
+    """Write a large message with `dispatch` to a websocket whose client then vanishes; drop the
+    write futures unawaited (as Panel does when the session is destroyed first); return what the
+    event loop's exception handler was given."""
+    logged: list[dict] = []
+
+    async def scenario():
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda _loop, context: logged.append(context))
+        opened = loop.create_future()
+
+        class Handler(WebSocketHandler):
+            def open(self):
+                opened.set_result(self)
+
+        port = free_port()
+        server = Application([(r"/ws", Handler)]).listen(port, address="127.0.0.1")
+        try:
+            client = await websocket_connect(f"ws://127.0.0.1:{port}/ws")
+            handler = await opened
+            doc = Document()
+            doc.add_root(Div(text="x" * PAYLOAD_CHARS))
+            message = Protocol().create("PULL-DOC-REPLY", "1", doc)
+            futures = dispatch(_Connection(handler), msg=message)
+            assert futures, "the websocket was open, so the writer wrote"
+            client.protocol.stream.close()  # the browser goes away mid-write, without a closing handshake
+            await asyncio.wait(futures, timeout=30)
+            failed = [f for f in futures if f.done() and not f.cancelled() and f._exception is not None]
+            assert failed and all(isinstance(f._exception, WebSocketClosedError) for f in failed), \
+                "the pending writes failed because the websocket closed"
+            del futures, failed
+            gc.collect()
+            await asyncio.sleep(0)
+        finally:
+            server.stop()
+
+    asyncio.run(scenario())
+    return logged
+
+
+def test_without_it_a_write_to_a_closed_page_logs_a_traceback():
+    logged = _errors_logged(socket_writes._dispatch_tornado)
+    assert any(isinstance(c.get("exception"), WebSocketClosedError) and "never retrieved" in c["message"] for c in logged), logged
+
+
+def test_with_it_the_same_write_logs_nothing():
+    assert _errors_logged(socket_writes._dispatch_tornado_quiet_when_closed) == []
+
+
+def test_any_other_failed_write_is_still_reported_and_install_wraps_panel_once():
+    logged: list[dict] = []
+
+    async def scenario():
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda _loop, context: logged.append(context))
+        for error in (WebSocketClosedError(), ValueError("bad frame")):
+            future = loop.create_future()
+            future.add_done_callback(socket_writes.retrieve_if_closed)
+            future.set_exception(error)
+        cancelled = loop.create_future()
+        cancelled.add_done_callback(socket_writes.retrieve_if_closed)
+        cancelled.cancel()
+        await asyncio.sleep(0)
+
+    asyncio.run(scenario())
+    assert [type(c.get("exception")) for c in logged] == [ValueError]
+
+    from panel.io import document
+
+    before = document.dispatch_tornado
+    try:
+        socket_writes.install()
+        socket_writes.install()
+        assert document.dispatch_tornado is socket_writes._dispatch_tornado_quiet_when_closed
+    finally:
+        document.dispatch_tornado = before
