@@ -39,6 +39,7 @@ from pathlib import Path
 
 from kvlab.app.site_snapshot import make_snapshot
 from kvlab.app.site_wheel import ROOT, SITE_WHEELS, build_wheel, file_sha256, kvlab_version
+from kvlab.app.viewlayer.query import RESERVED_KEYS
 
 DEFAULT_OUT = Path("site")
 DEFAULT_PAGE_GLOBS = ("app/pages/*.py", "lessons/*.py")
@@ -280,7 +281,10 @@ def _name_models(doc, live: bool, specs: list[dict] | None = None) -> None:
 
 
 def _data_attributes(page: Page, theme: str, info: dict, live: bool = True) -> str:
-    attrs = {"page": page.name, "bridge": page.bridge, "group": page.group, "theme": theme, **info}
+    # shell_keys: the link's keys the page shell reads (the theme, embed mode), never the settings:
+    # both scripts keep them when they rewrite a link, and they pick no run of their own.
+    attrs = {"page": page.name, "bridge": page.bridge, "group": page.group, "theme": theme,
+             "shell_keys": " ".join(sorted(RESERVED_KEYS)), **info}
     if page.live and live:
         attrs["live"] = json.dumps(page.live, sort_keys=True)
     return " ".join(f'data-{k.replace("_", "-")}="{html.escape(str(v), quote=True)}"' for k, v in sorted(attrs.items()))

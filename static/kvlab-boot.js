@@ -13,8 +13,9 @@
   const abs = (u) => new URL(u, window.location.href).href;
 
   // The serving lab's opening run, as the build computed it, serves only the default page: a link
-  // with settings of its own runs its own (theme and embed are the shell's, not settings).
-  const own = (search) => [...new URLSearchParams(search).keys()].some((k) => k !== "theme" && k !== "embed");
+  // with settings of its own runs its own (the shell's keys, data-shell-keys, are not settings).
+  const shellKeys = (info.shellKeys || "").split(" ");
+  const own = (search) => [...new URLSearchParams(search).keys()].some((k) => !shellKeys.includes(k));
 
   function start(search, live) {
     const worker = new Worker(new URL("./kvlab-worker.mjs", me.src), { type: "module" });

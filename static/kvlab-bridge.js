@@ -10,7 +10,7 @@
   const info = me.dataset;
   const openedWith = window.location.search; // the link's state, before anything on the page rewrites it
   const params = new URLSearchParams(openedWith);
-  const KEEP = ["theme", "embed"]; // read by this shell, never by the settings
+  const KEEP = (info.shellKeys || "").split(" ").filter(Boolean); // read by this shell, never by the settings (theme, embed)
 
   // ---- theme: each page is built in both; follow the link --------------------------------------
   const wantDark = params.get("theme") === "dark";

@@ -379,6 +379,11 @@ def _visit_site(site: Path, pages: list[str], snapshot_file: str | None = None) 
             out["lab_link"] = {"timings": page.evaluate("window.kvlabBridge.timings"), "fetched": fetched, "errors": errors,
                                "seed": page.evaluate("Bokeh.documents[0].get_model_by_name('w.lab-seed').value")}
             page.close()
+            # The shell's own keys (embed mode, the theme) are no settings: such a link still takes the build's copy.
+            page, errors, _ = open_page(f"{LAB}.html?embed=1")
+            page.wait_for_function("window.kvlabBridge.ready && !window.kvlabBridge.busy", timeout=BOOT_TIMEOUT_MS)
+            out["lab_embed"] = {"timings": page.evaluate("window.kvlabBridge.timings"), "errors": errors}
+            page.close()
 
             # A lesson: predict (the first choice of the first step), then the reveal, then "try this".
             page, errors, _ = open_page(f"{LESSON}.html")
@@ -721,6 +726,7 @@ def test_the_lab_takes_its_opening_run_from_the_site(visit, real_site):
     info = json.loads((real_site[0] / "build-info.json").read_text())
     assert info["lab_opening"].startswith("data/lab-opening-")
     assert visit["pages"][LAB]["timings"]["opening"] == "file"
+    assert visit["lab_embed"]["errors"] == [] and visit["lab_embed"]["timings"]["opening"] == "file"  # ?embed=1
 
 
 def test_a_lab_link_with_its_own_settings_runs_its_own_opening_run(visit):
