@@ -14,6 +14,7 @@ from kvlab.app.build_site import (
     LIVE_PAGES,
     PYODIDE_FILES,
     PYODIDE_VERSION,
+    SHARED_PAGE_SCRIPTS,
     discover_pages,
 )
 from kvlab.app.site_wheel import ROOT, SIM_WHEEL, VIEW_WHEEL, build_wheel
@@ -69,6 +70,23 @@ def test_whole_site_is_within_30_mb(real_site):
     out, _, _ = real_site
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     assert size <= SITE_BYTES_MAX, f"the site is {size / 1e6:.1f} MB"
+
+
+def test_pages_name_the_template_scripts_and_hold_no_copy(real_site):
+    """The page template's scripts (a11y.js, bokeh_paint.js) are shipped once in kvlab/, as written
+    in app/templates, and every page names them instead of holding its own copy (9.4 KB a page).
+    The visit in test_site_in_browser.py sees every page load them without a console error."""
+    from kvlab.app.a11y import TEMPLATES, inline_script
+
+    out, _, _ = real_site
+    for script in SHARED_PAGE_SCRIPTS:
+        assert (out / "kvlab" / script).read_bytes() == (TEMPLATES / script).read_bytes()
+        for page in sorted(out.glob("*.html")):
+            if page.name == "pages.html":  # the plain list: no Bokeh, no template
+                continue
+            text = page.read_text(encoding="utf-8")
+            assert text.count(f'<script src="./kvlab/{script}"></script>') == 1, (page.name, script)
+            assert inline_script(script) not in text, (page.name, script)
 
 
 def test_no_file_defines_a_bokeh_css_variable(real_site):
