@@ -17,6 +17,7 @@ from panel.reactive import ReactiveHTML
 
 from .html import esc
 from .query_limits import guard_panel_location
+from .viewlayer.query import RESERVED_KEYS
 
 # Every page imports this module for its nav bar: Panel's query parser gets the URL limits here.
 guard_panel_location()
@@ -75,14 +76,28 @@ LOCAL_WARNING_JS = ("(['localhost', '127.0.0.1', '[::1]', '0.0.0.0'].includes(wi
                     "? 'local address: only this computer can open it' : null)")
 
 
+# The address bar is written once the moves pause, not on every reply. Chromium ignores
+# history.replaceState beyond 200 calls in 10 s (its flood guard, crbug.com/1038223): a long drag
+# on `kvlab serve` answers more often than that, and then the address bar, and the link "Copy link"
+# copies from it, stayed at the 200th state (measured in Chromium with the guard on, as a browser
+# ships: 300 writes 5 ms apart left ?n=200). Writing it also took 3-5 ms of each move (docs/site.md).
+ADDRESS_DELAY_MS = 300
+
+
 class AddressBar(ReactiveHTML):
     """The address bar and the navigation links, kept equal to the state in the browser.
 
     When the query changes, the address bar is updated with history.replaceState (not pushState:
     a slider drag must not leave a hundred entries behind the back button) and every nav link's
     href gets the same query, so moving to the other panel keeps the scenario. Doing this in the
-    browser costs one short list per change instead of re-rendering the nav's HTML. The theme
-    parameter, which the template reads, is kept.
+    browser costs one short list per change instead of re-rendering the nav's HTML. The link keys
+    the page shell reads (RESERVED_KEYS: the theme, embed mode) are kept.
+
+    With `delay_ms`, a new query is written once no newer one has come for that long, or at once
+    on any click, Enter or Space, key combination (Ctrl+C, Ctrl+L), loss of focus or page hide:
+    before "Copy link", "Copy embed code", the theme button or a nav link reads it. While one waits,
+    the page's <body> has data-kv-address-pending (for tests). The static site's bridge does its own
+    waiting (static/kvlab-bridge.js) and hands the nav each query when it is due: there delay_ms is 0.
 
     ReactiveHTML passes string parameters through an HTML sanitizer, which turns the query's &
     into &amp;; the script turns it back (a urlencoded query has no other & and no < > or quotes).
@@ -92,19 +107,20 @@ class AddressBar(ReactiveHTML):
     query = param.String(default="", doc="the state's query string, '?a=1&b=2' or ''")
     keep_url = param.Boolean(default=False, doc="leave the address bar as opened until the query changes (the static "
                              "site: the page was laid out at build time and its link's state arrives from the browser bridge)")
+    delay_ms = param.Integer(default=ADDRESS_DELAY_MS, bounds=(0, None), doc="write a new query once the moves pause this long")
     links = param.List(default=[], doc="[[href without query, title, is_current], ...]")
 
     _template = '<nav id="nav" class="kv-nav" aria-label="panels"></nav>'
-    _update_links = """
+    _write = """
       const next = new URLSearchParams(data.query.replace(/&amp;/g, '&'));
       const current = new URLSearchParams(window.location.search);
-      for (const key of ['theme', 'embed']) { if (current.has(key)) { next.set(key, current.get(key)); } }
+      for (const key of KEYS) { if (current.has(key)) { next.set(key, current.get(key)); } }
       const search = next.toString() ? '?' + next.toString() : '';
       if (search !== window.location.search) {
         window.history.replaceState(window.history.state, '', window.location.pathname + search + window.location.hash);
       }
       for (const a of nav.querySelectorAll('a')) { a.setAttribute('href', a.dataset.base + search); }
-    """
+    """.replace("KEYS", json.dumps(sorted(RESERVED_KEYS)))
     _build_links = """
       nav.replaceChildren();
       for (const [base, title, current] of data.links) {
@@ -115,10 +131,37 @@ class AddressBar(ReactiveHTML):
         nav.appendChild(a);
       }
     """
+    # state.flush writes a waiting query; the listeners are the window's, added once per view.
+    _setup = """
+      state.write = () => {""" + _write + """};
+      state.flush = () => {
+        clearTimeout(state.timer);
+        state.timer = 0;
+        if (!state.due) { return; }
+        state.due = false;
+        delete document.body.dataset.kvAddressPending;
+        state.write();
+      };
+      if (!state.listening) {
+        state.listening = true;
+        for (const type of ['pointerdown', 'blur', 'pagehide', 'visibilitychange']) {
+          window.addEventListener(type, () => state.flush(), true);
+        }
+        window.addEventListener('keydown', (e) => {
+          if (e.key === 'Enter' || e.key === ' ' || e.ctrlKey || e.metaKey || e.altKey) { state.flush(); }
+        }, true);
+      }
+    """
     _scripts = {
-        "render": _build_links + "if (!data.keep_url) {" + _update_links + "}",
-        "links": _build_links + _update_links,
-        "query": _update_links,
+        "render": _setup + _build_links + "if (!data.keep_url) { state.write(); }",
+        "links": _build_links + "state.due = false; delete document.body.dataset.kvAddressPending; state.write();",
+        "query": """
+          if (!data.delay_ms) { state.due = false; state.write(); return; }
+          state.due = true;
+          document.body.dataset.kvAddressPending = '1';
+          clearTimeout(state.timer);
+          state.timer = setTimeout(() => state.flush(), data.delay_ms);
+        """,
     }
 
 
@@ -164,7 +207,8 @@ def nav_links(current: str, pages=None, query: str = "") -> AddressBar:
     links = [[f"./index{ext}", "Home", current == "index"]]
     links += [[f"./{slug}{ext}", title, slug == current] for slug, title, _ in pages or PAGES]
     links.append([f"./lessons{ext}", "Lessons", current in ("lessons", "glossary") or current.startswith("lesson_")])
-    return AddressBar(links=links, query=query, keep_url=os.environ.get("KVLAB_BUILD_SITE") == "1", stylesheets=[NAV_CSS],
+    site = os.environ.get("KVLAB_BUILD_SITE") == "1"  # the bridge waits for the moves to pause itself
+    return AddressBar(links=links, query=query, keep_url=site, delay_ms=0 if site else ADDRESS_DELAY_MS, stylesheets=[NAV_CSS],
                       margin=(0, 10))
 
 

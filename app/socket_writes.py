@@ -1,21 +1,23 @@
 """A write to a websocket the browser has closed is dropped quietly, not logged as an error.
 
-Panel writes each part of a patch to a page's websocket as its own Tornado future and awaits them
-later (`panel.io.document.dispatch_tornado`, `_run_write_futures`). When the page closes while
-those writes are pending, they fail with WebSocketClosedError. If the session is destroyed before
-Panel awaits them, Panel cancels the list, which does nothing to a future that has already failed,
-so nobody retrieves its exception and asyncio logs "Task exception was never retrieved" with a
-traceback at ERROR level when the future is collected (seen in a browser test that closed a lab page
-during a run). Nobody is left to read the patch, so `install()` marks that one exception seen as each write
-finishes; any other failure of a write is still reported as an error.
+Tornado's `WebSocketHandler.write_message` returns a future for each message; Panel writes each
+part of a patch that way and awaits the futures later (`panel.io.document.dispatch_tornado`,
+`_run_write_futures`). When the page closes meanwhile, the writes fail with WebSocketClosedError,
+and some are never awaited: Panel builds the list of a patch's writes in one expression, so when
+the socket closes between two of them the list is lost with the futures already made, and when
+the session is destroyed first Panel cancels the list, which does nothing to a future that has
+already failed. Nobody retrieves such a future's exception, and asyncio logs "Task exception was
+never retrieved" with a traceback at ERROR level when it is collected (seen in the lab's browser
+tests when a page closed during a run). Nobody is left to read the patch, so `install()` marks that
+one exception seen as each write finishes; any other failure of a write is still reported as an
+error.
 """
 
 from __future__ import annotations
 
-from panel.io import document as _document
-from tornado.websocket import WebSocketClosedError
+from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
-_dispatch_tornado = _document.dispatch_tornado
+_write_message = WebSocketHandler.write_message
 
 
 def retrieve_if_closed(future) -> None:
@@ -29,15 +31,15 @@ def retrieve_if_closed(future) -> None:
         future.get_loop().call_exception_handler({"message": "A websocket write failed", "exception": error, "future": future})
 
 
-def _dispatch_tornado_quiet_when_closed(*args, **kwargs):
-    futures = _dispatch_tornado(*args, **kwargs)
-    for future in futures:
-        future.add_done_callback(retrieve_if_closed)
-    return futures
+def _write_message_quiet_when_closed(self, message, binary: bool = False):
+    future = _write_message(self, message, binary=binary)
+    future.add_done_callback(retrieve_if_closed)
+    return future
 
 
 def install() -> None:
-    """Wrap Panel's websocket writer once per process (kvlab serve's setup script calls it)."""
-    if not getattr(_document.dispatch_tornado, "_kvlab_closed_quiet", False):
-        _dispatch_tornado_quiet_when_closed._kvlab_closed_quiet = True
-        _document.dispatch_tornado = _dispatch_tornado_quiet_when_closed
+    """Wrap Tornado's websocket write once per process (kvlab serve's setup script calls it): Bokeh's
+    handler and Panel's writer both go through it."""
+    if not getattr(WebSocketHandler.write_message, "_kvlab_closed_quiet", False):
+        _write_message_quiet_when_closed._kvlab_closed_quiet = True
+        WebSocketHandler.write_message = _write_message_quiet_when_closed

@@ -1,11 +1,13 @@
 """kvlab serve drops a write to a closed websocket quietly (app/socket_writes.py): a real Tornado
 websocket, a real Bokeh message written with Panel's own writer, and a browser side that goes away
-while the write is under way."""
+while the write is under way. Each event loop runs in a thread of its own: the browser tests'
+Playwright may hold a running loop in the test runner's thread."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -15,6 +17,7 @@ from bokeh.document import Document  # noqa: E402
 from bokeh.models import Div  # noqa: E402
 from bokeh.protocol import Protocol  # noqa: E402
 from kvlab.app import socket_writes  # noqa: E402
+from panel.io.document import dispatch_tornado  # noqa: E402
 from tornado.web import Application  # noqa: E402
 from tornado.websocket import WebSocketClosedError, WebSocketHandler, websocket_connect  # noqa: E402
 
@@ -30,10 +33,15 @@ class _Connection:
         self._socket = socket
 
 
-def _errors_logged(dispatch) -> list[dict]:
-    """Write a large message with `dispatch` to a websocket whose client then vanishes; drop the
-    write futures unawaited (as Panel does when the session is destroyed first); return what the
-    event loop's exception handler was given."""
+def _run(scenario) -> None:
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, scenario()).result(timeout=60)
+
+
+def _errors_logged(installed: bool) -> list[dict]:
+    """Write a large message with Panel's writer to a websocket whose client then vanishes; drop
+    the write futures unawaited (as Panel does when the session is destroyed first); return what
+    the event loop's exception handler was given. `installed`: with socket_writes.install()."""
     logged: list[dict] = []
 
     async def scenario():
@@ -53,7 +61,7 @@ def _errors_logged(dispatch) -> list[dict]:
             doc = Document()
             doc.add_root(Div(text="x" * PAYLOAD_CHARS))
             message = Protocol().create("PULL-DOC-REPLY", "1", doc)
-            futures = dispatch(_Connection(handler), msg=message)
+            futures = dispatch_tornado(_Connection(handler), msg=message)
             assert futures, "the websocket was open, so the writer wrote"
             client.protocol.stream.close()  # the browser goes away mid-write, without a closing handshake
             await asyncio.wait(futures, timeout=30)
@@ -66,20 +74,26 @@ def _errors_logged(dispatch) -> list[dict]:
         finally:
             server.stop()
 
-    asyncio.run(scenario())
+    before = WebSocketHandler.write_message
+    try:
+        if installed:
+            socket_writes.install()
+        _run(scenario)
+    finally:
+        WebSocketHandler.write_message = before
     return logged
 
 
 def test_without_it_a_write_to_a_closed_page_logs_a_traceback():
-    logged = _errors_logged(socket_writes._dispatch_tornado)
+    logged = _errors_logged(installed=False)
     assert any(isinstance(c.get("exception"), WebSocketClosedError) and "never retrieved" in c["message"] for c in logged), logged
 
 
 def test_with_it_the_same_write_logs_nothing():
-    assert _errors_logged(socket_writes._dispatch_tornado_quiet_when_closed) == []
+    assert _errors_logged(installed=True) == []
 
 
-def test_any_other_failed_write_is_still_reported_and_install_wraps_panel_once():
+def test_any_other_failed_write_is_still_reported_and_install_wraps_tornado_once():
     logged: list[dict] = []
 
     async def scenario():
@@ -94,15 +108,13 @@ def test_any_other_failed_write_is_still_reported_and_install_wraps_panel_once()
         cancelled.cancel()
         await asyncio.sleep(0)
 
-    asyncio.run(scenario())
+    _run(scenario)
     assert [type(c.get("exception")) for c in logged] == [ValueError]
 
-    from panel.io import document
-
-    before = document.dispatch_tornado
+    before = WebSocketHandler.write_message
     try:
         socket_writes.install()
         socket_writes.install()
-        assert document.dispatch_tornado is socket_writes._dispatch_tornado_quiet_when_closed
+        assert WebSocketHandler.write_message is socket_writes._write_message_quiet_when_closed
     finally:
-        document.dispatch_tornado = before
+        WebSocketHandler.write_message = before

@@ -51,7 +51,8 @@ def test_keyboard_slider_and_buttons_drive_the_numbers(kv_page):
     page.widget("kv_dtype").get_by_role("button", name="fp8").click()
     r = check_admission(page, prompt_tokens=32768, kv_dtype="fp8")
     assert (r.max_sequences, r.batch) == (24, 24)
-    assert "prompt_tokens=32768" in page.page.url and "kv_dtype=fp8" in page.page.url
+    url = page.settled_url()
+    assert "prompt_tokens=32768" in url and "kv_dtype=fp8" in url
 
 
 def test_select_model_and_gpu_and_type_an_exact_prompt(kv_page):

@@ -34,7 +34,8 @@ def test_valid_config_is_evaluated_by_sim(kv_page):
     r = evaluate(Scenario(config=qwen3_8b(), prompt_tokens=32768))
     page.eventually(lambda: _assert(page.text("max_sequences") == f"{r.max_sequences:,}" == "12"))
     assert page.text("model_name").startswith("my-org/My-8B")
-    assert "model=custom" in page.page.url and "config=" in page.page.url
+    url = page.settled_url()
+    assert "model=custom" in url and "config=" in url
 
 
 def test_broken_config_names_the_field_and_keeps_the_rest(kv_page):
@@ -46,7 +47,8 @@ def test_broken_config_names_the_field_and_keeps_the_rest(kv_page):
     page.eventually(lambda: _assert("hidden_size: is missing from config.json" in page.text("errors")))
     # everything else is as it was: the slider, the precision, the link
     assert page.widget("prompt_tokens-exact").locator("input").input_value() == "32768"
-    assert "prompt_tokens=32768" in page.page.url and "kv_dtype=fp8" in page.page.url
+    url = page.settled_url()
+    assert "prompt_tokens=32768" in url and "kv_dtype=fp8" in url
     page.widget("model").locator("select").select_option(label="Qwen3-8B")
     expected = f"{evaluate(Scenario(prompt_tokens=32768, kv_dtype='fp8')).max_sequences}"
     page.eventually(lambda: _assert(page.text("max_sequences") == expected))

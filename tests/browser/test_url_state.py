@@ -2,9 +2,11 @@
 in a link are dropped with a visible notice while the rest are kept."""
 
 import json
+import time
 from urllib.parse import quote
 
 import pytest
+from kvlab.app.share import ADDRESS_DELAY_MS
 from kvlab.sim import Scenario, catalog, evaluate
 
 pytestmark = pytest.mark.browser
@@ -35,7 +37,7 @@ def test_a_link_opens_its_state_and_a_copied_link_reproduces_it(kv_page, browser
     page.eventually(lambda: shows_sim(page, **changed))
     page.page.get_by_role("button", name="Copy link").click()
     copied = page.page.evaluate("navigator.clipboard.readText()")
-    assert copied == page.page.url
+    assert copied == page.settled_url()
     # the copied link, opened in a fresh browser context, shows the same state
     other = browser.new_context(viewport={"width": 1200, "height": 900})
     fresh = other.new_page()
@@ -72,6 +74,64 @@ def test_back_to_the_defaults_empties_the_query(kv_page):
     assert page.errors == []
 
 
+# Counts the page's writes to the address bar (history.replaceState).
+COUNT_WRITES_JS = """() => {
+  window.kvWrites = 0;
+  const replace = history.replaceState.bind(history);
+  history.replaceState = (...args) => { window.kvWrites += 1; return replace(...args); };
+}"""
+
+
+def test_a_drag_writes_the_address_bar_once_it_pauses(kv_page):
+    """Chromium ignores history.replaceState beyond 200 calls in 10 s (a browser as shipped; the
+    tests' Chromium runs without that guard), so a long drag that wrote every reply left the
+    address bar, and "Copy link", at an old state. The server's replies that bring a new query are
+    read off the websocket; the address bar is written once per pause in them, not once per reply."""
+    replies: list[float] = []
+
+    def on_socket(ws):
+        ws.on("framereceived", lambda frame: replies.append(time.monotonic())
+              if isinstance(frame, str) and '"attr":"query"' in frame else None)
+
+    kv_page.page.on("websocket", on_socket)
+    page = kv_page.open("/admission")
+    page.page.evaluate(COUNT_WRITES_JS)
+    page.widget("prompt_tokens").locator(".noUi-handle").focus()
+    opened = len(replies)
+    for _ in range(16):  # 8 steps per doubling: 4,096 -> 16,384 tokens
+        page.page.keyboard.press("ArrowRight")
+    page.eventually(lambda: shows_sim(page, prompt_tokens=16384))
+    assert page.settled_url().endswith("/admission?prompt_tokens=16384")
+    moves = replies[opened:]
+    pauses = 1 + sum(1 for a, b in zip(moves, moves[1:], strict=False) if b - a >= ADDRESS_DELAY_MS / 1000)
+    writes = page.page.evaluate("window.kvWrites")
+    assert len(moves) >= 2, moves  # the moves were answered one by one, not in one reply
+    assert 1 <= writes <= pauses < len(moves), (writes, pauses, len(moves))
+
+
+# When a reply's query is waiting to be written, dispatches a pointerdown (what a click on
+# "Copy link" or a nav link starts with) and reads the address bar in the same task.
+FLUSH_ON_POINTER_JS = """() => {
+  const observer = new MutationObserver(() => {
+    if (document.body.dataset.kvAddressPending !== '1') return;
+    observer.disconnect();
+    window.dispatchEvent(new PointerEvent('pointerdown'));
+    window.kvFlushed = [location.search, document.body.dataset.kvAddressPending || null];
+  });
+  observer.observe(document.body, { attributes: true, attributeFilter: ['data-kv-address-pending'] });
+}"""
+
+
+def test_a_click_writes_a_waiting_address_at_once(kv_page):
+    page = kv_page.open("/admission?prompt_tokens=8192")
+    page.page.evaluate(FLUSH_ON_POINTER_JS)
+    box = page.widget("prompt_tokens-exact").locator("input")
+    box.fill("16384")
+    box.press("Tab")  # not a key that writes the address: the reply's query waits
+    page.page.wait_for_function("window.kvFlushed !== undefined", timeout=10_000)
+    assert page.page.evaluate("window.kvFlushed") == ["?prompt_tokens=16384", None]
+
+
 def test_embed_code_is_an_iframe_of_this_state(kv_page):
     page = kv_page.open("/phases?prompt_tokens=32768&concurrency=8")
     page.page.get_by_role("button", name="Copy embed code").click()
@@ -98,7 +158,7 @@ def test_hostile_link_values_are_ignored_with_a_notice(kv_page):
     shows_sim(page, concurrency=64, kv_dtype="fp8")  # the good values were kept
     assert page.page.evaluate("window.__xss") is None and page.page.locator('img[src="x"]').count() == 0
     # the address bar now carries only what was kept
-    assert page.page.url.endswith("/admission?concurrency=64&kv_dtype=fp8")
+    assert page.settled_url().endswith("/admission?concurrency=64&kv_dtype=fp8")
 
 
 def test_a_pasted_config_travels_in_the_link(kv_page, browser):
@@ -111,7 +171,7 @@ def test_a_pasted_config_travels_in_the_link(kv_page, browser):
     page.eventually(lambda: shows_sim(page, model="qwen3-14b", prompt_tokens=8192))
     other = browser.new_context()
     fresh = other.new_page()
-    fresh.goto(page.page.url)
+    fresh.goto(page.settled_url())
     fresh.wait_for_selector('[data-kv="model_name"]')
     assert fresh.locator('[data-kv="model_name"]').inner_text().startswith("pasted/14B")
     r = evaluate(Scenario(model="qwen3-14b", prompt_tokens=8192))
