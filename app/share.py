@@ -81,6 +81,7 @@ LOCAL_WARNING_JS = ("(['localhost', '127.0.0.1', '[::1]', '0.0.0.0'].includes(wi
 # on `kvlab serve` answers more often than that, and then the address bar, and the link "Copy link"
 # copies from it, stayed at the 200th state (measured in Chromium with the guard on, as a browser
 # ships: 300 writes 5 ms apart left ?n=200). Writing it also took 3-5 ms of each move (docs/site.md).
+# The static site follows the same rule: its bridge hands this nav every reply's query.
 ADDRESS_DELAY_MS = 300
 
 
@@ -96,8 +97,8 @@ class AddressBar(ReactiveHTML):
     With `delay_ms`, a new query is written once no newer one has come for that long, or at once
     on any click, Enter or Space, key combination (Ctrl+C, Ctrl+L), loss of focus or page hide:
     before "Copy link", "Copy embed code", the theme button or a nav link reads it. While one waits,
-    the page's <body> has data-kv-address-pending (for tests). The static site's bridge does its own
-    waiting (static/kvlab-bridge.js) and hands the nav each query when it is due: there delay_ms is 0.
+    the page's <body> has data-kv-address-pending (for tests). The static site's bridge hands the
+    nav every reply's query (static/kvlab-bridge.js), so both runtimes follow this one rule.
 
     ReactiveHTML passes string parameters through an HTML sanitizer, which turns the query's &
     into &amp;; the script turns it back (a urlencoded query has no other & and no < > or quotes).
@@ -156,9 +157,8 @@ class AddressBar(ReactiveHTML):
         "render": _setup + _build_links + "if (!data.keep_url) { state.write(); }",
         "links": _build_links + "state.due = false; delete document.body.dataset.kvAddressPending; state.write();",
         "query": """
-          if (!data.delay_ms) { state.due = false; state.write(); return; }
           state.due = true;
-          document.body.dataset.kvAddressPending = '1';
+          if (document.body.dataset.kvAddressPending !== '1') { document.body.dataset.kvAddressPending = '1'; }
           clearTimeout(state.timer);
           state.timer = setTimeout(() => state.flush(), data.delay_ms);
         """,
@@ -207,8 +207,7 @@ def nav_links(current: str, pages=None, query: str = "") -> AddressBar:
     links = [[f"./index{ext}", "Home", current == "index"]]
     links += [[f"./{slug}{ext}", title, slug == current] for slug, title, _ in pages or PAGES]
     links.append([f"./lessons{ext}", "Lessons", current in ("lessons", "glossary") or current.startswith("lesson_")])
-    site = os.environ.get("KVLAB_BUILD_SITE") == "1"  # the bridge waits for the moves to pause itself
-    return AddressBar(links=links, query=query, keep_url=site, delay_ms=0 if site else ADDRESS_DELAY_MS, stylesheets=[NAV_CSS],
+    return AddressBar(links=links, query=query, keep_url=os.environ.get("KVLAB_BUILD_SITE") == "1", stylesheets=[NAV_CSS],
                       margin=(0, 10))
 
 

@@ -10,7 +10,6 @@
   const info = me.dataset;
   const openedWith = window.location.search; // the link's state, before anything on the page rewrites it
   const params = new URLSearchParams(openedWith);
-  const KEEP = (info.shellKeys || "").split(" ").filter(Boolean); // read by this shell, never by the settings (theme, embed)
 
   // ---- theme: each page is built in both; follow the link --------------------------------------
   const wantDark = params.get("theme") === "dark";
@@ -260,43 +259,17 @@
     for (const then of chartsDone.splice(0)) then();
   }
 
-  // The address bar and the nav's links follow the state once the moves pause (ADDRESS_DELAY_MS after
-  // the last patch), not on every move: writing them (history.replaceState and the nav's script) took
-  // a fifth of a slider move's main-thread time in Chromium (docs/site.md), and Chromium ignores
-  // history updates beyond 200 in 10 s, which a long drag would reach. Any click, Enter or Space,
-  // key combination (Ctrl+C, Ctrl+L), loss of focus or page hide writes a pending one at once,
-  // before "Copy link", "Copy embed code", the theme button or a nav link reads it.
-  const ADDRESS_DELAY_MS = 300;
-  let pendingSearch = null;
-  let addressTimer = 0;
-  state.addressPending = () => pendingSearch !== null;
+  // The address bar and the nav's links follow the state through the nav (app/share.py, AddressBar),
+  // which writes them once the moves pause, or at once on a click or a key that may read them
+  // (the served app's rule: one place for both). The bridge hands it every reply's query: setting
+  // an equal one changes nothing. Writing on every move took a fifth of a slider move's main-thread
+  // time in Chromium (docs/site.md), and Chromium ignores history updates beyond 200 in 10 s.
+  state.addressPending = () => document.body.dataset.kvAddressPending === "1";
 
-  function writeAddress() {
-    clearTimeout(addressTimer);
-    addressTimer = 0;
-    if (pendingSearch === null || !doc) return;
-    const search = pendingSearch;
-    pendingSearch = null;
-    const nav = modelNamed("nav");
-    if (nav && nav.data) {
-      nav.data.query = search; // the nav's own script updates the address bar and its links
-    } else if (search !== window.location.search) {
-      window.history.replaceState(window.history.state, "", window.location.pathname + search + window.location.hash);
-    }
-  }
-  for (const type of ["pointerdown", "blur", "pagehide", "visibilitychange"]) window.addEventListener(type, writeAddress, true);
-  window.addEventListener("keydown", (e) => {
-    if (e.key === "Enter" || e.key === " " || e.ctrlKey || e.metaKey || e.altKey) writeAddress();
-  }, true);
-
-  function setQuery(query, now) {
+  function setQuery(query) {
     if (query === undefined || query === null) return; // a lesson keeps its own link (the answers)
-    const next = new URLSearchParams(query || "");
-    for (const key of KEEP) if (params.has(key)) next.set(key, params.get(key));
-    pendingSearch = next.toString() ? "?" + next.toString() : "";
-    clearTimeout(addressTimer);
-    if (now) writeAddress();
-    else addressTimer = setTimeout(writeAddress, ADDRESS_DELAY_MS);
+    const nav = modelNamed("nav");
+    if (nav && nav.data) nav.data.query = query;
   }
 
   let started = false;
@@ -380,7 +353,7 @@
         " (" + m.label + ")\u2026";
     } else if (m.type === "ready") {
       if (!lazy) apply(m.patch, true); // a lesson's views already show their starting state, and a move is waiting
-      setQuery(m.query, true);
+      setQuery(m.query);
       bar.remove();
       state.ready = true;
       workerReady = true;
