@@ -281,10 +281,7 @@ def _name_models(doc, live: bool, specs: list[dict] | None = None) -> None:
 
 
 def _data_attributes(page: Page, theme: str, info: dict, live: bool = True) -> str:
-    # shell_keys: the link's keys the page shell reads (the theme, embed mode), never the settings:
-    # both scripts keep them when they rewrite a link, and they pick no run of their own.
-    attrs = {"page": page.name, "bridge": page.bridge, "group": page.group, "theme": theme,
-             "shell_keys": " ".join(sorted(RESERVED_KEYS)), **info}
+    attrs = {"page": page.name, "bridge": page.bridge, "group": page.group, "theme": theme, **info}
     if page.live and live:
         attrs["live"] = json.dumps(page.live, sort_keys=True)
     return " ".join(f'data-{k.replace("_", "-")}="{html.escape(str(v), quote=True)}"' for k, v in sorted(attrs.items()))
@@ -294,7 +291,10 @@ def _boot_script(page: Page, theme: str, info: dict) -> str:
     """kvlab-boot.js, for the <head> of a page that runs Python: a live panel's worker starts before
     BokehJS loads, and it writes the worker's boot message for every page. Without the lesson's
     live specs (they go to the bridge), so the page's <meta charset> stays in its first 1024 bytes."""
-    return f'<script src="./kvlab/kvlab-boot.js" {_data_attributes(page, theme, info, live=False)}></script>\n'
+    # shell_keys: the link's keys the page shell reads (the theme, embed mode), never the settings:
+    # a link with only those still takes the lab's opening run from the build.
+    boot = {**info, "shell_keys": " ".join(sorted(RESERVED_KEYS))}
+    return f'<script src="./kvlab/kvlab-boot.js" {_data_attributes(page, theme, boot, live=False)}></script>\n'
 
 
 def _shell(page: Page, theme: str, info: dict) -> str:

@@ -155,7 +155,7 @@ class AddressBar(ReactiveHTML):
     """
     _scripts = {
         "render": _setup + _build_links + "if (!data.keep_url) { state.write(); }",
-        "links": _build_links + "state.due = false; delete document.body.dataset.kvAddressPending; state.write();",
+        "links": _build_links + "state.due = true; state.flush();",
         "query": """
           state.due = true;
           if (document.body.dataset.kvAddressPending !== '1') { document.body.dataset.kvAddressPending = '1'; }
