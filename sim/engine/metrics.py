@@ -247,10 +247,14 @@ class Metrics:
         the last event, so it is the state at those times)."""
         # A gap of many series intervals (a fine fixed interval, a long idle stretch) would be
         # sampled point by point and then merged away: coarsen first, so the work stays bounded.
-        while (t - self.next_sample_s) > JUMP_POINTS * self.max_points * self.interval_s and len(self.series["t_s"]) > 1:
-            self._coarsen()
+        # Checked before every sample, not only once: a series of fewer than two points cannot be
+        # coarsened, and a tiny interval (sample_interval_s=1e-300, which the fuzz found) then took
+        # 10^8 samples to reach the first event.
         while self.next_sample_s <= t or self.next_log_s <= t:
             if self.next_sample_s <= self.next_log_s:
+                if (t - self.next_sample_s) > JUMP_POINTS * self.max_points * self.interval_s and len(self.series["t_s"]) > 1:
+                    self._coarsen()
+                    continue
                 self._sample(self.next_sample_s, instances)
                 self.next_sample_s += self.interval_s
                 if len(self.series["t_s"]) > self.max_points:

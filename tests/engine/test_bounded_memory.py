@@ -79,3 +79,12 @@ M_BYTES_PER_REQUEST_SLACK = 1.5
 def run_bytes() -> int:
     from kvlab.sim.engine import run
     return run.BYTES_PER_REQUEST
+
+
+def test_a_tiny_fixed_interval_is_coarsened_before_the_first_event():
+    """sample_interval_s=1e-300 (in range; the fuzz found it): the series had fewer than two points
+    when the first event came, could not be coarsened then, and was sampled 1e-300 s apart: the
+    run did not finish in 40 s. Now the series coarsens between samples and stays bounded."""
+    r = simulate(EngineConfig().with_(replicas=4, sample_interval_s=1e-300, num_requests=6))
+    assert r.errors == [] and r.completed == 6
+    assert 2 <= len(r.series["t_s"]) <= M.JUMP_POINTS * 100_000
