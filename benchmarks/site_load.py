@@ -23,6 +23,8 @@ Method (v1), per page:
   WebAssembly unoptimised then). Since v6 also the same moves once the worker's warm-up has run to
   its end (the page reports it; a student reads the page first): in --slider-only each run loads
   the page twice, one for each; in the full run, on run 0's warm load.
+  Since v7 also to the number by the move's place in its load: the first ten moves of a load and
+  the others (at once, the first ten run code neither thread has run yet: docs/site.md, session 10).
 - Bytes: the sum of response bodies and headers of every request of the cold load (page, worker,
   Pyodide, wheels), from Playwright's request sizes; the server sends no compression.
 - Lab run (v2): on the serving lab, the wall time in the page from changing the random seed (a new
@@ -66,7 +68,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.pyodide import harness  # noqa: E402
 
-METHOD_VERSION = 6
+METHOD_VERSION = 7
 BLOCK_OTHER_HOSTS = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 BOOT_TIMEOUT_MS = 240_000
 BARE_PAGE = """<!doctype html><meta charset="utf-8"><title>bare Pyodide</title><script type="module">
@@ -121,12 +123,16 @@ SLIDER_JS = """async (n) => { const b = window.kvlabBridge, m = Bokeh.documents[
     return out; }"""
 
 
+FIRST_MOVES = 10  # v7: the first moves of a load, reported apart from the others
+
+
 def _slider_moves(page, moves: int) -> list[dict]:
     """Per move (ms): `number`, from the move to the frame that shows the page's new numbers
     rendered, without the wait for that frame to begin (the main thread was idle then);
     `number_wall`, the same with that wait; `charts` and `charts_wall`, the same to the frame that
-    paints the charts (the bridge sets them one frame after the numbers)."""
-    return page.evaluate(SLIDER_JS, moves)
+    paints the charts (the bridge sets them one frame after the numbers); `index`, the move's place
+    in this load (0 first)."""
+    return [{**m, "index": i} for i, m in enumerate(page.evaluate(SLIDER_JS, moves))]
 
 
 def _slider_figures(moves: list[dict], prefix: str = "slider") -> dict:
@@ -136,6 +142,10 @@ def _slider_figures(moves: list[dict], prefix: str = "slider") -> dict:
         out[f"{prefix}_{key}_p50_ms"] = _pct(values, 0.5) if values else None
         out[f"{prefix}_{key}_p95_ms"] = _pct(values, 0.95) if values else None
     out[f"{prefix}_p50_ms"], out[f"{prefix}_p95_ms"] = out[f"{prefix}_number_p50_ms"], out[f"{prefix}_number_p95_ms"]
+    for part, keep in (("first", lambda i: i < FIRST_MOVES), ("later", lambda i: i >= FIRST_MOVES)):
+        values = [m["number"] for m in moves if keep(m["index"])]
+        out[f"{prefix}_{part}_p50_ms"] = _pct(values, 0.5) if values else None
+        out[f"{prefix}_{part}_p95_ms"] = _pct(values, 0.95) if values else None
     return out
 
 
@@ -394,6 +404,10 @@ def _slider_lines(f: dict) -> list[str]:
                    f"{f[f'{prefix}_charts_p50_ms']:.1f} / {f[f'{prefix}_charts_p95_ms']:.1f} ms (wall "
                    f"{f[f'{prefix}_charts_wall_p50_ms']:.1f} / {f[f'{prefix}_charts_wall_p95_ms']:.1f}), p50 / p95 over "
                    f"{f[f'{prefix}_moves']} moves")
+        if f.get(f"{prefix}_first_p50_ms") is not None and f.get(f"{prefix}_later_p50_ms") is not None:
+            out.append(f"slider {when}, to the number by the move's place in its load: moves 1-{FIRST_MOVES} "
+                       f"{f[f'{prefix}_first_p50_ms']:.1f} / {f[f'{prefix}_first_p95_ms']:.1f} ms, the others "
+                       f"{f[f'{prefix}_later_p50_ms']:.1f} / {f[f'{prefix}_later_p95_ms']:.1f} ms")
     warm_ups = [w for w in f.get("warm_up") or [] if w and w.get("steps") is not None]
     if warm_ups:
         out.append("warm-up: " + ", ".join(f"{w['steps']} steps, {w['python_ms']:.0f} ms of Python in {w['wall_ms']:.0f} ms"
