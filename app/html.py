@@ -19,14 +19,17 @@ BASE_CSS = """
 .kv-tiles.three { grid-template-columns: repeat(3, minmax(0, 1fr)); }
 @media (max-width: 700px) { .kv-tiles, .kv-tiles.three { grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 8px; } }
 .kv-tile { background: var(--kv-surface); border: 1px solid var(--kv-border); border-radius: 10px;
-           padding: 10px 14px 12px; border-top: 5px solid var(--kv-accent, #888); min-width: 0; }
+           padding: 10px 14px 12px; border-top: 5px solid var(--kv-accent, #888); min-width: 0; container-type: inline-size; }
 .kv-tile .label { font-size: 0.82rem; text-transform: uppercase; letter-spacing: 0.04em; opacity: 0.75; }
-.kv-tile .value { font-size: clamp(1.7rem, 2.4vw, 2.4rem); font-weight: 700; line-height: 1.15; font-variant-numeric: tabular-nums; }
+/* The number's size follows the window, capped by its own tile's width (cqi): six tiles in a row
+   (the serving lab at 1,400 px) keep "96.8 ms" on one line instead of setting the unit under it. */
+.kv-tile .value { font-size: min(clamp(1.7rem, 2.4vw, 2.4rem), max(1.3rem, 20cqi)); font-weight: 700; line-height: 1.15;
+                  font-variant-numeric: tabular-nums; }
 /* The digits never break; the unit goes under them when the card is too narrow for both (it never spills out). */
 .kv-tile .value span { white-space: nowrap; }
 .kv-tile .value small { font-size: 1rem; font-weight: 600; opacity: 0.85; margin-left: 2px; display: inline-block; white-space: nowrap; }
 .kv-tile .caption { font-size: 0.85rem; opacity: 0.85; min-height: 1.2em; }
-.kv-tile.hero .value { font-size: clamp(2rem, 3.2vw, 3.1rem); }
+.kv-tile.hero .value { font-size: min(clamp(2rem, 3.2vw, 3.1rem), max(1.5rem, 24cqi)); }
 .kv-formula { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.95rem;
               background: var(--kv-surface); border: 1px solid var(--kv-border); border-radius: 10px; padding: 12px 14px; }
 .kv-formula .generic { opacity: 0.7; margin-bottom: 6px; }

@@ -27,7 +27,7 @@ SHOTS = [
 ]
 OTHER_SHOTS = [
     # (file, path, viewport, text that must be on the page before the picture is taken)
-    ("serving-lab.png", "/serving_lab?preset=seed000-chunked", (1400, 1000), "requests simulated"),
+    ("serving-lab.png", "/serving_lab?preset=seed000-chunked", (1400, 1000), "Comparison (fcfs)"),  # the comparison run drawn too
     ("lesson.png", "/lesson_a3", (1100, 900), "Predict first."),
 ]
 
