@@ -46,3 +46,33 @@ def test_tab_reaches_the_controls_and_arrow_keys_move_them(kv_page):
 
 def _assert(condition: bool) -> None:
     assert condition
+
+
+# Every number tile's digits and unit, as laid out: the unit's top must sit above the digits'
+# bottom (the same line). Tiles live in shadow roots, so the walk goes through them.
+TILE_LINES_JS = """() => { const out = []; const walk = (root) => {
+    for (const v of root.querySelectorAll('.kv-tile .value')) {
+      const digits = v.querySelector('span'), unit = v.querySelector('small');
+      if (digits && unit) { const d = digits.getBoundingClientRect(), u = unit.getBoundingClientRect();
+        out.push({ text: v.textContent, digitsBottom: d.bottom, unitTop: u.top, width: v.getBoundingClientRect().width }); } }
+    for (const el of root.querySelectorAll('*')) if (el.shadowRoot) walk(el.shadowRoot); };
+  walk(document); return out; }"""
+
+
+@pytest.mark.parametrize(("path", "ready", "width"), [("/serving_lab?preset=seed000-chunked", "requests simulated", 1400),
+                                                      ("/serving_lab", "requests simulated", 1024),
+                                                      ("/phases", '[data-kv="log"]', 1400)])
+def test_each_number_keeps_its_unit_on_its_line(browser, server, path, ready, width):
+    """Six tiles in a row (the lab) once set the unit under the digits, an uneven row of tiles."""
+    context = browser.new_context(viewport={"width": width, "height": 1000})
+    page = context.new_page()
+    try:
+        page.goto(server + path)
+        (page.get_by_text(ready) if ready[0] != "[" else page.locator(ready)).first.wait_for(timeout=60_000)
+        page.wait_for_timeout(600)
+        tiles = page.evaluate(TILE_LINES_JS)
+        assert len(tiles) >= 4, tiles  # tiles with a unit: 4 on phases, 6 in the lab
+        wrapped = [t for t in tiles if t["unitTop"] >= t["digitsBottom"] - 2]
+        assert not wrapped, f"{path} at {width}px: units under their digits in {wrapped}"
+    finally:
+        context.close()
