@@ -42,5 +42,11 @@ def ink(dark: bool) -> str:
     return "#EDEDED" if dark else "#1F2328"
 
 
+def paper(dark: bool) -> str:
+    """The page background behind the charts (their own fill is transparent): Bootstrap 5's
+    --bs-body-bg in the light and dark themes, as Panel's Bootstrap template sets it."""
+    return "#212529" if dark else "#FFFFFF"
+
+
 def muted(dark: bool) -> str:
     return "#A0A7B0" if dark else "#5B6470"

@@ -8,7 +8,7 @@ import panel as pn
 from bokeh.models import ColumnDataSource, HoverTool, Label, NumeralTickFormatter, Span
 
 from ..a11y import labelled
-from ..palette import ink
+from ..palette import ink, paper
 from ..viewlayer.lab_distribution import MARKS
 from ..viewlayer.lab_settings import METRICS
 from ..views.base import TextPane, base_figure, bokeh_pane
@@ -53,12 +53,16 @@ class LatencyDistribution(LabView):
                 right = mark == "p99"
                 # The top row sits inside the frame even when the legend below wraps to two lines on a
                 # phone (higher, it ran into the title).
+                # On the page's own background, so a label stays legible where it crosses bars, the
+                # curve or another mark's line (p90's and p99's meet in a long tail).
                 label = Label(x=1, y=170 - 17 * i, y_units="screen", text="", text_font_size="12px", text_color=MARK_COLORS[mark],
-                              x_offset=-4 if right else 4, text_align="right" if right else "left", text_font_style="bold")
+                              x_offset=-4 if right else 4, text_align="right" if right else "left", text_font_style="bold",
+                              background_fill_color=paper(self.dark), background_fill_alpha=0.85, padding=1)
                 fig.add_layout(span)
-                fig.add_layout(label)
                 self.spans[(mark, tag)] = span
                 self.labels[(mark, tag)] = label
+        for (_, tag), label in self.labels.items():  # after every line, so no line crosses a label
+            (self.hist if tag == "h" else self.cdf_fig).add_layout(label)
         self.caption = TextPane("", margin=(0, 10), sizing_mode="stretch_width")
         self.parts.update({"w.lab-metric": self.metric, "caption": self.caption})
         for who in ("main", "compare"):

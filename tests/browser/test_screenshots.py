@@ -27,7 +27,7 @@ SHOTS = [
 ]
 OTHER_SHOTS = [
     # (file, path, viewport, text that must be on the page before the picture is taken)
-    ("serving-lab.png", "/serving_lab?preset=seed000-chunked", (1400, 1000), "Comparison (fcfs)"),  # the comparison run drawn too
+    ("serving-lab.png", "/serving_lab?preset=seed000-chunked", (1400, 1000), "Comparison (fcfs)"),
     ("lesson.png", "/lesson_a3", (1100, 900), "Predict first."),
 ]
 
@@ -62,6 +62,9 @@ def test_screenshot_of_lab_and_lesson(browser, server, name, path, viewport, rea
     page = context.new_page()
     page.goto(server + path)
     page.get_by_text(ready_text).first.wait_for(timeout=30_000)
+    if path.startswith("/serving_lab"):  # the comparison run's caption comes before its bars
+        page.wait_for_function("""() => { const d = window.Bokeh && Bokeh.documents[0]; if (!d) return false;
+            return [...d.all_models].filter((m) => m.data && m.data.left && m.data.left.length > 0).length >= 2; }""", timeout=30_000)
     page.wait_for_timeout(800)
     IMG.mkdir(parents=True, exist_ok=True)
     out = IMG / name
