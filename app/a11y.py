@@ -5,7 +5,8 @@
   (app/templates/a11y.js) that names the parts of Bokeh's widgets that have no name and announces
   log2 sliders in tokens.
 - `KvDesign`: Bootstrap's design plus `FOCUS_CSS` in every component's shadow root, so focus is
-  visible everywhere (the chosen option of a button group included).
+  visible everywhere (the chosen option of a button group included) and a button group too wide
+  for its place wraps instead of hiding its last buttons.
 - `PAGE_CSS`: the document-level styles: the skip link, the theme's link, code and focus colours,
   and the phone layout.
 """
@@ -39,6 +40,8 @@ FOCUS_CSS = """
 :focus-visible { outline: 3px solid var(--kv-focus, #0B57D0) !important; outline-offset: 2px; }
 .noUi-handle:focus-visible, .noUi-handle:focus { outline: 3px solid var(--kv-focus, #0B57D0) !important; outline-offset: 2px; }
 .bk-btn-group .bk-btn.bk-active { font-weight: 700; box-shadow: inset 0 -4px 0 currentColor; }
+/* A group wider than its place (the lab's four latency choices on a phone) wraps instead of hiding its last buttons. */
+.bk-btn-group { flex-wrap: wrap; }
 a { color: var(--kv-link, #0B57D0); }
 a:visited { color: var(--kv-link-visited, #6A3FB5); }
 code { color: var(--kv-code, inherit); background: var(--kv-code-bg, transparent); padding: 0 0.2em; border-radius: 3px;
@@ -67,6 +70,9 @@ PHONE_CSS = """
   #content > #sidebar { order: 2; width: 100% !important; max-width: none !important; height: auto; max-height: 40vh; overflow-y: auto;
              position: sticky; bottom: 0; z-index: 20; background: var(--bs-body-bg); border-right: none;
              border-top: 2px solid var(--bs-border-color); box-shadow: 0 -6px 16px rgba(0, 0, 0, 0.18); padding: 4px 6px 8px; }
+  /* The header wraps to four lines on a phone (a fifth of its height): it scrolls away with the
+     page instead of staying on top of it, beside the settings sheet at the bottom. */
+  #header.sticky-top { position: static; }
   #header .kv-title { font-size: 1.1em; white-space: normal; line-height: 1.3em; }
   #header-items { flex-wrap: wrap; white-space: normal; margin-left: 0; }
 }

@@ -199,6 +199,11 @@ def why_html(p: Prediction, picked: str) -> str:
     return f'<div class="kv-why"><p><strong>You predicted {esc(picked)}. {verdict}</strong></p><ul>{items}</ul></div>'
 
 
+# A choice's label is a sentence at times: on a phone it wraps inside its button instead of making
+# the page wider than the screen.
+CHOICE_CSS = ":host { max-width: 100%; } .bk-btn { white-space: normal; text-align: left; height: auto; }"
+
+
 class StepView(pn.viewable.Viewer):
     """One step: the question and its choices; the rest appears once a choice is made."""
 
@@ -208,7 +213,7 @@ class StepView(pn.viewable.Viewer):
         self.ext = ext
         self.on_answer = on_answer
         p = step.prediction
-        self.buttons = [pn.widgets.Button(label=c.label, color="default", variant="outline",
+        self.buttons = [pn.widgets.Button(label=c.label, color="default", variant="outline", stylesheets=[CHOICE_CSS],
                                           css_classes=["kv-choice", step_class(p.key)]) for c in p.choices]
         for i, b in enumerate(self.buttons):
             b.on_click(lambda _e, i=i: self.commit(i))

@@ -23,7 +23,7 @@ def test_phone_width_has_no_sideways_scroll(browser, server, path):
     page.wait_for_function("""(el) => { const r = el.getBoundingClientRect(); return r.left >= 0 && r.right <= 390; }""",
                            arg=headline.element_handle(), timeout=10_000)
     assert headline.bounding_box()["height"] >= 24
-    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    overflow = page.evaluate("document.documentElement.scrollWidth") - 390  # a phone's innerWidth grows with wide content
     assert overflow <= 1, f"{overflow}px of sideways scroll at 390px"
     context.close()
 
