@@ -137,6 +137,9 @@ def base_figure(dark: bool, height: int, **kw):
         axis.major_tick_line_color = faint
         axis.minor_tick_line_color = None
         axis.axis_label_text_font_style = "normal"
+        # One size in both themes. Bokeh's default (13px) would not be written out, and the dark
+        # theme's own (1.25em) would then win.
+        axis.axis_label_text_font_size = "13.5px"
         axis.major_label_text_font_size = "12px"
     for grid in (*fig.xgrid, *fig.ygrid):
         grid.grid_line_color = faint
