@@ -20,6 +20,13 @@ MAIN_COLOR = OKABE_ITO["blue"]
 COMPARE_COLOR = OKABE_ITO["orange"]
 MARK_COLORS = {"p50": OKABE_ITO["bluish_green"], "p90": OKABE_ITO["reddish_purple"], "p99": OKABE_ITO["vermillion"],
                "mean": "#6B6B6B"}
+# The marks' labels: 12 px text on the page's background, so each needs 4.5:1 against it (WCAG
+# 2.1, 1.4.3); the lines' own colours reach 2.9-3.9:1. A shade of the line's hue in each theme:
+# darker on white, lighter on the dark theme's #212529 (the ratios: tests/app/test_palette.py).
+MARK_LABEL_COLORS = {
+    False: {"p50": "#00795A", "p90": "#A8457F", "p99": "#B34700", "mean": "#5B6470"},
+    True: {"p50": "#2FC096", "p90": OKABE_ITO["reddish_purple"], "p99": "#FF8A4C", "mean": "#A0A7B0"},
+}
 VIEW_FUNCTIONS = dict(LAB_VIEWS)
 
 

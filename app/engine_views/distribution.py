@@ -12,7 +12,7 @@ from ..palette import ink, paper
 from ..viewlayer.lab_distribution import MARKS
 from ..viewlayer.lab_settings import METRICS
 from ..views.base import TextPane, base_figure, bokeh_pane
-from .base import COMPARE_COLOR, MAIN_COLOR, MARK_COLORS, LabView, below_plot
+from .base import COMPARE_COLOR, MAIN_COLOR, MARK_COLORS, MARK_LABEL_COLORS, LabView, below_plot
 
 
 class LatencyDistribution(LabView):
@@ -55,7 +55,8 @@ class LatencyDistribution(LabView):
                 # phone (higher, it ran into the title).
                 # On the page's own background, so a label stays legible where it crosses bars, the
                 # curve or another mark's line (p90's and p99's meet in a long tail).
-                label = Label(x=1, y=170 - 17 * i, y_units="screen", text="", text_font_size="12px", text_color=MARK_COLORS[mark],
+                label = Label(x=1, y=170 - 17 * i, y_units="screen", text="", text_font_size="12px",
+                              text_color=MARK_LABEL_COLORS[self.dark][mark],
                               x_offset=-4 if right else 4, text_align="right" if right else "left", text_font_style="bold",
                               background_fill_color=paper(self.dark), background_fill_alpha=0.85, padding=1)
                 fig.add_layout(span)

@@ -1,0 +1,53 @@
+"""Text drawn on the charts' canvases (which axe cannot read) reaches WCAG 2.1's 4.5:1 against the
+page's background in both themes: the lab's mark labels and the charts' ink and muted text."""
+
+from __future__ import annotations
+
+import panel as pn
+import pytest
+from kvlab.app.engine_views.base import MARK_COLORS, MARK_LABEL_COLORS
+from kvlab.app.engine_views.distribution import LatencyDistribution
+from kvlab.app.engine_views.store import LabStore
+from kvlab.app.palette import ink, muted, paper
+
+AA_TEXT = 4.5  # WCAG 2.1, success criterion 1.4.3, normal-size text (the labels are 12 px)
+
+
+def _luminance(hex_color: str) -> float:
+    """WCAG 2.1's relative luminance of an sRGB colour."""
+    channels = [int(hex_color.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: str, b: str) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_contrast_formula_on_known_pairs():
+    assert contrast("#000000", "#FFFFFF") == pytest.approx(21.0)
+    assert contrast("#777777", "#FFFFFF") == pytest.approx(4.48, abs=0.01)
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_chart_text_reaches_aa_on_the_page_background(dark):
+    background = paper(dark)
+    colours = {**{f"{mark} label": c for mark, c in MARK_LABEL_COLORS[dark].items()}, "ink": ink(dark), "muted": muted(dark)}
+    low = {name: round(contrast(c, background), 2) for name, c in colours.items() if contrast(c, background) < AA_TEXT}
+    assert not low, f"below {AA_TEXT}:1 on {background}: {low}"
+    assert MARK_LABEL_COLORS[dark].keys() == MARK_COLORS.keys()
+
+
+def test_the_lines_colours_alone_would_not_do():
+    """Why the labels have colours of their own: three of the four lines' colours are below 4.5:1 on white."""
+    assert sum(contrast(c, paper(False)) < AA_TEXT for c in MARK_COLORS.values()) == 3
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_the_distribution_draws_its_labels_in_those_colours(dark, monkeypatch):
+    monkeypatch.setattr(pn.config, "theme", "dark" if dark else "default")
+    view = LatencyDistribution(store=LabStore(synchronous=True))
+    view.__panel__()
+    drawn = {(mark, tag): (label.text_color, label.background_fill_color) for (mark, tag), label in view.labels.items()}
+    assert drawn == {(mark, tag): (MARK_LABEL_COLORS[dark][mark], paper(dark)) for mark in MARK_COLORS for tag in ("h", "c")}
