@@ -142,6 +142,12 @@ class LabStore(param.Parameterized):
         least one piece, so a lab advances however busy the server is."""
         end = time.perf_counter() + SLICE_S
         ctx = getattr(pn.state.curdoc, "session_context", None)  # kept: a destroyed document drops it
+        if not pn.state.loaded:
+            # Not before the browser has said its document is ready: until then Panel's hold drops
+            # model changes, counting on the document being sent whole when the page connects, which
+            # may have happened already. A comparison finished in that moment never reached the page
+            # (3 of 8 lab loads showed its caption without its bars). The next tick tries again.
+            return
         while True:
             await _loop_idle(end)
             if _page_closed(ctx):

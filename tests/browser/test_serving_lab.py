@@ -223,3 +223,21 @@ def test_control_changes_update_the_address_bar(lab):
 
 def _assert_in(needle: str, text: str) -> None:
     assert needle in text, text
+
+
+# The page's histogram sources (this policy's, the comparison's): how many bars each holds.
+HIST_BARS_JS = """() => [...Bokeh.documents[0].all_models].filter((m) => m.data && m.data.left).map((m) => m.data.left.length)"""
+
+
+def test_the_comparison_reaches_every_fresh_page(browser, lab_server):
+    """A run's slices wait for the browser to say its document is ready: before that Panel drops
+    model changes, and a comparison that finished then showed its caption but never its bars (3 of
+    8 fresh loads before the fix). Four fresh pages, each must draw both."""
+    for _ in range(4):
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = Page(context.new_page(), lab_server)
+        page.open("/serving_lab?preset=seed000-chunked", wait_for="lab-ttft-p50")
+        page.page.get_by_text("Comparison (fcfs):").first.wait_for(timeout=60_000)
+        page.page.wait_for_function(f"() => ({HIST_BARS_JS})().filter((n) => n > 0).length >= 2", timeout=10_000)
+        assert not page.errors, page.errors
+        context.close()
