@@ -106,6 +106,14 @@ SET_SLIDER_JS = """([title, value]) => {
   m.value = value;
 }"""
 
+# Every element matching a selector, in the document and inside every shadow root Panel and
+# BokehJS make (document order, each root's matches before its children's roots). A string to put
+# at the start of a page function's body: it defines `deepAll(selector)`.
+DEEP_ALL = """const deepAll = (selector) => { const out = []; const walk = (root) => {
+    out.push(...root.querySelectorAll(selector));
+    for (const el of root.querySelectorAll('*')) { if (el.shadowRoot) { walk(el.shadowRoot); } } };
+  walk(document); return out; };"""
+
 # Finds an element by data-kv inside Panel's shadow roots.
 DEEP_FIND_JS = """
 window.kvFind = (key) => {

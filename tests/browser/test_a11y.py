@@ -8,6 +8,7 @@ import pytest
 
 from .axe import AXE_JS, PAGES, VIEWPORTS, counts, describe, run_axe
 from .chart_boxes import CHART_PAGES_CHECKED_HERE, assert_chart_words_fit
+from .support import DEEP_ALL
 
 pytestmark = pytest.mark.browser
 
@@ -116,15 +117,10 @@ def test_keyboard_reaches_the_lab_log_and_names_its_button_groups(browser, serve
     try:
         page.wait_for_selector('[data-kv="lab-log"]', timeout=60_000)
         page.wait_for_timeout(600)
-        groups = page.evaluate("""() => { const out = []; const walk = (root) => {
-            for (const g of root.querySelectorAll('.bk-btn-group')) {
-              if (g.querySelectorAll('button').length > 1) {
-                out.push([g.getAttribute('role'), g.getAttribute('aria-label'),
-                          [...g.querySelectorAll('button')].filter(b => b.getAttribute('aria-pressed') === 'true').length]);
-              }
-            }
-            for (const el of root.querySelectorAll('*')) { if (el.shadowRoot) { walk(el.shadowRoot); } } };
-            walk(document); return out; }""")
+        groups = page.evaluate(f"""() => {{ {DEEP_ALL}
+            return deepAll('.bk-btn-group').filter((g) => g.querySelectorAll('button').length > 1)
+              .map((g) => [g.getAttribute('role'), g.getAttribute('aria-label'),
+                           [...g.querySelectorAll('button')].filter(b => b.getAttribute('aria-pressed') === 'true').length]); }}""")
         assert len(groups) >= 5, groups
         for role, label, pressed in groups:
             assert role == "group" and label and pressed == 1, groups
@@ -173,10 +169,7 @@ def test_copy_link_confirms_on_the_button_or_shows_the_text(browser, server, blo
         context.close()
 
 
-NOTES_JS = """() => { const out = []; const walk = (r) => {
-  for (const e of r.querySelectorAll('.kv-range-note')) { out.push(e.textContent); }
-  for (const e of r.querySelectorAll('*')) { if (e.shadowRoot) { walk(e.shadowRoot); } } };
-  walk(document); return out; }"""
+NOTES_JS = f"""() => {{ {DEEP_ALL} return deepAll('.kv-range-note').map((e) => e.textContent); }}"""
 
 
 def test_an_out_of_range_exact_value_is_named_not_kept(browser, server):

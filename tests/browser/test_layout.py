@@ -3,6 +3,8 @@
 import pytest
 from kvlab.sim import Scenario, evaluate
 
+from .support import DEEP_ALL
+
 pytestmark = pytest.mark.browser
 
 DEEP_ACTIVE_JS = """() => {
@@ -49,14 +51,13 @@ def _assert(condition: bool) -> None:
 
 
 # Every number tile's digits and unit, as laid out: the unit's top must sit above the digits'
-# bottom (the same line). Tiles live in shadow roots, so the walk goes through them.
-TILE_LINES_JS = """() => { const out = []; const walk = (root) => {
-    for (const v of root.querySelectorAll('.kv-tile .value')) {
-      const digits = v.querySelector('span'), unit = v.querySelector('small');
-      if (digits && unit) { const d = digits.getBoundingClientRect(), u = unit.getBoundingClientRect();
-        out.push({ text: v.textContent, digitsBottom: d.bottom, unitTop: u.top, width: v.getBoundingClientRect().width }); } }
-    for (const el of root.querySelectorAll('*')) if (el.shadowRoot) walk(el.shadowRoot); };
-  walk(document); return out; }"""
+# bottom (the same line). Tiles live in shadow roots, which deepAll goes through.
+TILE_LINES_JS = f"""() => {{ {DEEP_ALL} const out = [];
+  for (const v of deepAll('.kv-tile .value')) {{
+    const digits = v.querySelector('span'), unit = v.querySelector('small');
+    if (digits && unit) {{ const d = digits.getBoundingClientRect(), u = unit.getBoundingClientRect();
+      out.push({{ text: v.textContent, digitsBottom: d.bottom, unitTop: u.top, width: v.getBoundingClientRect().width }}); }} }}
+  return out; }}"""
 
 
 @pytest.mark.parametrize(("path", "ready", "width"), [("/serving_lab?preset=seed000-chunked", "requests simulated", 1400),

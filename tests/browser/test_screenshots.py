@@ -13,7 +13,7 @@ import pytest
 from kvlab.sim import Scenario, evaluate
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from .support import ROOT
+from .support import DEEP_ALL, ROOT
 
 pytestmark = pytest.mark.browser
 
@@ -81,11 +81,9 @@ def test_screenshot_of_lab_and_lesson(browser, server, name, path, viewport, rea
 
 # Buttons of a button group that reach past the phone's edge (`width`, the device's: a phone's
 # window grows to hold content wider than the device, so window.innerWidth cannot tell).
-CLIPPED_BUTTONS_JS = """(width) => { const out = []; const walk = (root) => {
-    for (const b of root.querySelectorAll('.bk-btn-group .bk-btn')) { const r = b.getBoundingClientRect();
-      if (r.width > 0 && (r.right > width + 1 || r.left < -1)) out.push(b.textContent.trim()); }
-    for (const el of root.querySelectorAll('*')) if (el.shadowRoot) walk(el.shadowRoot); };
-  walk(document); return out; }"""
+CLIPPED_BUTTONS_JS = f"""(width) => {{ {DEEP_ALL}
+  return deepAll('.bk-btn-group .bk-btn').filter((b) => {{ const r = b.getBoundingClientRect();
+    return r.width > 0 && (r.right > width + 1 || r.left < -1); }}).map((b) => b.textContent.trim()); }}"""
 
 
 def _phone_pages():
