@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import param
 
-from ..palette import OKABE_ITO
+from ..palette import OKABE_ITO, muted
 from ..viewlayer.lab_page import LAB_VIEWS
 from ..viewlayer.lab_status import seconds  # noqa: F401  (re-exported for the lab's modules)
 from ..views.base import StoreView
@@ -24,8 +24,8 @@ MARK_COLORS = {"p50": OKABE_ITO["bluish_green"], "p90": OKABE_ITO["reddish_purpl
 # 2.1, 1.4.3); the lines' own colours reach 2.9-3.9:1. A shade of the line's hue in each theme:
 # darker on white, lighter on the dark theme's #212529 (the ratios: tests/app/test_palette.py).
 MARK_LABEL_COLORS = {
-    False: {"p50": "#00795A", "p90": "#A8457F", "p99": "#B34700", "mean": "#5B6470"},
-    True: {"p50": "#2FC096", "p90": OKABE_ITO["reddish_purple"], "p99": "#FF8A4C", "mean": "#A0A7B0"},
+    False: {"p50": "#00795A", "p90": "#A8457F", "p99": "#B34700", "mean": muted(False)},
+    True: {"p50": "#2FC096", "p90": OKABE_ITO["reddish_purple"], "p99": "#FF8A4C", "mean": muted(True)},
 }
 VIEW_FUNCTIONS = dict(LAB_VIEWS)
 

@@ -44,9 +44,10 @@ class LatencyDistribution(LabView):
         for fig in (self.hist, self.cdf_fig):
             below_plot(fig, text)
         self.spans, self.labels = {}, {}
+        figs = {"h": self.hist, "c": self.cdf_fig}
         for i, mark in enumerate(MARKS):
             dash = "dashed" if mark == "mean" else "solid"
-            for fig, tag in ((self.hist, "h"), (self.cdf_fig, "c")):
+            for tag, fig in figs.items():
                 span = Span(location=1, dimension="height", line_color=MARK_COLORS[mark], line_width=2, line_dash=dash)
                 # Stacked near the top of the frame (screen units from the bottom), p99 written leftwards
                 # of its line so the tail's label stays inside the plot.
@@ -63,7 +64,7 @@ class LatencyDistribution(LabView):
                 self.spans[(mark, tag)] = span
                 self.labels[(mark, tag)] = label
         for (_, tag), label in self.labels.items():  # after every line, so no line crosses a label
-            (self.hist if tag == "h" else self.cdf_fig).add_layout(label)
+            figs[tag].add_layout(label)
         self.caption = TextPane("", margin=(0, 10), sizing_mode="stretch_width")
         self.parts.update({"w.lab-metric": self.metric, "caption": self.caption})
         for who in ("main", "compare"):
