@@ -5,6 +5,7 @@
     .venv/bin/python benchmarks/site_load.py --old-build DIR      # + what a pyodide-worker build downloads
     .venv/bin/python benchmarks/site_load.py --site A --site B    # two builds, measured interleaved
     .venv/bin/python benchmarks/site_load.py --site A --site B --slider-only --pages admission phases
+    .venv/bin/python benchmarks/site_load.py --site A --slider-only --chromium-arg=--js-flags=--no-wasm-tier-up  # a probe
 
 Method (v1), per page:
 - Cold load: a fresh browser context (empty HTTP cache), from navigation start to the first
@@ -70,6 +71,12 @@ from tests.pyodide import harness  # noqa: E402
 
 METHOD_VERSION = 7
 BLOCK_OTHER_HOSTS = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
+# --chromium-arg: extra switches for probes (for example --js-flags=...), the same for every site measured
+EXTRA_CHROMIUM_ARGS: list[str] = []
+
+
+def _launch(pw):
+    return pw.chromium.launch(executable_path=harness.CHROMIUM, args=[*harness.CHROMIUM_ARGS, BLOCK_OTHER_HOSTS, *EXTRA_CHROMIUM_ARGS])
 BOOT_TIMEOUT_MS = 240_000
 BARE_PAGE = """<!doctype html><meta charset="utf-8"><title>bare Pyodide</title><script type="module">
 const t0 = performance.now();
@@ -224,7 +231,7 @@ def measure_sites(sites: list[Path], pages: list[tuple[str, object]], runs: int,
             bases.append(stack.enter_context(harness.serve_directory(site)))
             bare_bases.append(stack.enter_context(harness.serve_directory(bare_dir)))
         pw = stack.enter_context(sync_playwright())
-        browser = pw.chromium.launch(executable_path=harness.CHROMIUM, args=[*harness.CHROMIUM_ARGS, BLOCK_OTHER_HOSTS])
+        browser = _launch(pw)
         stack.callback(browser.close)
         bare: list[list[float]] = [[] for _ in sites]
         for _ in range(runs):
@@ -297,7 +304,7 @@ def measure_sliders(sites: list[Path], pages: list[tuple[str, object]], runs: in
     with contextlib.ExitStack() as stack:
         bases = [stack.enter_context(harness.serve_directory(site)) for site in sites]
         pw = stack.enter_context(sync_playwright())
-        browser = pw.chromium.launch(executable_path=harness.CHROMIUM, args=[*harness.CHROMIUM_ARGS, BLOCK_OTHER_HOSTS])
+        browser = _launch(pw)
         stack.callback(browser.close)
         for name, live in pages:
             if live is not True:
@@ -417,6 +424,8 @@ def _slider_lines(f: dict) -> list[str]:
 
 def _report(site: Path, info: dict, figures: dict, runs: int) -> None:
     print(f"\nkvlab site_load v{METHOD_VERSION}: {site} ({figures['site_bytes'] / 1e6:.1f} MB on disk), {runs} runs")
+    if EXTRA_CHROMIUM_ARGS:
+        print(f"Chromium switches added for this probe: {' '.join(EXTRA_CHROMIUM_ARGS)}")
     snap = info.get("snapshot")
     print("Pyodide memory snapshot: " + (f"{snap['file']} ({snap['bytes'] / 1e6:.1f} MB)" if snap else "none"))
     print(f"bare Pyodide {info['pyodide_version']} boot in a module worker: {figures['bare_pyodide_ms']:.0f} ms (median of "
@@ -459,7 +468,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slider-only", action="store_true",
                         help="only the live panels' slider moves: --runs loads of each page per site (sites interleaved), "
                              "--moves moves after each; no load timing, bare boot, lab run or sizes")
+    parser.add_argument("--chromium-arg", action="append", default=[], metavar="SWITCH",
+                        help="an extra Chromium switch for a probe, such as --chromium-arg=--js-flags=--no-wasm-tier-up "
+                             "(repeatable; applies to every site measured)")
     args = parser.parse_args(argv)
+    EXTRA_CHROMIUM_ARGS[:] = args.chromium_arg
     tmp = None
     sites = args.site
     if not sites:
@@ -477,6 +490,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.slider_only:
         all_figures = measure_sliders(sites, pages, args.runs, args.moves)
         print(f"\nkvlab site_load v{METHOD_VERSION}, slider only: {args.runs} loads x {args.moves} moves per page and site")
+        if EXTRA_CHROMIUM_ARGS:
+            print(f"Chromium switches added for this probe: {' '.join(EXTRA_CHROMIUM_ARGS)}")
         for site, figures in zip(sites, all_figures, strict=True):
             for name, f in figures["pages"].items():
                 for line in _slider_lines(f):
