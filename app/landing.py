@@ -11,7 +11,7 @@ from .a11y import KvTemplate
 from .config_paste import parse_config_text
 from .html import BASE_CSS, esc
 from .page import HEADER_COLOR, SITE
-from .share import PAGES, nav_links, page_extension, theme_button
+from .share import PAGES, nav_links, page_href, theme_button
 from .state import Settings
 from .urlstate import apply_values, encode_query, parse_query
 
@@ -38,17 +38,15 @@ def _carried_query() -> str:
 
 def build_landing() -> KvTemplate:
     pages = PAGES
-    ext = page_extension()
-    dark = "?theme=dark" if pn.config.theme == "dark" else ""
     def cards(entries, extra_class=""):
-        return "".join(f'<a class="kv-card{extra_class}" href="./{esc(slug)}{ext}{dark}"><h3>{esc(title)}</h3><p>{esc(text)}</p></a>'
-                       for slug, title, text in entries)
+        return "".join(f'<a class="kv-card{extra_class}" href="{esc(page_href(slug, theme=True))}"><h3>{esc(title)}</h3>'
+                       f'<p>{esc(text)}</p></a>' for slug, title, text in entries)
     intro = ("Generating a token reads a lot of memory and does very little arithmetic. These panels simulate "
              "the decision a serving engine makes about how many requests it can hold in GPU memory, and what "
              "each step of prefill and decode costs. Every number comes from kvlab's simulator; every state is a link.")
     body = pn.pane.HTML(f'<p class="kv-intro">{esc(intro)}</p><h2 class="kv-section-title">Panels</h2>'
                         f'<div class="kv-cards">{cards(pages)}</div><h2 class="kv-section-title">Lessons</h2>'
-                        f'{course_map_html(ext)}',
+                        f'{course_map_html()}',
                         stylesheets=[LANDING_CSS, LESSON_CSS, COURSE_CSS], sizing_mode="stretch_width")
     return KvTemplate(
         title=f"{SITE}: the KV cache, simulated", header=[nav_links("index", pages, query=_carried_query()), theme_button()],

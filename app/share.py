@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from urllib.parse import urlencode
 
 import panel as pn
 import param
@@ -107,34 +108,34 @@ class AddressBar(ReactiveHTML):
 
     query = param.String(default="", doc="the state's query string, '?a=1&b=2' or ''")
     keep_url = param.Boolean(default=False, doc="leave the address bar as opened until the query changes (the static "
-                             "site: the page was laid out at build time and its link's state arrives from the browser bridge)")
+                             "site: the page was laid out at build time and its link's state arrives from the browser bridge; "
+                             "a lesson, whose address bar holds its answers and which sends no query)")
     delay_ms = param.Integer(default=ADDRESS_DELAY_MS, bounds=(0, None), doc="write a new query once the moves pause this long")
     links = param.List(default=[], doc="[[href without query, title, is_current], ...]")
 
     _template = '<nav id="nav" class="kv-nav" aria-label="panels"></nav>'
-    _write = """
-      const next = new URLSearchParams(data.query.replace(/&amp;/g, '&'));
-      const current = new URLSearchParams(window.location.search);
-      for (const key of KEYS) { if (current.has(key)) { next.set(key, current.get(key)); } }
-      const search = next.toString() ? '?' + next.toString() : '';
-      if (search !== window.location.search) {
-        window.history.replaceState(window.history.state, '', window.location.pathname + search + window.location.hash);
-      }
-      for (const a of nav.querySelectorAll('a')) { a.setAttribute('href', a.dataset.base + search); }
-    """.replace("KEYS", json.dumps(sorted(RESERVED_KEYS)))
-    _build_links = """
-      nav.replaceChildren();
-      for (const [base, title, current] of data.links) {
-        const a = document.createElement('a');
-        a.textContent = title;
-        a.dataset.base = base;
-        if (current) { a.className = 'current'; a.setAttribute('aria-current', 'page'); }
-        nav.appendChild(a);
-      }
-    """
-    # state.flush writes a waiting query; the listeners are the window's, added once per view.
+    # Every link carries the shell keys of the address bar (the theme, embed mode) from the start,
+    # and the state's query once one is written: a page whose address bar is kept (a lesson's, a
+    # static page's before its first reply) still has working links in the reader's theme.
     _setup = """
-      state.write = () => {""" + _write + """};
+      state.shell = () => {
+        const current = new URLSearchParams(window.location.search), kept = new URLSearchParams();
+        for (const key of KEYS) { if (current.has(key)) { kept.set(key, current.get(key)); } }
+        return kept;
+      };
+      const asSearch = (params) => (params.toString() ? '?' + params.toString() : '');
+      state.linked = asSearch(state.shell());
+      state.setLinks = () => { for (const a of nav.querySelectorAll('a')) { a.setAttribute('href', a.dataset.base + state.linked); } };
+      state.write = () => {
+        const next = new URLSearchParams(data.query.replace(/&amp;/g, '&'));
+        for (const [key, value] of state.shell()) { next.set(key, value); }
+        const search = asSearch(next);
+        if (search !== window.location.search) {
+          window.history.replaceState(window.history.state, '', window.location.pathname + search + window.location.hash);
+        }
+        state.linked = search;
+        state.setLinks();
+      };
       state.flush = () => {
         clearTimeout(state.timer);
         state.timer = 0;
@@ -152,10 +153,21 @@ class AddressBar(ReactiveHTML):
           if (e.key === 'Enter' || e.key === ' ' || e.ctrlKey || e.metaKey || e.altKey) { state.flush(); }
         }, true);
       }
+    """.replace("KEYS", json.dumps(sorted(RESERVED_KEYS)))
+    _build_links = """
+      nav.replaceChildren();
+      for (const [base, title, current] of data.links) {
+        const a = document.createElement('a');
+        a.textContent = title;
+        a.dataset.base = base;
+        if (current) { a.className = 'current'; a.setAttribute('aria-current', 'page'); }
+        nav.appendChild(a);
+      }
+      state.setLinks();
     """
     _scripts = {
         "render": _setup + _build_links + "if (!data.keep_url) { state.write(); }",
-        "links": _build_links + "state.due = true; state.flush();",
+        "links": _build_links,
         "query": """
           state.due = true;
           if (document.body.dataset.kvAddressPending !== '1') { document.body.dataset.kvAddressPending = '1'; }
@@ -200,15 +212,25 @@ PAGES = [
 ]
 
 
-def nav_links(current: str, pages=None, query: str = "") -> AddressBar:
+def nav_links(current: str, pages=None, query: str | None = None) -> AddressBar:
     """Real <a> links to every panel, for `panel serve` (/phases) and the static build (phases.html)
-    alike; the AddressBar gives them the current state's query string."""
-    ext = page_extension()
-    links = [[f"./index{ext}", "Home", current == "index"]]
-    links += [[f"./{slug}{ext}", title, slug == current] for slug, title, _ in pages or PAGES]
-    links.append([f"./lessons{ext}", "Lessons", current in ("lessons", "glossary") or current.startswith("lesson_")])
-    return AddressBar(links=links, query=query, keep_url=os.environ.get("KVLAB_BUILD_SITE") == "1", stylesheets=[NAV_CSS],
-                      margin=(0, 10))
+    alike; the AddressBar gives them the current state's query string. A page with no state
+    (`query` None: a lesson, whose address bar holds its answers) leaves its address bar as opened."""
+    links = [[page_href("index"), "Home", current == "index"]]
+    links += [[page_href(slug), title, slug == current] for slug, title, _ in pages or PAGES]
+    links.append([page_href("lessons"), "Lessons", current in ("lessons", "glossary") or current.startswith("lesson_")])
+    keep = query is None or os.environ.get("KVLAB_BUILD_SITE") == "1"
+    return AddressBar(links=links, query=query or "", keep_url=keep, stylesheets=[NAV_CSS], margin=(0, 10))
+
+
+def page_href(slug: str, params: dict | None = None, theme: bool = False) -> str:
+    """A link to another page of the site: `/phases` under `kvlab serve`, `phases.html` in the
+    static build, with `params` as its query. `theme`: carry the reader's theme on (a link written
+    into the page's content, which no script rewrites; the nav's links get it from the address bar)."""
+    query = dict(params or {})
+    if theme and pn.config.theme == "dark":
+        query["theme"] = "dark"
+    return f"./{slug}{page_extension()}" + (f"?{urlencode(query)}" if query else "")
 
 
 def page_extension() -> str:

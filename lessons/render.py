@@ -16,13 +16,12 @@ from __future__ import annotations
 import json
 import os
 from html import escape
-from urllib.parse import urlencode
 
 import panel as pn
 from kvlab.app.a11y import KvTemplate
 from kvlab.app.html import BASE_CSS, esc
 from kvlab.app.page import HEADER_COLOR, SITE
-from kvlab.app.share import nav_links, page_extension, theme_button
+from kvlab.app.share import nav_links, page_href, theme_button
 
 from . import course
 from .content.model import Lesson, LiveView, Prediction, Step, TryThis
@@ -92,26 +91,29 @@ def _html(text: str, **kw) -> pn.pane.HTML:
     return pn.pane.HTML(f'<div class="kv-lesson">{text}</div>', stylesheets=[LESSON_CSS], sizing_mode="stretch_width", **kw)
 
 
-def _link(code: str, ext: str) -> str:
-    return f'<a href="./{esc(course.slug(code))}{ext}">{esc(code)} {esc(course.title(code))}</a>'
+def lesson_href(code: str) -> str:
+    return page_href(course.slug(code), theme=True)
 
 
-def try_this_link(step: TryThis, ext: str = "") -> str:
-    query = urlencode({k: str(v).lower() if isinstance(v, bool) else v for k, v in step.start.items()})
-    return f"./{step.panel}{ext}" + (f"?{query}" if query else "")
+def _link(code: str) -> str:
+    return f'<a href="{esc(lesson_href(code))}">{esc(code)} {esc(course.title(code))}</a>'
 
 
-def header_html(lesson: Lesson, ext: str = "") -> str:
-    prereq = ", ".join(_link(c, ext) for c in lesson.prerequisites) or "none"
+def try_this_link(step: TryThis) -> str:
+    return page_href(step.panel, {k: str(v).lower() if isinstance(v, bool) else v for k, v in step.start.items()}, theme=True)
+
+
+def header_html(lesson: Lesson) -> str:
+    prereq = ", ".join(_link(c) for c in lesson.prerequisites) or "none"
     nxt = course.next_code(lesson.code)
-    nxt_html = _link(nxt, ext) if nxt else "the end of the course"
+    nxt_html = _link(nxt) if nxt else "the end of the course"
     return (f'<div class="kv-head"><h1>{esc(lesson.code)}. {esc(lesson.title)}</h1><dl>'
             f'<dt>Objective</dt><dd>{esc(lesson.objective)}</dd><dt>Prerequisites</dt><dd>{prereq}</dd>'
             f'<dt>Time</dt><dd>{lesson.minutes} minutes</dd><dt>Next</dt><dd>{nxt_html}</dd></dl></div>')
 
 
-def _try_this(steps: tuple[TryThis, ...], ext: str) -> pn.pane.HTML:
-    items = "".join(f'<li>{esc(s.change)} <a href="{esc(try_this_link(s, ext))}" target="_blank" rel="noopener">'
+def _try_this(steps: tuple[TryThis, ...]) -> pn.pane.HTML:
+    items = "".join(f'<li>{esc(s.change)} <a href="{esc(try_this_link(s))}" target="_blank" rel="noopener">'
                     f'Open {PANEL_NAMES.get(s.panel, s.panel)} at the starting state (new tab)</a></li>' for s in steps)
     return _html(f'<div class="kv-try"><strong>Try this</strong><ol>{items}</ol></div>')
 
@@ -207,10 +209,9 @@ CHOICE_CSS = ":host { max-width: 100%; } .bk-btn { white-space: normal; text-ali
 class StepView(pn.viewable.Viewer):
     """One step: the question and its choices; the rest appears once a choice is made."""
 
-    def __init__(self, step: Step, ext: str, on_answer):
+    def __init__(self, step: Step, on_answer):
         super().__init__()
         self.step = step
-        self.ext = ext
         self.on_answer = on_answer
         p = step.prediction
         self.buttons = [pn.widgets.Button(label=c.label, color="default", variant="outline", stylesheets=[CHOICE_CSS],
@@ -235,7 +236,7 @@ class StepView(pn.viewable.Viewer):
         if self.step.view is not None:
             parts.append(live_view(self.step.view))
         if self.step.try_this:
-            parts.append(_try_this(self.step.try_this, self.ext))
+            parts.append(_try_this(self.step.try_this))
         return parts
 
     def _static_reveal(self) -> None:
@@ -294,9 +295,8 @@ class LessonBody(pn.viewable.Viewer):
     def __init__(self, lesson: Lesson):
         super().__init__()
         self.lesson = lesson
-        ext = page_extension()
         self.recap = pn.Column(visible=False, sizing_mode="stretch_width", margin=0, css_classes=[RECAP_CLASS])
-        self.steps = [StepView(s, ext, self._answered) for s in lesson.steps]
+        self.steps = [StepView(s, self._answered) for s in lesson.steps]
         saved = _answers_from_url()
         for sv in self.steps:
             index = saved.get(sv.step.prediction.key)
@@ -307,7 +307,7 @@ class LessonBody(pn.viewable.Viewer):
             self.recap.objects = self._recap_parts()
         missing = "".join(f"<li>{esc(t)}</li>" for t in lesson.not_captured)
         self.layout = pn.Column(
-            _html(header_html(lesson, ext)), _md(lesson.setup), *self.steps, self.recap,
+            _html(header_html(lesson)), _md(lesson.setup), *self.steps, self.recap,
             _html(f'<div class="kv-box"><strong>What this model does not capture</strong><ul>{missing}</ul></div>'),
             max_width=900, sizing_mode="stretch_width")
 
@@ -348,7 +348,7 @@ def lesson_page(lesson: Lesson) -> KvTemplate:
     return page(f"{lesson.code} {lesson.title}", lesson.slug, lesson_body(lesson))
 
 
-def course_map_html(ext: str = "") -> str:
+def course_map_html() -> str:
     """Every unit and lesson in order; written lessons are links with their minutes, the core path marked."""
     units = []
     for letter, name, codes in course.UNITS:
@@ -357,7 +357,7 @@ def course_map_html(ext: str = "") -> str:
             core = ' <span class="kv-core">core</span>' if code in course.CORE_PATH else ""
             entry = course.CATALOG[code]
             if entry.module is not None:
-                items.append(f'<li><a href="./{esc(course.slug(code))}{ext}">{esc(code)}. {esc(entry.title)}</a> '
+                items.append(f'<li><a href="{esc(lesson_href(code))}">{esc(code)}. {esc(entry.title)}</a> '
                              f'<span class="kv-min">{entry.minutes} min</span>{core}</li>')
             else:
                 items.append(f'<li>{esc(code)}. {esc(course.title(code))} <span class="kv-min">(not written yet)</span>{core}</li>')
@@ -365,7 +365,7 @@ def course_map_html(ext: str = "") -> str:
     core_minutes = sum(course.CATALOG[c].minutes for c in course.CORE_PATH if c in course.MODULES)
     return (f'<div class="kv-course"><p>The core path ({len(course.CORE_PATH)} lessons, marked <span class="kv-core">core</span>; '
             f'{core_minutes} minutes of it written) runs {", ".join(course.CORE_PATH)}. '
-            f'Terms are defined in the <a href="./glossary{ext}">glossary</a>.</p>'
+            f'Terms are defined in the <a href="{esc(page_href("glossary", theme=True))}">glossary</a>.</p>'
             f'<div class="kv-units">{"".join(units)}</div></div>')
 
 
@@ -380,9 +380,8 @@ COURSE_CSS = """
 
 
 def course_page() -> KvTemplate:
-    ext = page_extension()
     body = pn.pane.HTML(f'<div class="kv-lesson"><h1>Lessons</h1><p>Each lesson asks you to predict first, then shows what '
-                        f'the simulator computes, with the views it talks about inline.</p>{course_map_html(ext)}</div>',
+                        f'the simulator computes, with the views it talks about inline.</p>{course_map_html()}</div>',
                         stylesheets=[LESSON_CSS, COURSE_CSS], sizing_mode="stretch_width")
     return page("Lessons", "lessons", pn.Column(body, max_width=1000, sizing_mode="stretch_width"))
 
@@ -390,10 +389,9 @@ def course_page() -> KvTemplate:
 def glossary_page() -> KvTemplate:
     from .content.glossary import TERMS
 
-    ext = page_extension()
     rows = []
     for term, meaning, code in sorted(TERMS, key=lambda t: t[0].lower()):
-        where = (f'<a href="./{esc(course.slug(code))}{ext}">{esc(code)}</a>' if code in course.MODULES
+        where = (f'<a href="{esc(lesson_href(code))}">{esc(code)}</a>' if code in course.MODULES
                  else f"{esc(code)} (not written yet)")
         rows.append(f"<dt>{esc(term)}</dt><dd>{esc(meaning)} Taught in {where}.</dd>")
     body = pn.pane.HTML(f'<div class="kv-lesson"><h1>Glossary</h1><dl class="kv-glossary">{"".join(rows)}</dl></div>',

@@ -6,6 +6,8 @@ across a reload, from the address bar)."""
 import pytest
 from kvlab.lessons import course
 
+from .support import DEEP_ALL
+
 pytestmark = pytest.mark.browser
 
 TRY_THIS_CHECKED = {"A3"}  # the lesson whose try-this link the walk follows, and where it comes back
@@ -83,3 +85,21 @@ def test_reveal_works_without_a_python_server(browser, tmp_path, monkeypatch):
         assert page.locator(".kv-reveal .kv-live").count() == sum(s.view is not None for s in lesson.steps)
     finally:
         page.close()
+
+
+def test_a_lesson_link_keeps_its_answers_and_its_theme(kv_page):
+    """A lesson opened from a link with answers and the dark theme: the address bar keeps both
+    once the page is up (a second reload still shows the answers), and every link the lesson
+    writes (prerequisites, next lesson, try this) and the nav's links stay in the dark theme."""
+    page = kv_page.page
+    lesson = course.lesson("A3")
+    step = lesson.steps[0]
+    key = step.prediction.key
+    page.goto(f"{kv_page.base}/{lesson.slug}?{key}=0&theme=dark")
+    page.locator(".kv-reveal").get_by_text(step.prediction.gives_away[0].replace("**", "")).first.wait_for(timeout=30_000)
+    page.wait_for_timeout(800)  # past the nav's first write (app/share.py, AddressBar)
+    assert f"{key}=0" in page.url and "theme=dark" in page.url, page.url
+    hrefs = page.evaluate("() => {" + DEEP_ALL + " return deepAll('a[href^=\"./\"]').map((a) => a.getAttribute('href')); }")
+    assert len(hrefs) >= 8, hrefs  # 5 nav links, a prerequisite, the next lesson, a try-this link
+    assert all("theme=dark" in h for h in hrefs), hrefs
+    assert kv_page.errors == []

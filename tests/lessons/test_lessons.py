@@ -139,7 +139,7 @@ def test_the_course_map_and_links_build_no_lesson(monkeypatch):
     built = []
     monkeypatch.setattr(course, "lesson", lambda code: built.append(code))
     html = render.course_map_html()
-    links = [render._link(code, "") for code in course.ORDER]
+    links = [render._link(code) for code in course.ORDER]
     assert built == []
     for les in LESSONS:
         assert f"{les.code}. {les.title}</a>" in html and f"{les.minutes} min" in html
