@@ -26,12 +26,15 @@ from .html import esc
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 # Colours that reach AA contrast on each theme's background (#ffffff light, #212529 / #2b3035 dark):
-# focus rings need 3:1 against what they surround, link and code text 4.5:1.
+# focus rings need 3:1 against what they surround, link and code text 4.5:1. A control's outline
+# (--kv-control-border: text and number boxes, selects, slider rails, outlined buttons) and a
+# slider's handle (--kv-handle) need 3:1 too (WCAG 2.1, 1.4.11): Bootstrap's own borders are
+# 1.3:1 (#dee2e6 on white) and 1.9:1 (#495057 on #212529), and its handle 3.0:1 on the dark rail.
 THEME_VARS = """
 :root { --kv-focus: #0B57D0; --kv-link: #0B57D0; --kv-link-visited: #6A3FB5; --kv-code: #1F2328; --kv-code-bg: #EFF1F3;
-        --kv-good: #006B4F; --kv-bad: #A83A00; }
+        --kv-good: #006B4F; --kv-bad: #A83A00; --kv-control-border: #6E7781; --kv-handle: #0D6EFD; }
 [data-bs-theme="dark"] { --kv-focus: #FFD24D; --kv-link: #8AB4F8; --kv-link-visited: #D7AEFB; --kv-code: #F0F3F6; --kv-code-bg: #343A40;
-                          --kv-good: #5FD4A9; --kv-bad: #FFA070; }
+                          --kv-good: #5FD4A9; --kv-bad: #FFA070; --kv-control-border: #8B949E; --kv-handle: #6EA8FE; }
 """
 
 # Inside every component's shadow root (Design modifiers): custom properties pierce shadow DOM, so
@@ -42,6 +45,10 @@ FOCUS_CSS = """
 .bk-btn-group .bk-btn.bk-active { font-weight: 700; box-shadow: inset 0 -4px 0 currentColor; }
 /* A group wider than its place (the lab's four latency choices on a phone) wraps instead of hiding its last buttons. */
 .bk-btn-group { flex-wrap: wrap; }
+.bk-input { --bs-border-color: var(--kv-control-border, #6E7781); }
+:host(.outline) .bk-btn.bk-btn-default { border-color: var(--kv-control-border, #6E7781); }
+.noUi-target { border: 1px solid var(--kv-control-border, #6E7781); }
+.noUi-handle { background: var(--kv-handle, #0D6EFD); }
 a { color: var(--kv-link, #0B57D0); }
 a:visited { color: var(--kv-link-visited, #6A3FB5); }
 code { color: var(--kv-code, inherit); background: var(--kv-code-bg, transparent); padding: 0 0.2em; border-radius: 3px;

@@ -471,6 +471,8 @@ def render_page(page: Page, theme: str, roots: dict, needed: dict[str, Path], in
     """(the page's HTML with every resource local, its title)."""
     import io
 
+    from bokeh.core.validation.check import silenced
+    from bokeh.core.validation.warnings import EMPTY_LAYOUT
     from bokeh.resources import CDN
     from panel.io.resources import set_resource_mode
     from panel.io.save import save
@@ -494,7 +496,9 @@ def render_page(page: Page, theme: str, roots: dict, needed: dict[str, Path], in
     buf = io.StringIO()
     # Inside the page's own document: Panel's per-session config (the template's design, which
     # names Bootstrap's JavaScript) applies only there.
-    with set_curdoc(doc), set_resource_mode("cdn"):
+    # The layouts deferred above are empty on purpose until the page fills them: Bokeh's warning for
+    # an empty layout (W-1002) would name each of them at every build.
+    with set_curdoc(doc), set_resource_mode("cdn"), silenced(EMPTY_LAYOUT):
         save(doc, buf, resources=CDN, template=doc.template, template_variables=doc._template_variables, title=doc.title)
     page_html = buf.getvalue()
     # The template's own scripts (Bootstrap's, for the sidebar toggle) are listed in its resources

@@ -80,7 +80,9 @@ ENGINE_FIELDS: dict[str, Bound] = {
     "prefix_tokens": Bound(0, 2**20, True, "shared system prompt length, tokens (part of the prompt)"),
     "prefix_fraction": Bound(0, 1, False, "fraction of requests that start with a shared system prompt"),
     "prefix_groups": Bound(1, 100_000, True, "distinct shared system prompts, chosen uniformly"),
-    "seed": Bound(0, 2**63 - 1, True, "random seed: the same seed gives the same workload and result"),
+    # Up to 2**53 - 1, the largest integer a browser's number holds exactly (Number.MAX_SAFE_INTEGER):
+    # the static site's seed box and every link carry the seed through JavaScript.
+    "seed": Bound(0, 2**53 - 1, True, "random seed: the same seed gives the same workload and result"),
     # scheduler
     "watermark_fraction": Bound(0, 0.5, False, "admission keeps this fraction of KV blocks free (vLLM's watermark)"),
     "new_token_ratio": Bound(0, 1, False, "reserve admission: fraction of each running request's remaining output held back"),

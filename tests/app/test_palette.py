@@ -10,24 +10,13 @@ from kvlab.app.engine_views.distribution import LatencyDistribution
 from kvlab.app.engine_views.store import LabStore
 from kvlab.app.palette import ink, muted, paper
 
-AA_TEXT = 4.5  # WCAG 2.1, success criterion 1.4.3, normal-size text (the labels are 12 px)
-
-
-def _luminance(hex_color: str) -> float:
-    """WCAG 2.1's relative luminance of an sRGB colour."""
-    channels = [int(hex_color.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
-    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
-
-def contrast(a: str, b: str) -> float:
-    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
-    return (hi + 0.05) / (lo + 0.05)
+from tests.wcag import AA_TEXT, contrast
 
 
 def test_contrast_formula_on_known_pairs():
     assert contrast("#000000", "#FFFFFF") == pytest.approx(21.0)
     assert contrast("#777777", "#FFFFFF") == pytest.approx(4.48, abs=0.01)
+    assert contrast("rgba(0, 0, 0, 0.5)", "#FFFFFF") == pytest.approx(contrast("#808080", "#FFFFFF"), rel=0.02)  # blended
 
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])

@@ -114,6 +114,41 @@ DEEP_ALL = """const deepAll = (selector) => { const out = []; const walk = (root
     for (const el of root.querySelectorAll('*')) { if (el.shadowRoot) { walk(el.shadowRoot); } } };
   walk(document); return out; };"""
 
+# Every enabled, unfocused control whose outline identifies it (WCAG 2.1, 1.4.11): text and number boxes,
+# selects, slider rails and handles, and buttons drawn as an outline (no fill of their own, a
+# visible border). For each: its border (when drawn), its fill, and what is behind it (the
+# nearest ancestor with a background, through the shadow roots). A button with a fill is named
+# by its text on that fill, which axe checks.
+CONTROL_OUTLINES_JS = DEEP_ALL + """
+  const parentOf = (el) => el.parentElement || (el.parentNode && el.parentNode.host) || null;
+  const clear = (c) => c === 'transparent' || /^rgba\\(.*, 0\\)$/.test(c);
+  const behind = (el) => { for (let e = parentOf(el); e; e = parentOf(e)) { const c = getComputedStyle(e).backgroundColor;
+    if (!clear(c)) { return c; } } return getComputedStyle(document.body).backgroundColor; };
+  return deepAll('.bk-input, .noUi-target, .noUi-handle, button.bk-btn').filter((el) => {
+    const r = el.getBoundingClientRect(), s = getComputedStyle(el);
+    // A focused control shows the focus ring instead (3:1, checked by the keyboard tests).
+    const off = el.disabled || (el.closest('[disabled]') || {getAttribute: () => 'false'}).getAttribute('disabled') !== 'false';
+    if (!r.width || !r.height || off || s.visibility === 'hidden' || el.matches(':focus')) { return false; }
+    return !el.matches('button') || (clear(s.backgroundColor) && parseFloat(s.borderTopWidth) > 0 && !clear(s.borderTopColor));
+  }).map((el) => { const s = getComputedStyle(el);
+    return { what: (el.className || el.tagName) + ' ' + (el.textContent || el.value || '').trim().slice(0, 24),
+             border: s.borderTopStyle !== 'none' && parseFloat(s.borderTopWidth) > 0 ? s.borderTopColor : null,
+             fill: s.backgroundColor, behind: behind(el) }; });"""
+
+
+def faint_controls(page) -> list[str]:
+    """The controls of the page whose outline (border or fill) is below 3:1 against what is behind
+    them, each with its ratio; empty when every one reaches it."""
+    from tests.wcag import AA_NON_TEXT, contrast
+
+    out = []
+    for c in page.evaluate("() => {" + CONTROL_OUTLINES_JS + "}"):
+        ratio = max(contrast(c["fill"], c["behind"]), contrast(c["border"], c["behind"]) if c["border"] else 1.0)
+        if ratio < AA_NON_TEXT:
+            out.append(f"{c['what']!r}: {ratio:.2f}:1 (border {c['border']}, fill {c['fill']} on {c['behind']})")
+    return out
+
+
 # Finds an element by data-kv inside Panel's shadow roots.
 DEEP_FIND_JS = """
 window.kvFind = (key) => {

@@ -28,6 +28,7 @@ from kvlab.sim import Scenario, evaluate
 from kvlab.sim.engine import parse_trace, simulate
 
 from tests.browser.axe import AXE_JS, LESSON_READY, READY, describe, run_axe
+from tests.browser.support import DEEP_ALL, faint_controls
 from tests.pyodide import harness
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -64,6 +65,16 @@ READ_MODELS_JS = """(wanted) => { const d = Bokeh.documents[0]; const out = {};
 class _Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
+
+
+NAV_HREFS_JS = "() => {" + DEEP_ALL + " return deepAll('nav.kv-nav a').map((a) => a.getAttribute('href')); }"
+
+
+def _looks(page) -> dict:
+    """What a page shows its reader beyond axe's checks: its theme, where its nav links go, and
+    any control whose outline is below 3:1 (tests/browser/support.py, faint_controls)."""
+    return {"theme": page.evaluate("document.documentElement.dataset.bsTheme || 'light'"),
+            "nav": page.evaluate(NAV_HREFS_JS), "faint": faint_controls(page)}
 
 
 def _host_page(site_base: str) -> str:
@@ -306,7 +317,7 @@ def _visit_site(site: Path, pages: list[str], snapshot_file: str | None = None) 
     from playwright.sync_api import sync_playwright
 
     # "seconds": what the lab's and axe's checks take inside the one visit (reported, not asserted)
-    out: dict = {"pages": {}, "outside": [], "bad_status": [], "axe": {}, "requested": set(),
+    out: dict = {"pages": {}, "outside": [], "bad_status": [], "axe": {}, "looks": {}, "requested": set(),
                  "seconds": {"lab": 0.0, "axe": 0.0, "lesson": 0.0, "answers": 0.0, "fallback": 0.0}}
     with harness.serve_directory(site) as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=harness.CHROMIUM, args=harness.CHROMIUM_ARGS)
@@ -362,6 +373,7 @@ def _visit_site(site: Path, pages: list[str], snapshot_file: str | None = None) 
                 if name in AXE_PAGES and AXE_JS.is_file():
                     t_axe = time.monotonic()
                     out["axe"][f"{name} light"] = run_axe(page)
+                    out["looks"][f"{name} light"] = _looks(page)
                     out["seconds"]["axe"] += time.monotonic() - t_axe
                 out["pages"][name] = seen
                 page.close()
@@ -426,13 +438,16 @@ def _visit_site(site: Path, pages: list[str], snapshot_file: str | None = None) 
             t_axe = time.monotonic()
             if AXE_JS.is_file():
                 out["axe"]["phases dark"] = run_axe(page)
+            out["looks"]["phases dark"] = _looks(page)
             page.close()
-            # The other pages' dark builds as first painted (the simulator's start does not change colours).
+            # The other pages' dark builds as first painted (the simulator's start does not change
+            # colours), opened as the theme button and the nav open them.
             for name in (n for n in AXE_PAGES if n != "phases" and AXE_JS.is_file()):
                 page = context.new_page()
-                page.goto(f"{base}{name}.dark.html")
+                page.goto(f"{base}{name}.html?theme=dark")
                 page.wait_for_selector(READY.get("/" if name == "index" else f"/{name}", LESSON_READY), timeout=60_000)
                 out["axe"][f"{name} dark"] = run_axe(page)
+                out["looks"][f"{name} dark"] = _looks(page)
                 page.close()
             out["seconds"]["axe"] += time.monotonic() - t_axe
 
@@ -626,6 +641,20 @@ def test_representative_pages_pass_axe_in_both_themes(visit):
 def test_slider_answers_within_a_few_frames(visit):
     latencies = sorted(visit["pages"]["admission"]["latencies_ms"])
     assert latencies and latencies[len(latencies) // 2] < 1000  # a sanity bound; benchmarks/site_load.py measures
+
+
+def test_each_page_keeps_its_theme_its_nav_links_and_its_controls_outlines(visit):
+    """A link with theme=dark shows the dark build; every nav link leads somewhere, in the page's
+    theme (static pages have no query of their own to give them); every control's outline
+    reaches 3:1 in both themes (WCAG 1.4.11)."""
+    looks = visit["looks"]
+    assert sorted(looks) == sorted(f"{p} {t}" for p in AXE_PAGES for t in ("light", "dark"))
+    for key, seen in looks.items():
+        theme = key.rpartition(" ")[2]
+        assert seen["theme"] == theme, (key, seen)
+        assert len(seen["nav"]) == 5 and all(seen["nav"]), (key, seen["nav"])  # Home, three panels, Lessons
+        assert all(("theme=dark" in href) == (theme == "dark") for href in seen["nav"]), (key, seen["nav"])
+        assert seen["faint"] == [], (key, seen["faint"])
 
 
 def test_dark_theme_link_opens_the_dark_build(visit):
