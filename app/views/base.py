@@ -135,6 +135,10 @@ def base_figure(dark: bool, height: int, **kw):
         axis.major_label_text_color = text
         axis.axis_line_color = faint
         axis.major_tick_line_color = faint
+        # The dark theme (Bokeh's dark_minimal) hides axis lines and ticks with alpha 0; a value
+        # equal to the default (1) would not be written out and the theme would win, so the light
+        # charts had axes and the dark ones none. 0.99 draws the same line in both.
+        axis.axis_line_alpha = axis.major_tick_line_alpha = 0.99
         axis.minor_tick_line_color = None
         axis.axis_label_text_font_style = "normal"
         # One size in both themes. Bokeh's default (13px) would not be written out, and the dark
