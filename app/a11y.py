@@ -47,7 +47,8 @@ FOCUS_CSS = """
 .bk-btn-group { flex-wrap: wrap; }
 .bk-input { --bs-border-color: var(--kv-control-border, #6E7781); }
 :host(.outline) .bk-btn.bk-btn-default { border-color: var(--kv-control-border, #6E7781); }
-.noUi-target { border: 1px solid var(--kv-control-border, #6E7781); box-sizing: content-box; }  /* the rail's fill keeps its height inside the outline */
+/* Outside the rail's 5 px (content-box): inside them, the rail's own fill covered the lower edge. */
+.noUi-target { border: 1px solid var(--kv-control-border, #6E7781); box-sizing: content-box; }
 .noUi-handle { background: var(--kv-handle, #0D6EFD); }
 a { color: var(--kv-link, #0B57D0); }
 a:visited { color: var(--kv-link-visited, #6A3FB5); }

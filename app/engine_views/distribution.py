@@ -12,7 +12,7 @@ from ..palette import ink, paper
 from ..viewlayer.lab_distribution import MARKS
 from ..viewlayer.lab_settings import METRICS
 from ..views.base import TextPane, base_figure, bokeh_pane
-from .base import COMPARE_COLOR, MAIN_COLOR, MARK_COLORS, MARK_LABEL_COLORS, LabView, below_plot
+from .base import COMPARE_COLOR, MAIN_COLOR, MARK_LABEL_COLORS, MARK_LINE_COLORS, LabView, below_plot
 
 
 class LatencyDistribution(LabView):
@@ -48,7 +48,7 @@ class LatencyDistribution(LabView):
         for i, mark in enumerate(MARKS):
             dash = "dashed" if mark == "mean" else "solid"
             for tag, fig in figs.items():
-                span = Span(location=1, dimension="height", line_color=MARK_COLORS[mark], line_width=2, line_dash=dash)
+                span = Span(location=1, dimension="height", line_color=MARK_LINE_COLORS[self.dark][mark], line_width=2, line_dash=dash)
                 # Stacked near the top of the frame (screen units from the bottom), p99 written leftwards
                 # of its line so the tail's label stays inside the plot.
                 right = mark == "p99"
