@@ -643,17 +643,20 @@ def test_slider_answers_within_a_few_frames(visit):
     assert latencies and latencies[len(latencies) // 2] < 1000  # a sanity bound; benchmarks/site_load.py measures
 
 
-def test_each_page_keeps_its_theme_its_nav_links_and_its_controls_outlines(visit):
-    """A link with theme=dark shows the dark build; every nav link leads somewhere, in the page's
-    theme (static pages have no query of their own to give them); every control's outline
-    reaches 3:1 in both themes (WCAG 1.4.11)."""
+def test_each_page_keeps_its_theme_its_nav_links_and_its_controls_outlines(visit, real_site):
+    """A link with theme=dark shows the dark build; every nav link leads to a file of the site,
+    in the page's theme (static pages have no query of their own to give them); every control's
+    outline reaches 3:1 in both themes (WCAG 1.4.11)."""
     looks = visit["looks"]
     assert sorted(looks) == sorted(f"{p} {t}" for p in AXE_PAGES for t in ("light", "dark"))
     for key, seen in looks.items():
         theme = key.rpartition(" ")[2]
         assert seen["theme"] == theme, (key, seen)
         assert len(seen["nav"]) == 5 and all(seen["nav"]), (key, seen["nav"])  # Home, three panels, Lessons
+        assert all((real_site[0] / href.partition("?")[0]).is_file() for href in seen["nav"]), (key, seen["nav"])
         assert all(("theme=dark" in href) == (theme == "dark") for href in seen["nav"]), (key, seen["nav"])
+        # Straight to the page's file in that theme (through the other one, the shell redirects: a tenth of a second).
+        assert all((".dark.html" in href) == (theme == "dark") for href in seen["nav"]), (key, seen["nav"])
         assert seen["faint"] == [], (key, seen["faint"])
 
 
