@@ -29,7 +29,7 @@ MARK_LABEL_COLORS = {
 }
 # The marks' lines: 3:1 against the page (WCAG 2.1, 1.4.11) in both themes. The mean's grey is
 # 2.9:1 on the dark theme's #212529; there it takes its label's colour.
-MARK_LINE_COLORS = {False: MARK_COLORS, True: {**MARK_COLORS, "mean": muted(True)}}
+MARK_LINE_COLORS = {False: MARK_COLORS, True: {**MARK_COLORS, "mean": MARK_LABEL_COLORS[True]["mean"]}}
 VIEW_FUNCTIONS = dict(LAB_VIEWS)
 
 

@@ -126,8 +126,9 @@ CONTROL_OUTLINES_JS = DEEP_ALL + """
     if (!clear(c)) { return c; } } return getComputedStyle(document.body).backgroundColor; };
   return deepAll('.bk-input, .noUi-target, .noUi-handle, button.bk-btn').filter((el) => {
     const r = el.getBoundingClientRect(), s = getComputedStyle(el);
-    // A focused control shows the focus ring instead (3:1, checked by the keyboard tests).
-    const off = el.disabled || (el.closest('[disabled]') || {getAttribute: () => 'false'}).getAttribute('disabled') !== 'false';
+    // Disabled controls (a slider's handle inside a disabled rail too) are exempt; a focused one
+    // shows the focus ring instead (3:1, checked by the keyboard tests).
+    const off = el.disabled || el.closest('[disabled]:not([disabled="false"])') !== null;
     if (!r.width || !r.height || off || s.visibility === 'hidden' || el.matches(':focus')) { return false; }
     return !el.matches('button') || (clear(s.backgroundColor) && parseFloat(s.borderTopWidth) > 0 && !clear(s.borderTopColor));
   }).map((el) => { const s = getComputedStyle(el);
