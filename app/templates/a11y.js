@@ -10,6 +10,8 @@
 //   - charts' event layers: out of the Tab order (no keyboard tools; the text summary has the numbers);
 //   - button groups: role=group named by the title above them (.kv-group-title), and
 //     aria-pressed on each option so the chosen one is announced;
+//   - on a narrow screen, a control that gets the keyboard's focus is never left under the settings
+//     sheet pinned to the bottom of the screen (WCAG 2.4.11; see liftAboveSheet);
 //   - file boxes with a kv-upload-max-<bytes> class: a file over the limit, or an empty one, is
 //     refused here, before the browser reads and sends it (the server's websocket would drop a
 //     larger message without a word), with a note naming the field and the limit.
@@ -188,6 +190,32 @@
     input.setAttribute('aria-invalid', 'true');
   };
 
+  // Below 768 px the settings are a sheet pinned to the bottom of the screen (app/a11y.py,
+  // PHONE_CSS). The browser scrolls a newly focused element only just into the window, which can
+  // leave it under the sheet: scroll it above the sheet first, and the browser then has nothing to
+  // scroll. Keyboard focus only (:focus-visible): a tap must not move the page under the finger.
+  // (A CSS scroll-padding would lift the page's controls too, but the page would then also scroll
+  // for each control inside the sheet, which is always on screen.) Focus moving inside one shadow
+  // root reaches no listener outside it, so each watched root listens (watch, below); an event
+  // crossing several of them is handled once.
+  const lifted = new WeakSet();
+  const liftAboveSheet = (event) => {
+    const target = event.composedPath()[0];
+    if (lifted.has(event) || !(target instanceof Element)) { return; }
+    lifted.add(event);
+    const sheet = document.getElementById('sidebar');
+    if (!sheet || getComputedStyle(sheet).position !== 'sticky' || !target.matches(':focus-visible')) { return; }
+    let outer = target;
+    while (outer.getRootNode() !== document && outer.getRootNode().host) { outer = outer.getRootNode().host; }
+    if (sheet.contains(outer)) { return; }
+    const r = target.getBoundingClientRect();
+    const sheetTop = sheet.getBoundingClientRect().top;
+    if (r.bottom <= sheetTop || r.top < 0) { return; } // in view, or above it (the browser scrolls up to it)
+    const gap = 8;
+    const by = r.height <= sheetTop - 2 * gap ? r.bottom - sheetTop + gap : r.top - gap;
+    window.scrollBy({top: by, behavior: 'instant'});
+  };
+
   const pending = new Set();
   let scheduled = false;
   const schedule = (root) => {
@@ -201,6 +229,7 @@
   function watch(root) {
     if (observed.has(root)) { return; }
     observed.add(root);
+    root.addEventListener('focusin', liftAboveSheet);
     new MutationObserver(() => schedule(root)).observe(root, {childList: true, subtree: true, attributes: true, attributeFilter: ['class']});
     patch(root);
   }

@@ -3,6 +3,7 @@
 import pytest
 from kvlab.sim import Scenario, evaluate
 
+from .axe import VIEWPORTS
 from .support import DEEP_ALL
 
 pytestmark = pytest.mark.browser
@@ -44,6 +45,60 @@ def test_tab_reaches_the_controls_and_arrow_keys_move_them(kv_page):
     page.page.keyboard.press("ArrowLeft")  # the first handle is the prompt: one step down from 4,096
     r = evaluate(Scenario(prompt_tokens=round(2 ** (12 - 1 / 8))))
     page.eventually(lambda: _assert(page.text("max_sequences") == f"{r.max_sequences:,}"))
+
+
+# Where the keyboard's focus is, against the settings sheet pinned to the bottom of a phone's screen.
+FOCUS_VS_SHEET_JS = """() => {
+  let el = document.activeElement;
+  while (el && el.shadowRoot && el.shadowRoot.activeElement) { el = el.shadowRoot.activeElement; }
+  if (!el || el === document.body) { return null; }
+  let outer = el;
+  while (outer.getRootNode() !== document) { outer = outer.getRootNode().host; }
+  const sheet = document.getElementById('sidebar'), r = el.getBoundingClientRect();
+  return { name: (el.getAttribute('aria-label') || el.textContent || el.tagName).trim().slice(0, 40), top: r.top, bottom: r.bottom,
+           inSheet: sheet.contains(outer), sheetTop: sheet.getBoundingClientRect().top, scrollY: window.scrollY };
+}"""
+
+# Bootstrap scrolls smoothly: wait until neither the page nor the sheet has moved for a few frames.
+SCROLL_SETTLED_JS = """() => new Promise((resolve) => {
+  let last = null, same = 0;
+  const tick = () => {
+    const now = window.scrollY + ':' + document.getElementById('sidebar').scrollTop;
+    same = now === last ? same + 1 : 0;
+    last = now;
+    if (same >= 5) { resolve(); } else { requestAnimationFrame(tick); }
+  };
+  tick();
+})"""
+
+
+def test_phone_keyboard_focus_never_hides_under_the_settings_sheet(browser, server):
+    """WCAG 2.4.11: the lab's controls below the numbers (a metric's buttons, the log console's)
+    were scrolled just into the window by the browser, under the sheet; a control in the sheet must
+    not scroll the page."""
+    context = browser.new_context(viewport=VIEWPORTS["phone"])
+    page = context.new_page()
+    try:
+        page.goto(server + "/serving_lab")
+        page.get_by_text("requests simulated").first.wait_for(timeout=60_000)
+        page.wait_for_timeout(500)
+        outside, in_sheet_scrolls = [], set()
+        for _ in range(45):  # through the sheet's controls to the log console's buttons, past the page's end
+            page.keyboard.press("Tab")
+            page.evaluate(SCROLL_SETTLED_JS)
+            focus = page.evaluate(FOCUS_VS_SHEET_JS)
+            if focus is None:
+                continue
+            if focus["inSheet"]:
+                in_sheet_scrolls.add(focus["scrollY"])
+            else:
+                outside.append(focus)
+        below = [f for f in outside if f["bottom"] > 0 and f["top"] >= f["sheetTop"]]
+        assert len(outside) >= 10, outside  # the walk reached the page's own controls
+        assert not below, f"focused controls entirely under the settings sheet: {below}"
+        assert len(in_sheet_scrolls) == 1, f"the page scrolled while the focus moved inside the sheet: {sorted(in_sheet_scrolls)}"
+    finally:
+        context.close()
 
 
 def _assert(condition: bool) -> None:
