@@ -37,9 +37,13 @@ LESSON_CSS = BASE_CSS + """
 .kv-lesson h2 { font-size: 1.3rem; margin: 16px 0 6px; }
 .kv-lesson a { color: inherit; text-decoration: underline; }
 .kv-head { border-bottom: 1px solid var(--kv-border); padding-bottom: 8px; }
-.kv-head dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; margin: 6px 0; }
+.kv-lesson h1, .kv-lesson h2, .kv-head dd { overflow-wrap: break-word; }
+.kv-head dl { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 2px 14px; margin: 6px 0; }
 .kv-head dt { font-weight: 700; }
 .kv-head dd { margin: 0; }
+/* At 320 px (WCAG 1.4.10's reflow width) a term and its text side by side leave the text 150 px,
+   less than one identifier (gpu_memory_utilization) needs: stack them. */
+@media (max-width: 480px) { .kv-head dl { grid-template-columns: minmax(0, 1fr); gap: 0; } .kv-head dd { margin-bottom: 4px; } }
 .kv-try { border-left: 5px solid #009E73; padding: 6px 14px; margin: 8px 0; background: var(--kv-surface); }
 .kv-try a { font-weight: 600; }
 .kv-box { border: 1px dashed var(--kv-border); border-radius: 8px; padding: 6px 14px; margin: 10px 0; }

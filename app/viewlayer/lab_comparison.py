@@ -13,6 +13,7 @@ TABLE_CSS = """
 .kv-compare th:first-child, .kv-compare td:first-child { text-align: left; }
 .kv-compare .better { color: var(--kv-good, #006B4F); font-weight: 600; }
 .kv-compare .worse { color: var(--kv-bad, #A83A00); font-weight: 600; }
+@media (max-width: 400px) { .kv-compare th, .kv-compare td { padding: 4px; overflow-wrap: anywhere; } }
 """
 
 # (label, getter, formatter, lower is better)

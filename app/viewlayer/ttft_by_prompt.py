@@ -55,6 +55,7 @@ TABLE_CSS = """
 .kv-ttft-table caption { text-align: left; font-weight: 700; padding: 4px 0; }
 .kv-ttft-table th, .kv-ttft-table td { padding: 3px 12px; border-bottom: 1px solid var(--kv-border); text-align: right; }
 .kv-ttft-table th[scope='row'] { text-align: left; }
+@media (max-width: 400px) { .kv-ttft-table th, .kv-ttft-table td { padding: 3px 5px; } }
 """
 
 
