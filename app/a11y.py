@@ -54,6 +54,19 @@ a { color: var(--kv-link, #0B57D0); }
 a:visited { color: var(--kv-link-visited, #6A3FB5); }
 code { color: var(--kv-code, inherit); background: var(--kv-code-bg, transparent); padding: 0 0.2em; border-radius: 3px;
        font-size: 0.92em; }
+/* Windows' contrast themes (forced colours) drop backgrounds and shadows, which alone drew a
+   slider's handle and its filled track and marked a group's chosen button; and they would put
+   their own background behind a chart, whose words are drawn for the page theme's. So these keep
+   their colours: the system's for the controls, the page theme's behind a chart (!important: the
+   widgets' own rules are more specific). */
+@media (forced-colors: active) {
+  .noUi-handle { forced-color-adjust: none; background: ButtonText !important; border: 2px solid ButtonText; }
+  .noUi-handle:focus-visible, .noUi-handle:focus { outline-color: Highlight !important; }
+  .noUi-connect { forced-color-adjust: none; background: Highlight !important; }
+  .bk-btn-group .bk-btn.bk-active { forced-color-adjust: none; background: Highlight !important; color: HighlightText !important;
+                                    border-color: Highlight !important; }
+  .bk-Figure { forced-color-adjust: none; background: var(--bs-body-bg, #fff); }
+}
 """
 
 SKIP_CSS = """

@@ -114,6 +114,33 @@ def test_keyboard_walk_skip_link_focus_and_tokens(browser, server):
         context.close()
 
 
+# What a Windows contrast theme (forced colours) leaves of a slider's handle, a group's chosen
+# button and a chart's background, against the page's own background.
+FORCED_JS = f"""() => {{ {DEEP_ALL}
+  const bg = (el) => getComputedStyle(el).backgroundColor;
+  const one = (sel) => deepAll(sel)[0];
+  return {{ page: bg(document.body), handle: bg(one('.noUi-handle')), chosen: bg(one('.bk-btn-group .bk-btn.bk-active')),
+           other: bg(one('.bk-btn-group .bk-btn:not(.bk-active)')), charts: deepAll('.bk-Figure').map(bg) }}; }}"""
+
+
+def test_a_contrast_theme_keeps_handles_chosen_buttons_and_chart_backgrounds(browser, server):
+    """Forced colours drop backgrounds: a handle drawn by its background alone, a chosen button
+    marked by its background and an inset shadow, and a chart's words (drawn for the page theme's
+    white) on the contrast theme's black all vanished."""
+    context = browser.new_context(viewport=VIEWPORTS["desktop"], forced_colors="active", color_scheme="dark")
+    page = context.new_page()
+    try:
+        page.goto(server + "/admission")
+        page.locator('[data-kv="log"]').first.wait_for(timeout=60_000)
+        seen = page.evaluate(FORCED_JS)
+    finally:
+        context.close()
+    assert seen["page"] == "rgb(0, 0, 0)", seen  # the dark contrast theme is in force
+    assert seen["handle"] != seen["page"], seen
+    assert seen["chosen"] != seen["other"], seen
+    assert len(seen["charts"]) >= 2 and set(seen["charts"]) == {"rgb(255, 255, 255)"}, seen
+
+
 def test_keyboard_reaches_the_lab_log_and_names_its_button_groups(browser, server):
     context, page = _open(browser, server, "/serving_lab", "desktop")
     try:
