@@ -21,7 +21,7 @@ from panel.theme import Bootstrap
 from panel.theme.base import Inherit
 from panel.viewable import Viewable
 
-from .html import esc
+from .html import esc, shipped_css
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -39,7 +39,7 @@ THEME_VARS = """
 
 # Inside every component's shadow root (Design modifiers): custom properties pierce shadow DOM, so
 # the colours follow the theme set on <html>.
-FOCUS_CSS = """
+FOCUS_CSS = shipped_css("""
 :focus-visible { outline: 3px solid var(--kv-focus, #0B57D0) !important; outline-offset: 2px; }
 .noUi-handle:focus-visible, .noUi-handle:focus { outline: 3px solid var(--kv-focus, #0B57D0) !important; outline-offset: 2px; }
 .bk-btn-group .bk-btn.bk-active { font-weight: 700; box-shadow: inset 0 -4px 0 currentColor; }
@@ -67,7 +67,7 @@ code { color: var(--kv-code, inherit); background: var(--kv-code-bg, transparent
                                     border-color: Highlight !important; }
   .bk-Figure { forced-color-adjust: none; background: var(--bs-body-bg, #fff); }
 }
-"""
+""")
 
 SKIP_CSS = """
 .kv-skip { position: absolute; left: 8px; top: -60px; z-index: 10001; padding: 8px 14px; background: #fff; color: #0B57D0;
@@ -82,7 +82,7 @@ SKIP_CSS = """
 # the numbers first, and the controls in a panel pinned to the bottom of the screen (at most 40%
 # of its height, scrolling inside), so a slider is always on screen together with the numbers it
 # moves. At the end of the page the panel settles into its place in the flow.
-PHONE_CSS = """
+PHONE_CSS = shipped_css("""
 @media (max-width: 767.98px) {
   #container { height: auto !important; min-height: 100vh; overflow: visible !important; }
   #content { flex-direction: column; flex-wrap: nowrap; overflow: visible !important; height: auto; }
@@ -97,7 +97,7 @@ PHONE_CSS = """
   #header .kv-title { font-size: 1.1em; white-space: normal; line-height: 1.3em; }
   #header-items { flex-wrap: wrap; white-space: normal; margin-left: 0; }
 }
-"""
+""")
 
 PAGE_CSS = THEME_VARS + FOCUS_CSS + SKIP_CSS + PHONE_CSS
 # Without it a phone lays the page out 980 px wide and shrinks it to fit: unreadable numbers.

@@ -19,7 +19,7 @@ from html import escape
 
 import panel as pn
 from kvlab.app.a11y import KvTemplate
-from kvlab.app.html import BASE_CSS, esc
+from kvlab.app.html import BASE_CSS, esc, shipped_css
 from kvlab.app.page import HEADER_COLOR, SITE
 from kvlab.app.share import nav_links, page_href, theme_button
 
@@ -28,7 +28,7 @@ from .content.model import Lesson, LiveView, Prediction, Step, TryThis
 
 # 16 px body text; code in the page's own ink on its surface colour (>= 4.5:1 in both themes,
 # since --kv-ink and --kv-surface switch together).
-LESSON_CSS = BASE_CSS + """
+LESSON_CSS = BASE_CSS + shipped_css("""
 :host { font-size: 16px; }
 .kv-lesson, .kv-lesson p, .kv-lesson li { font-size: 16px; line-height: 1.6; max-width: 46em; }
 .kv-lesson code, .kv-lesson pre { color: var(--kv-ink); background: var(--kv-surface); border: 1px solid var(--kv-border);
@@ -50,7 +50,7 @@ LESSON_CSS = BASE_CSS + """
 .kv-why ul { padding-left: 20px; }
 .kv-why li.right { font-weight: 600; }
 .kv-caption { font-size: 15px; }
-"""
+""")
 
 # A choice clicked in the static site: lock the choices, mark the right one (and a wrong pick),
 # show the explanation and the reveal, and write the pick into the address bar; the same outcome

@@ -113,3 +113,10 @@ def test_hostile_notebook_arguments_become_notices():
 
 def _views(panel):
     return panel.parts
+
+
+def test_shipped_css_drops_comments_and_keeps_rules():
+    from kvlab.app.html import shipped_css
+
+    text = "a { color: red; }\n  /* why,\n   over two lines */\nb { margin: 0; } /* after a rule */\n"
+    assert shipped_css(text) == "a { color: red; }\nb { margin: 0; }"

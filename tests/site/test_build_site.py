@@ -89,6 +89,14 @@ def test_pages_name_the_template_scripts_and_hold_no_copy(real_site):
             assert inline_script(script) not in text, (page.name, script)
 
 
+def test_pages_carry_no_css_comment(real_site):
+    """kvlab's stylesheets explain their rules in comments that stay in the source
+    (app.html.shipped_css): 125 KB of the site when every page carried them."""
+    out, _, _ = real_site
+    commented = [p.name for p in sorted(out.glob("*.html")) if re.search(r"/\*.*?\*/", p.read_text(encoding="utf-8"), re.S)]
+    assert not commented
+
+
 def test_no_file_defines_a_bokeh_css_variable(real_site):
     """app/templates/bokeh_paint.js answers BokehJS's lookups of --bk-* CSS properties with "" without
     asking the browser: true only while no stylesheet, page or script of the site can set one. Only
