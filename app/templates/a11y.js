@@ -10,6 +10,8 @@
 //   - charts' event layers: out of the Tab order (no keyboard tools; the text summary has the numbers);
 //   - button groups: role=group named by the title above them (.kv-group-title), and
 //     aria-pressed on each option so the chosen one is announced;
+//   - the big numbers (.kv-tile): once they have changed and then been still for a moment, one
+//     polite status line names the ones that changed, for screen readers (WCAG 4.1.3; see announce);
 //   - on a narrow screen, a control that gets the keyboard's focus is never left under the settings
 //     sheet pinned to the bottom of the screen (WCAG 2.4.11; see liftAboveSheet);
 //   - file boxes with a kv-upload-max-<bytes> class: a file over the limit, or an empty one, is
@@ -216,13 +218,54 @@
     window.scrollBy({top: by, behavior: 'instant'});
   };
 
+  // A move changes the big numbers, which are neither focused nor live regions, so a screen reader
+  // says nothing of its result. Once the numbers have been still for ANNOUNCE_QUIET_MS (a drag is
+  // announced once, at its end, not at every step), a polite role=status line names the tiles that
+  // changed: "Sequences that fit: 12, of 32,896 tokens each." A tile seen for the first time is
+  // only remembered, so a page's or a run's first numbers announce nothing (a static page opened
+  // from a link with settings does announce its numbers replacing the pre-rendered defaults).
+  const ANNOUNCE_QUIET_MS = 700;
+  const ANNOUNCE_MAX_TILES = 3;
+  const tileTexts = new Map();
+  let status = null;
+  let announceTimer = 0;
+  const deepTiles = (root, out) => {
+    out.push(...root.querySelectorAll('.kv-tile'));
+    for (const el of root.querySelectorAll('*')) { if (el.shadowRoot) { deepTiles(el.shadowRoot, out); } }
+    return out;
+  };
+  const announce = () => {
+    const changed = [];
+    for (const t of deepTiles(document, [])) {
+      const part = (sel) => { const el = t.querySelector(sel); return el ? clean(el.textContent) : ''; };
+      const label = part('.label');
+      if (!label) { continue; }
+      const caption = part('.caption');
+      const text = `${label}: ${part('.value')}${caption ? ', ' + caption : ''}.`;
+      if (tileTexts.has(label) && tileTexts.get(label) !== text) { changed.push(text); }
+      tileTexts.set(label, text);
+    }
+    // The first few in the page's order: a prompt move on the phases panel changes eight tiles,
+    // half a minute of speech.
+    const more = changed.length - ANNOUNCE_MAX_TILES;
+    const said = changed.slice(0, ANNOUNCE_MAX_TILES).join(' ') + (more > 0 ? ` ${more} more ${more === 1 ? 'number' : 'numbers'} changed.` : '');
+    if (changed.length && status) { status.textContent = said; }
+  };
+  const numbersMoved = () => { clearTimeout(announceTimer); announceTimer = setTimeout(announce, ANNOUNCE_QUIET_MS); };
+
   const pending = new Set();
   let scheduled = false;
   const schedule = (root) => {
     pending.add(root);
     if (!scheduled) {
       scheduled = true;
-      requestAnimationFrame(() => { scheduled = false; const roots = [...pending]; pending.clear(); roots.forEach(patch); });
+      requestAnimationFrame(() => {
+        scheduled = false;
+        const roots = [...pending];
+        pending.clear();
+        roots.forEach(patch);
+        if (roots.some((r) => r.querySelector('.kv-tile'))) { numbersMoved(); }
+      });
     }
   };
 
@@ -234,7 +277,16 @@
     patch(root);
   }
 
-  const start = () => watch(document.body);
+  const start = () => {
+    // In the page before any number changes: a live region added together with its text is not read.
+    status = document.createElement('div');
+    status.setAttribute('role', 'status');
+    status.setAttribute('data-kv', 'announce');
+    status.style.cssText = 'position: absolute; top: 0; left: 0; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap;';
+    document.body.appendChild(status);
+    watch(document.body);
+    numbersMoved();
+  };
   if (document.body) { start(); } else { document.addEventListener('DOMContentLoaded', start); }
   window.kvlabA11yPatch = () => patch(document.body);
 })();

@@ -5,6 +5,7 @@ slider values in tokens, the log reachable."""
 from __future__ import annotations
 
 import pytest
+from kvlab.sim import Scenario, evaluate
 
 from .axe import AXE_JS, PAGES, VIEWPORTS, counts, describe, run_axe
 from .chart_boxes import CHART_PAGES_CHECKED_HERE, assert_chart_words_fit
@@ -110,6 +111,41 @@ def test_keyboard_walk_skip_link_focus_and_tokens(browser, server):
         page.wait_for_function("""() => { let el = document.activeElement;
             while (el && el.shadowRoot && el.shadowRoot.activeElement) { el = el.shadowRoot.activeElement; }
             return el.getAttribute('aria-valuetext') === '4,467 tokens'; }""", timeout=10_000)
+    finally:
+        context.close()
+
+
+ANNOUNCED_JS = "() => document.querySelector('[data-kv=announce][role=status]').textContent"
+
+
+def test_a_moves_result_is_announced_once_it_settles(browser, server):
+    """WCAG 4.1.3: a screen reader hears what a move changed (the tiles are neither focused nor live
+    regions): one polite status line, written once the numbers are still, naming only the changed
+    tiles; loading the page announces nothing."""
+    context, page = _open(browser, server, "/admission", "desktop")
+    try:
+        page.wait_for_selector('[data-kv="log"]', timeout=60_000)
+        page.wait_for_timeout(1500)
+        assert page.evaluate(ANNOUNCED_JS) == ""
+        handle = page.locator('[aria-label^="Prompt tokens"][role="slider"]').first
+        handle.focus()
+        for _ in range(8):  # eight eighths of a doubling: 4,096 -> 8,192 tokens
+            page.keyboard.press("ArrowRight")
+        r = evaluate(Scenario(prompt_tokens=8192))
+        page.wait_for_function(f"() => ({ANNOUNCED_JS})().includes('Sequences that fit: {r.max_sequences:,},')", timeout=15_000)
+        said = page.evaluate(ANNOUNCED_JS)
+        assert f"of {8192 + Scenario().output_tokens:,} tokens each" in said, said
+        assert "per token" not in said.lower(), said  # bytes per token did not change, so it is not read out
+        # On the phases panel a prompt move changes more tiles than are read out: the rest are counted.
+        page.goto(server + "/phases")
+        page.wait_for_selector('[data-kv="log"]', timeout=60_000)
+        page.wait_for_timeout(1500)
+        page.locator('[aria-label^="Prompt tokens"][role="slider"]').first.focus()
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_function(f"() => / more numbers? changed\\.$/.test(({ANNOUNCED_JS})())", timeout=15_000)
+        said = page.evaluate(ANNOUNCED_JS)
+        assert said.startswith("Time to first token: ") and "Aggregate throughput: " in said, said  # the first three, in page order
+        assert "Per stream" not in said, said
     finally:
         context.close()
 
