@@ -12,6 +12,8 @@
 //     aria-pressed on each option so the chosen one is announced;
 //   - the big numbers (.kv-tile): once they have changed and then been still for a moment, one
 //     polite status line names the ones that changed, for screen readers (WCAG 4.1.3; see announce);
+//   - a lesson's prediction: once a choice is made, the focus goes to the explanation that appears
+//     (see whyAfterChoice);
 //   - on a narrow screen, a control that gets the keyboard's focus is never left under the settings
 //     sheet pinned to the bottom of the screen (WCAG 2.4.11; see liftAboveSheet);
 //   - file boxes with a kv-upload-max-<bytes> class: a file over the limit, or an empty one, is
@@ -73,6 +75,9 @@
         // noUiSlider rewrites aria-valuetext with every move; answer each move with tokens.
         new MutationObserver(() => valueText(handle, unit)).observe(handle, {attributes: true, attributeFilter: ['aria-valuenow', 'aria-valuetext']});
       }
+    }
+    for (const why of root.querySelectorAll('.kv-why')) {
+      if (!why.dataset.kvSeen) { why.dataset.kvSeen = '1'; whyAfterChoice(why); }
     }
     for (const btn of root.querySelectorAll('.bk-spin-btn')) {
       if (!hasName(btn)) {
@@ -190,6 +195,23 @@
     }
     note.textContent = `${field}: ${problems.join('; ')}. Nothing was uploaded; the other settings are unchanged.`;
     input.setAttribute('aria-invalid', 'true');
+  };
+
+  // A lesson's choice, once made, disables every choice of its step, the focused one too: the focus
+  // fell to <body>, and a screen reader said nothing of the explanation that appeared. So the
+  // explanation (.kv-why) that appears after a choice was clicked (by key or pointer) takes the
+  // focus and is read out. One that appears without a click (a link's answers, re-applied as the
+  // page opens) does not.
+  let choiceAt = -Infinity;
+  document.addEventListener('click', (event) => {
+    if (event.composedPath().some((n) => n.classList && n.classList.contains('kv-choice'))) { choiceAt = performance.now(); }
+  }, true);
+  const whyAfterChoice = (why, tries = 0) => {
+    if (performance.now() - choiceAt > 10000) { return; }
+    why.setAttribute('tabindex', '-1');
+    why.focus();
+    if (why.getRootNode().activeElement === why) { choiceAt = -Infinity; return; }
+    if (tries < 30) { requestAnimationFrame(() => whyAfterChoice(why, tries + 1)); } // shown a frame or two later
   };
 
   // Below 768 px the settings are a sheet pinned to the bottom of the screen (app/a11y.py,

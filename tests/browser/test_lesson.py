@@ -103,3 +103,31 @@ def test_a_lesson_link_keeps_its_answers_and_its_theme(kv_page):
     assert len(hrefs) >= 8, hrefs  # 5 nav links, a prerequisite, the next lesson, a try-this link
     assert all("theme=dark" in h for h in hrefs), hrefs
     assert kv_page.errors == []
+
+
+DEEP_ACTIVE_JS = """() => { let el = document.activeElement;
+  while (el && el.shadowRoot && el.shadowRoot.activeElement) { el = el.shadowRoot.activeElement; }
+  return el ? {cls: String(el.className || ''), text: (el.textContent || '').trim().slice(0, 80)} : null; }"""
+
+
+def test_a_choice_made_from_the_keyboard_hands_the_focus_to_its_explanation(kv_page):
+    """A made choice disables its step's choices, the focused one too: the focus fell to <body> and
+    a screen reader said nothing of the explanation. It now goes to the explanation; one re-applied
+    from a link as the page opens leaves the focus where it was."""
+    page = kv_page.page
+    lesson = course.lesson("A1")
+    p = lesson.steps[0].prediction
+    page.goto(f"{kv_page.base}/{lesson.slug}")
+    choice = page.locator(".kv-predict").first.get_by_role("button", name=p.answer, exact=True)
+    choice.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"() => ({DEEP_ACTIVE_JS})().cls.includes('kv-why')", timeout=15_000)
+    assert page.evaluate(DEEP_ACTIVE_JS)["text"].startswith(f"You predicted {p.answer}. Right."), page.evaluate(DEEP_ACTIVE_JS)
+    page.keyboard.press("Tab")  # on from the explanation, into the reveal below it
+    assert "kv-why" not in page.evaluate(DEEP_ACTIVE_JS)["cls"]
+
+    page.goto(f"{kv_page.base}/{lesson.slug}?{p.key}=0")
+    page.get_by_text("You predicted").first.wait_for(timeout=30_000)
+    page.wait_for_timeout(500)
+    assert "kv-why" not in page.evaluate(DEEP_ACTIVE_JS)["cls"]
+    assert kv_page.errors == []
