@@ -69,14 +69,20 @@ code { color: var(--kv-code, inherit); background: var(--kv-code-bg, transparent
 }
 """)
 
-SKIP_CSS = """
+SKIP_CSS = shipped_css("""
 .kv-skip { position: absolute; left: 8px; top: -60px; z-index: 10001; padding: 8px 14px; background: #fff; color: #0B57D0;
            border: 3px solid #0B57D0; border-radius: 6px; font-weight: 600; text-decoration: none; }
 .kv-skip:focus { top: 8px; }
 #header .kv-title { margin: 0; font-size: 1.5em; font-weight: 400; color: var(--header-color); padding-left: 0.5em; line-height: 2em;
-                    white-space: nowrap; }
+                    white-space: normal; }
+/* The title, then the nav and the theme button. The two share a row while the nav keeps 34rem
+   (two lines of links at most); otherwise the nav takes a row of its own below the title. Without
+   the wrap a long lesson title pushed the theme button, and at 800 px nav links, past the window's
+   edge, where the page (overflow hidden) never shows them. */
+#header { flex-wrap: wrap; }
+#header-items { flex: 1 1 34rem; }
 #main:focus { outline: none; }
-"""
+""")
 
 # Below 768 px Bootstrap's fixed sidebar would squeeze the numbers into a sliver. Stack instead:
 # the numbers first, and the controls in a panel pinned to the bottom of the screen (at most 40%

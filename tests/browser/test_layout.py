@@ -54,6 +54,37 @@ def test_every_page_reflows_at_320_px(browser, server):
     assert not wide, f"px of sideways scroll at 320 px: {wide}"
 
 
+def _longest_titled_lessons(n: int = 3) -> list[str]:
+    from kvlab.lessons import course
+
+    codes = sorted(course.written(), key=lambda c: len(course.title(c)), reverse=True)[:n]
+    return [f"/{course.slug(c)}" for c in codes]
+
+
+HEADER_RIGHT_JS = """() => Math.max(...[...document.querySelectorAll('#header *')].map((e) => e.getBoundingClientRect())
+                                       .filter((r) => r.width > 0).map((r) => r.right))"""
+
+
+@pytest.mark.parametrize("width", [800, 1024])
+def test_the_header_keeps_its_links_and_theme_button_in_the_window(browser, server, width):
+    """A long lesson title pushed the theme button (at 1,024 px, 6 lessons) and nav links (at 800
+    px, 22 pages) past the window's edge, where the page, which does not scroll sideways, hid them."""
+    context = browser.new_context(viewport={"width": width, "height": 700})
+    page = context.new_page()
+    out = {}
+    try:
+        for path in ["/phases", *_longest_titled_lessons()]:
+            page.goto(server + path)
+            page.get_by_role("button", name="Dark theme").wait_for(timeout=60_000)
+            page.wait_for_timeout(300)
+            right = page.evaluate(HEADER_RIGHT_JS)
+            if right > width + 1:
+                out[path] = round(right)
+    finally:
+        context.close()
+    assert not out, f"header items reach past {width} px: {out}"
+
+
 def test_tab_reaches_the_controls_and_arrow_keys_move_them(kv_page):
     page = kv_page.open("/admission")
     page.page.locator("body").click(position={"x": 5, "y": 300})
