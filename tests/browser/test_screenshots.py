@@ -95,7 +95,7 @@ def _phone_pages():
 def test_phone_screenshot_of_every_page(browser, server, path, ready):
     """Every page at 390x844, as a phone shows it (docs/img/phone-<page>.png with the refresh switch).
     The first screen must hold the page's numbers or text: nothing wider than the phone, no button
-    cut off at its edge."""
+    cut off at its edge; and nothing wider than 320 px once the window is that narrow."""
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     page = context.new_page()
     try:
@@ -111,5 +111,14 @@ def test_phone_screenshot_of_every_page(browser, server, path, ready):
         out = IMG / f"phone-{path.strip('/') or 'index'}.png"
         page.screenshot(path=str(out))
         assert png_size(out) == (390, 844)
+        # WCAG 1.4.10 reflow: nothing scrolls sideways at 320 px either. A lesson's title (D2's
+        # identifier), its objective beside its term (A3) and the lab's tables once did. (Words
+        # inside charts are canvas text, checked at 390 px and up by test_chart_labels.)
+        if path == "/serving_lab":
+            page.locator('table[data-kv="lab-compare"]').wait_for(timeout=60_000)
+        page.set_viewport_size({"width": 320, "height": 700})
+        page.wait_for_timeout(300)
+        overflow = page.evaluate("document.documentElement.scrollWidth") - 320
+        assert overflow <= 1, f"{path}: {overflow}px of sideways scroll at 320 px"
     finally:
         context.close()
