@@ -300,12 +300,13 @@
   }
 
   const start = () => {
-    // In the page before any number changes: a live region added together with its text is not read.
+    // In the page before any number changes: a live region added together with its text is not
+    // read. Inside <main>, so that all text is within a landmark.
     status = document.createElement('div');
     status.setAttribute('role', 'status');
     status.setAttribute('data-kv', 'announce');
     status.style.cssText = 'position: absolute; top: 0; left: 0; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap;';
-    document.body.appendChild(status);
+    (document.getElementById('main') || document.body).appendChild(status);
     watch(document.body);
     numbersMoved();
   };
