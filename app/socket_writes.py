@@ -10,10 +10,16 @@ already failed. Nobody retrieves such a future's exception, and asyncio logs "Ta
 never retrieved" with a traceback at ERROR level when it is collected (seen in the lab's browser
 tests when a page closed during a run). Nobody is left to read the patch, so `install()` marks that
 one exception seen as each write finishes; any other failure of a write is still reported as an
-error.
+error. A write made once Tornado knows the socket is closed raises instead of returning a future
+(a patch's later parts, when the socket closed while its first part was written): the raise ended
+Panel's write task, whose exception nobody retrieved either (seen once in CI, in a browser test that
+closed its page right after a keyboard move). Such a write returns a future that has already failed
+the same way, which Panel awaits and reports as a warning, as it does for the others.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
@@ -32,7 +38,11 @@ def retrieve_if_closed(future) -> None:
 
 
 def _write_message_quiet_when_closed(self, message, binary: bool = False):
-    future = _write_message(self, message, binary=binary)
+    try:
+        future = _write_message(self, message, binary=binary)
+    except WebSocketClosedError as closed:
+        future = asyncio.get_running_loop().create_future()
+        future.set_exception(closed)
     future.add_done_callback(retrieve_if_closed)
     return future
 

@@ -118,3 +118,57 @@ def test_any_other_failed_write_is_still_reported_and_install_wraps_tornado_once
         assert WebSocketHandler.write_message is socket_writes._write_message_quiet_when_closed
     finally:
         WebSocketHandler.write_message = before
+
+
+def _late_write(installed: bool) -> tuple[str, list[dict]]:
+    """Write to a websocket whose client is gone and which Tornado already knows is closed (there
+    Tornado raises at once instead of returning a future). Returns what the write did and what the
+    event loop's exception handler was given."""
+    logged: list[dict] = []
+    outcome: list[str] = []
+
+    async def scenario():
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda _loop, context: logged.append(context))
+        opened, closed = loop.create_future(), loop.create_future()
+
+        class Handler(WebSocketHandler):
+            def open(self):
+                opened.set_result(self)
+
+            def on_close(self):
+                closed.set_result(True)
+
+        port = free_port()
+        server = Application([(r"/ws", Handler)]).listen(port, address="127.0.0.1")
+        try:
+            client = await websocket_connect(f"ws://127.0.0.1:{port}/ws")
+            handler = await opened
+            client.close()
+            await asyncio.wait_for(closed, timeout=30)
+            try:
+                future = WebSocketHandler.write_message(handler, "late")
+            except WebSocketClosedError:
+                outcome.append("raised")
+                return
+            await asyncio.sleep(0)
+            outcome.append(f"failed future: {type(future._exception).__name__}")  # read without marking it seen
+            del future
+            gc.collect()
+            await asyncio.sleep(0)
+        finally:
+            server.stop()
+
+    before = WebSocketHandler.write_message
+    try:
+        if installed:
+            socket_writes.install()
+        _run(scenario)
+    finally:
+        WebSocketHandler.write_message = before
+    return outcome[0], logged
+
+
+def test_a_write_to_a_socket_known_closed_fails_its_future_instead_of_raising():
+    assert _late_write(installed=False)[0] == "raised"
+    assert _late_write(installed=True) == ("failed future: WebSocketClosedError", [])
