@@ -6,6 +6,7 @@ Playwright may hold a running loop in the test runner's thread."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 from concurrent.futures import ThreadPoolExecutor
 
@@ -33,9 +34,42 @@ class _Connection:
         self._socket = socket
 
 
-def _run(scenario) -> None:
-    with ThreadPoolExecutor(1) as pool:
-        pool.submit(asyncio.run, scenario()).result(timeout=60)
+def _run(scenario, installed: bool = False) -> None:
+    """Run `scenario` (a coroutine function) on an event loop of its own, with socket_writes
+    installed or not; Tornado's own write is put back afterwards."""
+    before = WebSocketHandler.write_message
+    try:
+        if installed:
+            socket_writes.install()
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, scenario()).result(timeout=60)
+    finally:
+        WebSocketHandler.write_message = before
+
+
+@contextlib.asynccontextmanager
+async def _websocket(logged: list[dict]):
+    """A Tornado websocket server on 127.0.0.1 and one client: yields (client, the server's
+    handler, a future set when the handler sees the close). What the event loop's exception
+    handler is given goes to `logged`."""
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _loop, context: logged.append(context))
+    opened, closed = loop.create_future(), loop.create_future()
+
+    class Handler(WebSocketHandler):
+        def open(self):
+            opened.set_result(self)
+
+        def on_close(self):
+            closed.set_result(True)
+
+    port = free_port()
+    server = Application([(r"/ws", Handler)]).listen(port, address="127.0.0.1")
+    try:
+        client = await websocket_connect(f"ws://127.0.0.1:{port}/ws")
+        yield client, await opened, closed
+    finally:
+        server.stop()
 
 
 def _errors_logged(installed: bool) -> list[dict]:
@@ -45,19 +79,7 @@ def _errors_logged(installed: bool) -> list[dict]:
     logged: list[dict] = []
 
     async def scenario():
-        loop = asyncio.get_running_loop()
-        loop.set_exception_handler(lambda _loop, context: logged.append(context))
-        opened = loop.create_future()
-
-        class Handler(WebSocketHandler):
-            def open(self):
-                opened.set_result(self)
-
-        port = free_port()
-        server = Application([(r"/ws", Handler)]).listen(port, address="127.0.0.1")
-        try:
-            client = await websocket_connect(f"ws://127.0.0.1:{port}/ws")
-            handler = await opened
+        async with _websocket(logged) as (client, handler, _closed):
             doc = Document()
             doc.add_root(Div(text="x" * PAYLOAD_CHARS))
             message = Protocol().create("PULL-DOC-REPLY", "1", doc)
@@ -71,16 +93,8 @@ def _errors_logged(installed: bool) -> list[dict]:
             del futures, failed
             gc.collect()
             await asyncio.sleep(0)
-        finally:
-            server.stop()
 
-    before = WebSocketHandler.write_message
-    try:
-        if installed:
-            socket_writes.install()
-        _run(scenario)
-    finally:
-        WebSocketHandler.write_message = before
+    _run(scenario, installed)
     return logged
 
 
@@ -128,22 +142,7 @@ def _late_write(installed: bool) -> tuple[str, list[dict]]:
     outcome: list[str] = []
 
     async def scenario():
-        loop = asyncio.get_running_loop()
-        loop.set_exception_handler(lambda _loop, context: logged.append(context))
-        opened, closed = loop.create_future(), loop.create_future()
-
-        class Handler(WebSocketHandler):
-            def open(self):
-                opened.set_result(self)
-
-            def on_close(self):
-                closed.set_result(True)
-
-        port = free_port()
-        server = Application([(r"/ws", Handler)]).listen(port, address="127.0.0.1")
-        try:
-            client = await websocket_connect(f"ws://127.0.0.1:{port}/ws")
-            handler = await opened
+        async with _websocket(logged) as (client, handler, closed):
             client.close()
             await asyncio.wait_for(closed, timeout=30)
             try:
@@ -156,16 +155,8 @@ def _late_write(installed: bool) -> tuple[str, list[dict]]:
             del future
             gc.collect()
             await asyncio.sleep(0)
-        finally:
-            server.stop()
 
-    before = WebSocketHandler.write_message
-    try:
-        if installed:
-            socket_writes.install()
-        _run(scenario)
-    finally:
-        WebSocketHandler.write_message = before
+    _run(scenario, installed)
     return outcome[0], logged
 
 
