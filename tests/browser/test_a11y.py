@@ -9,7 +9,7 @@ from kvlab.sim import Scenario, evaluate
 
 from .axe import AXE_JS, PAGES, VIEWPORTS, counts, describe, run_axe
 from .chart_boxes import CHART_PAGES_CHECKED_HERE, assert_chart_words_fit
-from .support import DEEP_ALL, faint_controls
+from .support import DEEP_ACTIVE, DEEP_ALL, faint_controls
 
 pytestmark = pytest.mark.browser
 
@@ -20,16 +20,15 @@ def axe_installed():
     if not AXE_JS.is_file():  # scripts/test installs it (npm ci in tests/browser)
         pytest.fail(f"axe-core is not installed: run `npm ci --prefix tests/browser` ({AXE_JS} missing)", pytrace=False)
 
-DEEP_ACTIVE_JS = """() => {
-  let el = document.activeElement;
-  while (el && el.shadowRoot && el.shadowRoot.activeElement) { el = el.shadowRoot.activeElement; }
-  if (!el) { return null; }
+DEEP_ACTIVE_JS = f"""() => {{ {DEEP_ACTIVE}
+  const el = deepActive();
+  if (!el) {{ return null; }}
   const s = getComputedStyle(el);
-  return {tag: el.tagName, cls: String(el.className || ''), text: (el.textContent || '').trim().slice(0, 60),
+  return {{tag: el.tagName, cls: String(el.className || ''), text: (el.textContent || '').trim().slice(0, 60),
           role: el.getAttribute('role') || '', label: el.getAttribute('aria-label') || '',
           valuetext: el.getAttribute('aria-valuetext') || '',
-          outline: s.outlineStyle !== 'none' ? parseFloat(s.outlineWidth) : 0, shadow: s.boxShadow};
-}"""
+          outline: s.outlineStyle !== 'none' ? parseFloat(s.outlineWidth) : 0, shadow: s.boxShadow}};
+}}"""
 
 
 def _open(browser, server, path, viewport, theme="light"):
@@ -108,9 +107,8 @@ def test_keyboard_walk_skip_link_focus_and_tokens(browser, server):
         assert handle is not None, "Tab never reached the prompt slider"
         assert handle["valuetext"] == "4,096 tokens", handle
         page.keyboard.press("ArrowRight")  # one eighth of a doubling up
-        page.wait_for_function("""() => { let el = document.activeElement;
-            while (el && el.shadowRoot && el.shadowRoot.activeElement) { el = el.shadowRoot.activeElement; }
-            return el.getAttribute('aria-valuetext') === '4,467 tokens'; }""", timeout=10_000)
+        page.wait_for_function(f"() => {{ {DEEP_ACTIVE} return deepActive().getAttribute('aria-valuetext') === '4,467 tokens'; }}",
+                               timeout=10_000)
     finally:
         context.close()
 

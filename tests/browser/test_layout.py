@@ -4,15 +4,14 @@ import pytest
 from kvlab.sim import Scenario, evaluate
 
 from .axe import VIEWPORTS
-from .support import DEEP_ALL
+from .support import DEEP_ACTIVE, DEEP_ALL
 
 pytestmark = pytest.mark.browser
 
-DEEP_ACTIVE_JS = """() => {
-  let el = document.activeElement;
-  while (el && el.shadowRoot && el.shadowRoot.activeElement) { el = el.shadowRoot.activeElement; }
+DEEP_ACTIVE_JS = f"""() => {{ {DEEP_ACTIVE}
+  const el = deepActive();
   return el ? (el.className || el.tagName) + '' : '';
-}"""
+}}"""
 
 
 @pytest.mark.parametrize("path", ["/admission", "/phases"])
@@ -79,16 +78,15 @@ def test_tab_reaches_the_controls_and_arrow_keys_move_them(kv_page):
 
 
 # Where the keyboard's focus is, against the settings sheet pinned to the bottom of a phone's screen.
-FOCUS_VS_SHEET_JS = """() => {
-  let el = document.activeElement;
-  while (el && el.shadowRoot && el.shadowRoot.activeElement) { el = el.shadowRoot.activeElement; }
-  if (!el || el === document.body) { return null; }
+FOCUS_VS_SHEET_JS = f"""() => {{ {DEEP_ACTIVE}
+  const el = deepActive();
+  if (!el || el === document.body) {{ return null; }}
   let outer = el;
-  while (outer.getRootNode() !== document) { outer = outer.getRootNode().host; }
+  while (outer.getRootNode() !== document) {{ outer = outer.getRootNode().host; }}
   const sheet = document.getElementById('sidebar'), r = el.getBoundingClientRect();
-  return { name: (el.getAttribute('aria-label') || el.textContent || el.tagName).trim().slice(0, 40), top: r.top, bottom: r.bottom,
-           inSheet: sheet.contains(outer), sheetTop: sheet.getBoundingClientRect().top, scrollY: window.scrollY };
-}"""
+  return {{ name: (el.getAttribute('aria-label') || el.textContent || el.tagName).trim().slice(0, 40), top: r.top, bottom: r.bottom,
+           inSheet: sheet.contains(outer), sheetTop: sheet.getBoundingClientRect().top, scrollY: window.scrollY }};
+}}"""
 
 # Bootstrap scrolls smoothly: wait until neither the page nor the sheet has moved for a few frames.
 SCROLL_SETTLED_JS = """() => new Promise((resolve) => {

@@ -6,7 +6,7 @@ across a reload, from the address bar)."""
 import pytest
 from kvlab.lessons import course
 
-from .support import DEEP_ALL
+from .support import DEEP_ACTIVE, DEEP_ALL
 
 pytestmark = pytest.mark.browser
 
@@ -105,9 +105,8 @@ def test_a_lesson_link_keeps_its_answers_and_its_theme(kv_page):
     assert kv_page.errors == []
 
 
-DEEP_ACTIVE_JS = """() => { let el = document.activeElement;
-  while (el && el.shadowRoot && el.shadowRoot.activeElement) { el = el.shadowRoot.activeElement; }
-  return el ? {cls: String(el.className || ''), text: (el.textContent || '').trim().slice(0, 80)} : null; }"""
+DEEP_ACTIVE_JS = f"""() => {{ {DEEP_ACTIVE} const el = deepActive();
+  return el ? {{cls: String(el.className || ''), text: (el.textContent || '').trim().slice(0, 80)}} : null; }}"""
 
 
 def test_a_choice_made_from_the_keyboard_hands_the_focus_to_its_explanation(kv_page):

@@ -28,7 +28,7 @@ from kvlab.sim import Scenario, evaluate
 from kvlab.sim.engine import parse_trace, simulate
 
 from tests.browser.axe import AXE_JS, LESSON_READY, READY, describe, run_axe
-from tests.browser.support import DEEP_ALL, faint_controls
+from tests.browser.support import DEEP_ACTIVE, DEEP_ALL, faint_controls
 from tests.pyodide import harness
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -181,9 +181,8 @@ def _panel_moves(page, name: str, moves: list) -> list[dict]:
 # The admission panel's collapsed card: the build defers its contents until it is first opened
 # (app/build_site.py, defer_collapsed_cards). Opened from the keyboard, a field in it is typed into.
 CARD = ("Engine limits and price", "max_num_seqs", 24)
-DEEPEST_FOCUS_JS = """() => { let a = document.activeElement;
-    while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
-    return a ? { tag: a.tagName.toLowerCase(), cls: a.className } : null; }"""
+DEEPEST_FOCUS_JS = f"""() => {{ {DEEP_ACTIVE} const a = deepActive();
+    return a ? {{ tag: a.tagName.toLowerCase(), cls: a.className }} : null; }}"""
 
 
 def _open_card_from_the_keyboard(page) -> dict:
