@@ -62,6 +62,7 @@ BASE_CSS = shipped_css("""
 .kv-key { white-space: nowrap; display: inline-flex; align-items: center; gap: 6px; }
 .kv-key .swatch { width: 14px; height: 14px; border-radius: 3px; border: 1px solid rgba(0,0,0,0.25); display: inline-block; }
 .kv-caption { font-size: 0.9rem; opacity: 0.85; margin: 0; }
+.kv-chart-title { font-size: 15px; font-weight: 700; line-height: 1.3; margin: 0; overflow-wrap: anywhere; }
 """)
 
 
@@ -101,6 +102,11 @@ def console(lines: list[str]) -> str:
         cls = "line error" if line.startswith("ERROR") else "line warning" if line.startswith("WARNING") else "line"
         rows.append(f'<div class="{cls}">{esc(line)}</div>')
     return f'<div class="kv-console" role="log" aria-label="engine log" tabindex="0" data-kv="log">{"".join(rows)}</div>'
+
+
+def chart_title(text: str) -> str:
+    """A chart's title, written above its canvas (app/views/base.chart_title_pane says why)."""
+    return f'<p class="kv-chart-title">{esc(text)}</p>'
 
 
 def legend(items: list[tuple[str, str, str, str]]) -> str:

@@ -198,8 +198,8 @@
 
   // A patch is set in two steps. What a move is shown in first (a panel's reply names it: the
   // widgets, the notices and the page's numbers; without a list, every page element: HTML panes
-  // and widgets) is set at once. The rest (what the charts draw: data sources, ranges, titles,
-  // spans; on a panel also its other panes: legends, formula, engine log, chart summaries, which
+  // and widgets) is set at once. The rest (what the charts draw: data sources, ranges, spans; on
+  // a panel also its other panes: chart titles, legends, formula, engine log, chart summaries, which
   // come in the worker's next message, whose list is empty) is set in a task after the browser
   // has rendered the frame that shows those numbers. BokehJS repaints
   // a chart whole when any of its data changes (axes measured again, every renderer drawn), 3-10 ms

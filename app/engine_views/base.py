@@ -8,12 +8,13 @@ the settings as a dict, and `apply()` sets each part on the model `build()` regi
 
 from __future__ import annotations
 
+import panel as pn
 import param
 
 from ..palette import OKABE_ITO, muted
 from ..viewlayer.lab_page import LAB_VIEWS
 from ..viewlayer.lab_status import seconds  # noqa: F401  (re-exported for the lab's modules)
-from ..views.base import StoreView
+from ..views.base import UNDER_TITLE, StoreView, bokeh_pane, chart_title_pane
 from .store import LabStore
 
 MAIN_COLOR = OKABE_ITO["blue"]
@@ -57,3 +58,10 @@ def below_plot(fig, text_color: str) -> None:
     legend.click_policy = "hide"
     legend.spacing = 12
     fig.add_layout(legend, "below")
+
+
+def side_by_side(*charts) -> pn.FlexBox:
+    """(figure, title) pairs in one row that wraps into a column on a narrow window."""
+    columns = (pn.Column(chart_title_pane(title), bokeh_pane(fig, margin=UNDER_TITLE), margin=0,
+                         styles={"flex": "1 1 420px", "min-width": "0"}) for fig, title in charts)
+    return pn.FlexBox(*columns, flex_wrap="wrap", sizing_mode="stretch_width", margin=0)

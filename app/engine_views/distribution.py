@@ -11,8 +11,8 @@ from ..a11y import labelled
 from ..palette import ink, paper
 from ..viewlayer.lab_distribution import MARKS
 from ..viewlayer.lab_settings import METRICS
-from ..views.base import TextPane, base_figure, bokeh_pane
-from .base import COMPARE_COLOR, MAIN_COLOR, MARK_LABEL_COLORS, MARK_LINE_COLORS, LabView, below_plot
+from ..views.base import TextPane, base_figure
+from .base import COMPARE_COLOR, MAIN_COLOR, MARK_LABEL_COLORS, MARK_LINE_COLORS, LabView, below_plot, side_by_side
 
 
 class LatencyDistribution(LabView):
@@ -23,11 +23,11 @@ class LatencyDistribution(LabView):
                                                   variant="outline", margin=(5, 10), css_classes=["kv-w-lab-metric"])
         self.metric.param.watch(lambda *_: self.refresh(), "value")
         text = ink(self.dark)
-        self.hist = base_figure(self.dark, height=330, x_axis_type="log", title="Histogram")
+        self.hist = base_figure(self.dark, height=308, x_axis_type="log")
         self.hist.xaxis.axis_label = "latency (s)"
         self.hist.yaxis.axis_label = "share"
         self.hist.yaxis.formatter = NumeralTickFormatter(format="0%")
-        self.cdf_fig = base_figure(self.dark, height=330, x_axis_type="log", title="Cumulative distribution", x_range=self.hist.x_range)
+        self.cdf_fig = base_figure(self.dark, height=308, x_axis_type="log", x_range=self.hist.x_range)
         self.cdf_fig.xaxis.axis_label = "latency (s)"
         self.cdf_fig.yaxis.axis_label = "share at or below"
         self.cdf_fig.yaxis.formatter = NumeralTickFormatter(format="0%")
@@ -49,16 +49,15 @@ class LatencyDistribution(LabView):
             dash = "dashed" if mark == "mean" else "solid"
             for tag, fig in figs.items():
                 span = Span(location=1, dimension="height", line_color=MARK_LINE_COLORS[self.dark][mark], line_width=2, line_dash=dash)
-                # Stacked near the top of the frame (screen units from the bottom), p99 written leftwards
-                # of its line so the tail's label stays inside the plot.
-                right = mark == "p99"
+                # Stacked near the top of the frame (screen units from the bottom); the view layer
+                # writes a label leftwards of its line when the line is in the right part of the axis.
                 # The top row sits inside the frame even when the legend below wraps to two lines on a
                 # phone (higher, it ran into the title).
                 # On the page's own background, so a label stays legible where it crosses bars, the
                 # curve or another mark's line (p90's and p99's meet in a long tail).
                 label = Label(x=1, y=170 - 17 * i, y_units="screen", text="", text_font_size="12px",
                               text_color=MARK_LABEL_COLORS[self.dark][mark],
-                              x_offset=-4 if right else 4, text_align="right" if right else "left", text_font_style="bold",
+                              x_offset=4, text_align="left", text_font_style="bold",
                               background_fill_color=paper(self.dark), background_fill_alpha=0.85, padding=1)
                 fig.add_layout(span)
                 self.spans[(mark, tag)] = span
@@ -73,8 +72,7 @@ class LatencyDistribution(LabView):
         for (mark, tag), span in self.spans.items():
             self.parts[f"{mark}_{tag}_span"] = span
             self.parts[f"{mark}_{tag}_label"] = self.labels[(mark, tag)]
-        row = pn.FlexBox(*(pn.Column(bokeh_pane(f), styles={"flex": "1 1 420px", "min-width": "0"}, margin=0)
-                           for f in (self.hist, self.cdf_fig)), flex_wrap="wrap", sizing_mode="stretch_width", margin=0)
+        row = side_by_side((self.hist, "Histogram"), (self.cdf_fig, "Cumulative distribution"))
         return pn.Column(labelled(self.metric, "Latency shown"), row, self.caption, sizing_mode="stretch_width", margin=(0, 0, 10, 0))
 
     def values(self) -> dict:

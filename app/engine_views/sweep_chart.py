@@ -9,7 +9,7 @@ from bokeh.models import ColumnDataSource, HoverTool, Label, Span
 
 from ..palette import COLORS, OKABE_ITO, ink, muted
 from ..viewlayer.lab_sweep import FIRST_CAPTION
-from ..views.base import TextPane, base_figure, bokeh_pane
+from ..views.base import UNDER_TITLE, TextPane, base_figure, bokeh_pane, chart_title_pane
 from .base import LabView, below_plot
 
 
@@ -25,7 +25,7 @@ class RateSweep(LabView):
         low = pn.widgets.FloatInput.from_param(s.param.sweep_low_per_s, width=130, css_classes=["kv-w-lab-sweep-low-per-s"])
         high = pn.widgets.FloatInput.from_param(s.param.sweep_high_per_s, width=130, css_classes=["kv-w-lab-sweep-high-per-s"])
         points = pn.widgets.IntInput.from_param(s.param.sweep_points, width=110, css_classes=["kv-w-lab-sweep-points"])
-        fig = base_figure(self.dark, height=320, y_axis_type="log", title="Latency against request rate")
+        fig = base_figure(self.dark, height=298, y_axis_type="log")
         fig.xaxis.axis_label = "request rate (requests/s)"
         fig.yaxis.axis_label = "latency (s)"
         self.src = ColumnDataSource(dict(rate=[], ttft50=[], ttft99=[], e2e99=[], kv=[], tput=[]))
@@ -50,7 +50,8 @@ class RateSweep(LabView):
         # Shown once there is a sweep to draw. The Column is shown, not the Bokeh pane: a change to a
         # Bokeh pane's own layout parameters makes Panel (1.9) copy the rendered figure's stylesheets
         # back into the pane, which raises a TypeError (ImportedStyleSheet is not a str) on the server.
-        self.chart = pn.Column(bokeh_pane(fig, margin=(5, 10)), visible=False, sizing_mode="stretch_width", margin=0,
+        self.chart = pn.Column(chart_title_pane("Latency against request rate"), bokeh_pane(fig, margin=UNDER_TITLE), visible=False,
+                               sizing_mode="stretch_width", margin=0,
                                css_classes=["kv-w-lab-sweep-chart"])
         self.parts.update({"w.lab-sweep": self.button, "w.lab-sweep-low-per-s": low, "w.lab-sweep-high-per-s": high,
                            "w.lab-sweep-points": points, "src": self.src, "band": self.band, "knee": self.knee,

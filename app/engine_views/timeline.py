@@ -8,18 +8,18 @@ import panel as pn
 from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d, Span
 
 from ..palette import COLORS, OKABE_ITO, ink, muted
-from ..views.base import TextPane, base_figure, bokeh_pane
-from .base import COMPARE_COLOR, LabView, below_plot
+from ..views.base import TextPane, base_figure
+from .base import COMPARE_COLOR, LabView, below_plot, side_by_side
 
 
 class Timeline(LabView):
     view_name = "lab_timeline"
 
     def build(self):
-        self.kv = base_figure(self.dark, height=290, title="KV cache in use", y_range=Range1d(0, 1.05))
+        self.kv = base_figure(self.dark, height=268, y_range=Range1d(0, 1.05))
         self.kv.yaxis.formatter = NumeralTickFormatter(format="0%")
         self.kv.xaxis.axis_label = "simulated time (s)"
-        self.queue = base_figure(self.dark, height=290, title="Running and waiting requests", x_range=self.kv.x_range)
+        self.queue = base_figure(self.dark, height=268, x_range=self.kv.x_range)
         self.queue.xaxis.axis_label = "simulated time (s)"
         self.queue.yaxis.axis_label = "requests"
         self.main = ColumnDataSource(dict(t=[], kv=[], running=[], waiting=[]))
@@ -46,6 +46,5 @@ class Timeline(LabView):
         below_plot(self.queue, ink(self.dark))
         self.caption = TextPane("", margin=(0, 10), sizing_mode="stretch_width")
         self.parts.update(main=self.main, other=self.other, preempt=self.preempt, limit=self.limit, caption=self.caption)
-        row = pn.FlexBox(*(pn.Column(bokeh_pane(f), styles={"flex": "1 1 420px", "min-width": "0"}, margin=0)
-                           for f in (self.kv, self.queue)), flex_wrap="wrap", sizing_mode="stretch_width", margin=0)
+        row = side_by_side((self.kv, "KV cache in use"), (self.queue, "Running and waiting requests"))
         return pn.Column(row, self.caption, sizing_mode="stretch_width", margin=0)

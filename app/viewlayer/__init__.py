@@ -10,7 +10,7 @@ Contract (for every module here; "a11y" and "lessons" build on it):
   of every setting (`settings.defaults()` gives them all). Extra keyword arguments name what a
   view needs beyond the result (`fit=`, `batch=`, `phase=`, `issues=`).
 - The dict maps a *part* of the view (a Bokeh model) to that model's properties:
-  `{"bars": {"data": {...columns as lists...}}, "title": {"text": "..."}, "pane": {"html": "...",
+  `{"bars": {"data": {...columns as lists...}}, "ridge": {"location": 203.0}, "pane": {"html": "...",
   "visible": True}}`. Column data are lists of JSON numbers and strings (NaN marks a gap on a
   log axis); widget parts carry values, bounds (`start`/`end`), options and `disabled`/`visible`.
 - `html` values are finished HTML in which every interpolated string is already escaped (through

@@ -29,7 +29,7 @@ def _view_batch_chart(result, settings=None, batch=None) -> dict:
     if c is None or not c.batch or r is None or r.itl_s is None:
         return {"curve": {"data": {"x": [], "y": [], "per": [], "itl": []}}, "ideal": {"data": {"x": [], "y": []}},
                 "point": {"data": {"x": [], "y": [], "text": []}}, "pool": {"location": None},
-                "x_range": {"start": 0, "end": 1}, "y_range": {"end": 1}, "title": {"text": TITLE}}
+                "x_range": {"start": 0, "end": 1}, "y_range": {"end": 1}, "title": readouts.title(TITLE)}
     one = c.tokens_per_s[0] / c.batch[0]
     top = c.batch[-1]
     return {
@@ -40,6 +40,5 @@ def _view_batch_chart(result, settings=None, batch=None) -> dict:
         "pool": {"location": r.max_sequences},
         "x_range": {"start": 0, "end": max(top, 1) * 1.04},
         "y_range": {"end": max(c.tokens_per_s) * 1.6},
-        # Short enough for a 390 px phone (tests/browser/test_chart_labels.py measures it).
-        "title": {"text": f"Throughput against batch (pool full at {r.max_sequences:,})"},
+        "title": readouts.title(f"Throughput against batch (pool full at {r.max_sequences:,})"),
     }

@@ -10,6 +10,7 @@ from kvlab.sim import catalog
 from .. import format as fmt
 from .. import html
 from ..palette import COLORS
+from . import readouts
 
 GIB = 2**30
 MIN_LABEL_SHARE = 0.07  # a segment narrower than 7% of the card gets no in-bar label (the legend still names it)
@@ -71,5 +72,5 @@ def view_hbm_bar(result, settings) -> dict:
                                         if sizes[key] > 0 or key in ALWAYS_LISTED])},
         "capacity": {"location": capacity / GIB},
         "x_range": {"end": max(capacity, left) / GIB * 1.01},
-        "title": {"text": f"HBM of one {gpu}{rank}, {capacity / GIB:,.1f} GiB"},
+        "title": readouts.title(f"HBM of one {gpu}{rank}, {capacity / GIB:,.1f} GiB"),
     }

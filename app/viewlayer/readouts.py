@@ -13,6 +13,11 @@ from .. import html
 SUMMARY_CSS_CLASS = "kv-caption kv-summary"
 
 
+def title(text: str) -> dict:
+    """A chart's title as a view part: {"html": <p class=kv-chart-title>text</p>}."""
+    return {"html": html.chart_title(text)}
+
+
 def summary(key: str, text: str) -> dict:
     """A chart's text summary as a view part: {"html": <p data-kv=key>text</p>}."""
     return {"html": f'<p class="{SUMMARY_CSS_CLASS}" data-kv="{html.esc(key)}">{html.esc(text)}</p>'}

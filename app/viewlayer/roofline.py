@@ -36,7 +36,7 @@ def _view_roofline(result, settings) -> dict:
     if r is None or not r.ok:
         return {"roof": {"data": {"x": [], "y": []}}, "datasheet": {"data": {"x": [], "y": []}},
                 "points": {"data": {k: [] for k in POINT_COLUMNS}}, "ridge": {"location": None},
-                "x_range": {"start": 0.3, "end": 3e4}, "y_range": {"start": 1e9, "end": 1e16}, "title": {"text": TITLE}}
+                "x_range": {"start": 0.3, "end": 3e4}, "y_range": {"start": 1e9, "end": 1e16}, "title": readouts.title(TITLE)}
     profile = load_profile(r.profile)
     bw_achieved = r.hbm_bandwidth_bytes_per_s * profile.bandwidth_efficiency
     peak_achieved = r.ridge_intensity * bw_achieved  # sim's ridge = achieved peak / achieved bandwidth
@@ -65,5 +65,5 @@ def _view_roofline(result, settings) -> dict:
         "ridge": {"location": r.ridge_intensity},
         "x_range": {"start": x0, "end": x1},
         "y_range": {"start": x0 * bw_achieved / 1.5, "end": r.peak_flops * 2.5},
-        "title": {"text": f"Roofline: the ridge is at {r.ridge_intensity:,.0f} FLOP per byte"},
+        "title": readouts.title(f"Roofline: the ridge is at {r.ridge_intensity:,.0f} FLOP per byte"),
     }

@@ -39,7 +39,7 @@ def view_step_breakdown(result, settings, phase: str = "decode", context_tokens:
     if t is None:
         return {"bars": {"data": {k: [] for k in BAR_COLUMNS}}, "labels": {"data": {"row": [], "x": [], "text": []}},
                 "y_range": {"factors": [COMPUTE, MEMORY]}, "x_range": {"end": 1.0},
-                "title": {"text": f"{phase.capitalize()}: nothing runs" + (f" ({stop[0]})" if stop else "")},
+                "title": readouts.title(f"{phase.capitalize()}: nothing runs" + (f" ({stop[0]})" if stop else "")),
                 "summary": readouts.summary(f"summary-{phase}", readouts.step_summary(None, phase))}
     memory_s = t["weight"] + t["kv"]
     binding = COMPUTE if t["compute"] > memory_s else MEMORY
@@ -65,8 +65,8 @@ def view_step_breakdown(result, settings, phase: str = "decode", context_tokens:
         data["term"].append(term)
         data["ms"].append((right - left) * 1e3)
     ends = {MEMORY: memory_s, COMPUTE: t["compute"], SERIAL: serial_s}
-    # Short enough not to be cut at 390 px, with the binding side in it (what the chart teaches); the
-    # prompt length, the batch and every term are in the summary under the chart.
+    # The binding side is in the title (what the chart teaches); the prompt length, the batch and
+    # every term are in the summary under the chart.
     bound = r.prefill_bound if phase == "prefill" else r.decode_bound
     title = f"{phase.capitalize()}: {fmt.ms(t['total'])}, {bound}-bound"
     what = (f"a {settings['prompt_tokens']:,}-token prompt" if phase == "prefill"
@@ -78,6 +78,6 @@ def view_step_breakdown(result, settings, phase: str = "decode", context_tokens:
         "y_range": {"factors": rows},
         # Room right of the longest bar for its label ("27.9 ms  \u25c0 binds") at every width down to a phone.
         "x_range": {"end": max(ends.values()) * 1e3 * 1.8},
-        "title": {"text": title},
+        "title": readouts.title(title),
         "summary": readouts.summary(f"summary-{phase}", readouts.step_summary(t, phase, what)),
     }

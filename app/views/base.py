@@ -17,6 +17,7 @@ import panel as pn
 import param
 from bokeh.plotting import figure
 
+from .. import html
 from ..html import BASE_CSS
 from ..palette import ink, muted
 from ..store import Store
@@ -117,19 +118,17 @@ class TextPane(pn.pane.HTML):
         return model
 
 
-def html_pane(**kw) -> TextPane:
+def html_pane(text: str = "", **kw) -> TextPane:
     """An HTML pane for text this package builds (every interpolated string escaped in app.html)."""
-    return TextPane("", stylesheets=[BASE_CSS], sizing_mode="stretch_width", **kw)
+    return TextPane(text, stylesheets=[BASE_CSS], sizing_mode="stretch_width", **kw)
 
 
 def base_figure(dark: bool, height: int, **kw):
-    """A figure styled for the panels: no toolbar clutter, transparent so the page's theme shows."""
-    fig = figure(height=height, sizing_mode="stretch_width", toolbar_location=None, tools="",
+    """A figure styled for the panels: no toolbar clutter, transparent so the page's theme shows.
+    No title on the canvas: a chart's title is HTML above it (`chart_title_pane`)."""
+    fig = figure(height=height, sizing_mode="stretch_width", toolbar_location=None, tools="", title=None,
                  background_fill_alpha=0, border_fill_alpha=0, outline_line_color=None, **kw)
     text, faint = ink(dark), muted(dark)
-    fig.title.text_color = text
-    fig.title.text_font_size = "15px"
-    fig.title.text_font_style = "bold"
     for axis in (*fig.xaxis, *fig.yaxis):
         axis.axis_label_text_color = faint
         axis.major_label_text_color = text
@@ -151,11 +150,22 @@ def base_figure(dark: bool, height: int, **kw):
     return fig
 
 
-def chart_with_summary(view: StoreView, fig, **kw) -> pn.Column:
-    """A chart and, under it, its text summary (the view layer's "summary" part: the numbers the
-    chart draws, for readers who cannot see the canvas)."""
+def chart_title_pane(text: str = "") -> TextPane:
+    """A chart's title as HTML above its canvas, not Bokeh's title drawn on it: canvas text cannot
+    wrap, so on a 360 px phone the longer titles ran off the chart's edge, and a screen reader
+    never reads it. A view whose title changes sets it through its "title" part."""
+    return html_pane(text=html.chart_title(text) if text else "", margin=(5, 10, 0, 10))
+
+
+UNDER_TITLE = (0, 10, 5, 10)  # a chart's margin under its title pane
+
+
+def chart_with_summary(view: StoreView, fig, title: str = "") -> pn.Column:
+    """A chart under its title, and under it its text summary (the view layer's "summary" part:
+    the numbers the chart draws, for readers who cannot see the canvas)."""
+    view.parts["title"] = chart_title_pane(title)
     view.summary = view.parts["summary"] = html_pane(margin=(0, 10, 8, 10))
-    return pn.Column(bokeh_pane(fig, **kw), view.summary, sizing_mode="stretch_width", margin=0)
+    return pn.Column(view.parts["title"], bokeh_pane(fig, margin=UNDER_TITLE), view.summary, sizing_mode="stretch_width", margin=0)
 
 
 def bokeh_pane(fig, **kw) -> pn.pane.Bokeh:

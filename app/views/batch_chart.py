@@ -19,8 +19,7 @@ class BatchChart(StoreView):
     view_name = "batch_chart"
 
     def build(self):
-        fig = base_figure(self.dark, height=340, title=TITLE,
-                          x_range=Range1d(0, 1), y_range=Range1d(0, 1))
+        fig = base_figure(self.dark, height=318, x_range=Range1d(0, 1), y_range=Range1d(0, 1))
         fig.xaxis.axis_label = "sequences in the decode batch"
         fig.yaxis.axis_label = "tokens/s, all streams"
         fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
@@ -43,8 +42,8 @@ class BatchChart(StoreView):
             ("batch", "@x"), ("aggregate", "@y{0,0} tok/s"), ("per stream", "@per{0,0.0} tok/s"), ("ITL", "@itl{0.00} ms")]))
         self.fig = fig
         self.parts.update(curve=self.curve, ideal=self.ideal, point=self.point, pool=self.pool, x_range=fig.x_range,
-                          y_range=fig.y_range, title=fig.title)
-        return chart_with_summary(self, fig, margin=(5, 10))
+                          y_range=fig.y_range)
+        return chart_with_summary(self, fig, TITLE)
 
     def data(self) -> dict:
         return view_batch_chart(self.store.result, self.store.settings.values(), self.store.batch, context_tokens=self.store.context_tokens)

@@ -19,8 +19,7 @@ class FitCurveChart(StoreView):
     view_name = "fit_curve"
 
     def build(self):
-        fig = base_figure(self.dark, height=300, x_axis_type="log", y_axis_type="log",
-                          title="Sequences that fit, as the prompt grows")
+        fig = base_figure(self.dark, height=278, x_axis_type="log", y_axis_type="log")
         fig.xaxis.axis_label = "prompt tokens"
         fig.yaxis.axis_label = "sequences that fit"
         fig.xaxis.formatter = NumeralTickFormatter(format="0,0")
@@ -43,7 +42,7 @@ class FitCurveChart(StoreView):
         self.fig = fig
         self.parts.update(curve=self.curve, point=self.point, requests=self.requests, requests_label=self.requests_label,
                           empty=self.empty)
-        return chart_with_summary(self, fig, margin=(5, 10))
+        return chart_with_summary(self, fig, "Sequences that fit, as the prompt grows")
 
     def data(self) -> dict:
         return view_fit_curve(self.store.result, self.store.settings.values(), self.store.fit, context_tokens=self.store.context_tokens)

@@ -8,7 +8,7 @@ from bokeh.models import ColumnDataSource, HoverTool, LabelSet, Range1d, Span
 
 from ..palette import ink
 from ..viewlayer.hbm_bar import COLUMNS, view_hbm_bar
-from .base import StoreView, base_figure, bokeh_pane, html_pane
+from .base import StoreView, base_figure, bokeh_pane, chart_title_pane, html_pane
 
 
 class HbmBar(StoreView):
@@ -17,8 +17,7 @@ class HbmBar(StoreView):
     def build(self):
         # Explicit ranges: BokehJS's DataRange1d keeps the bounds it started with, so ends the view
         # sets later would not show (in the served app or the static site).
-        fig = base_figure(self.dark, height=150, y_range=(-0.6, 0.6), x_range=Range1d(0, 1),
-                          title="HBM, in the order the engine fills it")
+        fig = base_figure(self.dark, height=128, y_range=(-0.6, 0.6), x_range=Range1d(0, 1))
         fig.yaxis.visible = False
         fig.ygrid.visible = False
         fig.xaxis.axis_label = "GiB"
@@ -33,8 +32,9 @@ class HbmBar(StoreView):
                                                              ("share of card", "@share{0.0%}")]))
         self.fig = fig
         self.legend = html_pane(margin=(0, 10, 5, 10))
-        self.parts.update(bars=self.source, legend=self.legend, capacity=self.capacity, x_range=fig.x_range, title=fig.title)
-        return pn.Column(bokeh_pane(fig, margin=(5, 10, 0, 10)), self.legend, sizing_mode="stretch_width", margin=0)
+        self.parts.update(bars=self.source, legend=self.legend, capacity=self.capacity, x_range=fig.x_range,
+                          title=chart_title_pane("HBM, in the order the engine fills it"))
+        return pn.Column(self.parts["title"], bokeh_pane(fig, margin=(0, 10, 0, 10)), self.legend, sizing_mode="stretch_width", margin=0)
 
     def data(self) -> dict:
         return view_hbm_bar(self.store.result, self.store.settings.values())

@@ -26,7 +26,7 @@ class RooflineChart(StoreView):
     view_name = "roofline"
 
     def build(self):
-        fig = base_figure(self.dark, height=340, x_axis_type="log", y_axis_type="log", title=TITLE,
+        fig = base_figure(self.dark, height=318, x_axis_type="log", y_axis_type="log",
                           x_range=Range1d(0.3, 3e4), y_range=Range1d(1e9, 1e16))  # explicit: the view sets both ends
         fig.xaxis.axis_label = "arithmetic intensity (FLOP per byte of HBM traffic)"
         fig.yaxis.axis_label = "FLOP/s (one GPU)"
@@ -53,8 +53,8 @@ class RooflineChart(StoreView):
                                                            ("achieved", "@flops")]))
         self.fig = fig
         self.parts.update(roof=self.roof, datasheet=self.datasheet, points=self.points, ridge=self.ridge, x_range=fig.x_range,
-                          y_range=fig.y_range, title=fig.title)
-        return chart_with_summary(self, fig, margin=(5, 10))
+                          y_range=fig.y_range)
+        return chart_with_summary(self, fig, TITLE)
 
     def data(self) -> dict:
         return view_roofline(self.store.result, self.store.settings.values(), context_tokens=self.store.context_tokens)

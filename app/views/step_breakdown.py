@@ -23,7 +23,7 @@ class StepBreakdown(StoreView):
         super().__init__(**params)
 
     def build(self):
-        fig = base_figure(self.dark, height=210, y_range=FactorRange(factors=[COMPUTE, MEMORY]), x_range=Range1d(0, 1))
+        fig = base_figure(self.dark, height=188, y_range=FactorRange(factors=[COMPUTE, MEMORY]), x_range=Range1d(0, 1))
         fig.xaxis.axis_label = "milliseconds"
         fig.ygrid.visible = False
         self.bars = ColumnDataSource({k: [] for k in BAR_COLUMNS})
@@ -42,8 +42,8 @@ class StepBreakdown(StoreView):
                               orientation="horizontal", background_fill_alpha=0, border_line_alpha=0,
                               label_text_color=ink(self.dark), spacing=12, padding=2, margin=2), "below")
         self.fig = fig
-        self.parts.update(bars=self.bars, labels=self.labels, y_range=fig.y_range, x_range=fig.x_range, title=fig.title)
-        return chart_with_summary(self, fig, margin=(5, 10))
+        self.parts.update(bars=self.bars, labels=self.labels, y_range=fig.y_range, x_range=fig.x_range)
+        return chart_with_summary(self, fig)
 
     def data(self) -> dict:
         return view_step_breakdown(self.store.result, self.store.settings.values(), self.phase, context_tokens=self.store.context_tokens)

@@ -2,6 +2,7 @@
 session answers a widget change with exactly the figures sim gives for the new state."""
 
 import json
+import math
 import subprocess
 import sys
 
@@ -187,3 +188,23 @@ def test_the_default_lab_takes_the_sites_copy_of_its_opening_run_only_when_it_is
     linked = LabPage("?seed=3", opening=text)  # a link's own state: its own run, as ever
     linked.start()
     assert linked.opening_source == "" and linked.finish()["patch"]
+
+
+def test_a_latency_marks_label_is_written_leftwards_in_the_right_part_of_the_axis():
+    """So it stays inside the plot on a narrow window (tests/browser/test_chart_labels.py measures it)."""
+    from kvlab.app.viewlayer.lab_distribution import LEFTWARDS_FROM, MARKS, view_lab_distribution
+    from kvlab.app.viewlayer.lab_page import LabPage
+
+    page = LabPage()
+    page.run()
+    page.finish()
+    out = view_lab_distribution(page, {**page.values, "metric": "TTFT"})
+    lo, hi = out["hist_main"]["data"]["left"][0], out["hist_main"]["data"]["right"][-1]
+    sides = {}
+    for mark in MARKS:
+        label = out[f"{mark}_h_label"]
+        along = math.log(label["x"] / lo) / math.log(hi / lo)
+        sides[mark] = label["text_align"]
+        assert (label["text_align"], label["x_offset"]) == (("right", -4) if along >= LEFTWARDS_FROM else ("left", 4)), (mark, along)
+        assert out[f"{mark}_c_label"] == label  # the CDF's copy says the same
+    assert sides["p50"] == "left" and sides["p99"] == "right", sides  # the default run has both sides

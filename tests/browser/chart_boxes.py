@@ -1,9 +1,12 @@
-"""Where Bokeh drew each chart's words: the screen box of every figure title, Label and LabelSet
-text, read from BokehJS's own views after layout (canvas text has no DOM box to measure).
+"""Where each chart's words are: the screen box of every Label and LabelSet text, read from
+BokehJS's own views after layout (canvas text has no DOM box to measure), and of every chart title
+(HTML above its canvas, app/views/base.chart_title_pane).
 
 Boxes are in the figure's canvas pixels: {plot, kind, text, left, right, top, bottom, canvas_width,
 canvas_height}. Text widths come from the canvas's measureText with the label's own font.
 """
+
+from .support import DEEP_ALL
 
 BOXES_JS = """() => {
   const ctx = document.createElement('canvas').getContext('2d');
@@ -17,14 +20,7 @@ BOXES_JS = """() => {
   plots.forEach((pv, n) => {
     if (!pv.el || !pv.el.isConnected || pv.bbox.width === 0) { return; }
     const W = pv.bbox.width, H = pv.bbox.height;
-    const title = pv.model.title;
     const base = {plot: n, canvas_width: W, canvas_height: H};
-    if (title && title.text && title.visible) {
-      const [w, h] = measure(title.text, font(title, 'text'));
-      const tv = Bokeh.index.find_one(title);
-      const sx = tv && tv._rect ? tv._rect.sx : 0;
-      out.push({...base, kind: 'title', text: title.text, left: sx, right: sx + w, top: 0, bottom: h});
-    }
     for (const r of [...pv.model.center, ...pv.model.above, ...pv.model.below]) {
       const rv = Bokeh.index.find_one(r);
       if (!rv || !r.visible) { continue; }
@@ -74,10 +70,24 @@ def problems(boxes: list[dict]) -> list[str]:
 CHART_PAGES_CHECKED_HERE = frozenset({"/admission", "/phases", "/serving_lab"})
 
 
+# Every shown chart title: its box in the window, and whether its text runs past its own box.
+TITLES_JS = "() => { " + DEEP_ALL + """
+  return deepAll('.kv-chart-title').filter((el) => el.getClientRects().length).map((el) => {
+    const r = el.getBoundingClientRect();
+    return {text: el.textContent, left: r.left, right: r.right, window_width: innerWidth,
+            spills: el.scrollWidth > el.clientWidth + 1}; }); }"""
+
+
+def title_problems(titles: list[dict]) -> list[str]:
+    return [f"cut: chart title {t['text']!r} spans {t['left']:.0f}-{t['right']:.0f} px of {t['window_width']}"
+            + (", its text wider than its box" if t["spills"] else "")
+            for t in titles if t["left"] < -1 or t["right"] > t["window_width"] + 1 or t["spills"]]
+
+
 def assert_chart_words_fit(page, where: str) -> None:
     """Fail, listing every cut or overlapping word, unless the charts on `page` were found and
     every word fits."""
-    boxes = page.evaluate(BOXES_JS)
-    assert sum(b["kind"] == "title" for b in boxes) >= 2, boxes  # the charts were found and measured
-    found = problems(boxes)
+    boxes, titles = page.evaluate(BOXES_JS), page.evaluate(TITLES_JS)
+    assert len(titles) >= 2 and len({b["plot"] for b in boxes}) >= 2, (titles, boxes)  # the charts were found and measured
+    found = title_problems(titles) + problems(boxes)
     assert not found, f"{where}:\n" + "\n".join(found)
