@@ -5,7 +5,7 @@ batch stays far below max_num_seqs and the queue grows (what is drawn is `viewla
 from __future__ import annotations
 
 import panel as pn
-from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d, Span
+from bokeh.models import ColumnDataSource, HoverTool, LegendItem, NumeralTickFormatter, Range1d, Span
 
 from ..palette import COLORS, OKABE_ITO, ink, muted
 from ..views.base import TextPane, base_figure
@@ -34,10 +34,10 @@ class Timeline(LabView):
         run = self.queue.step(x="t", y="running", source=self.main, color=COLORS["decode"], line_width=2, mode="after",
                               legend_label="running")
         self.queue.step(x="t", y="waiting", source=self.main, color=COLORS["prefill"], line_width=2, mode="after", legend_label="waiting")
-        self.queue.step(x="t", y="running", source=self.other, color=COLORS["decode"], line_width=1.5, line_dash="dashed", mode="after",
-                        legend_label="running (cmp.)")
-        self.queue.step(x="t", y="waiting", source=self.other, color=COLORS["prefill"], line_width=1.5, line_dash="dashed", mode="after",
-                        legend_label="waiting (cmp.)")
+        compared = [self.queue.step(x="t", y=y, source=self.other, color=COLORS[c], line_width=1.5, line_dash="dashed", mode="after")
+                    for y, c in (("running", "decode"), ("waiting", "prefill"))]
+        # One entry for both dashed lines, so the legend fits a 390 px phone (four did not).
+        self.queue.legend[0].items.append(LegendItem(label="comparison", renderers=compared))
         self.limit = Span(location=0, dimension="width", line_color=muted(self.dark), line_dash="dotted", line_width=2)
         self.queue.add_layout(self.limit)
         self.queue.add_tools(HoverTool(renderers=[run], mode="vline", tooltips=[("t", "@t{0.0} s"), ("running", "@running"),

@@ -1,6 +1,6 @@
 """Where each chart's words are: the screen box of every Label and LabelSet text, read from
-BokehJS's own views after layout (canvas text has no DOM box to measure), and of every chart title
-(HTML above its canvas, app/views/base.chart_title_pane).
+BokehJS's own views after layout (canvas text has no DOM box to measure), of every legend, and of
+every chart title (HTML above its canvas, app/views/base.chart_title_pane).
 
 Boxes are in the figure's canvas pixels: {plot, kind, text, left, right, top, bottom, canvas_width,
 canvas_height}. Text widths come from the canvas's measureText with the label's own font.
@@ -40,6 +40,11 @@ BOXES_JS = """() => {
           const top = baseline === 'middle' ? y - h / 2 : baseline === 'top' ? y : y - h;
           out.push({...base, kind: 'labelset', text, left, right: left + w, top, bottom: top + h});
         });
+      }
+      if (r.type === 'Legend' && rv.el && rv.el.isConnected) {  // drawn as HTML over the canvas
+        const p = pv.el.getBoundingClientRect(), q = rv.el.getBoundingClientRect();
+        if (q.width) { out.push({...base, kind: 'legend', text: r.items.map((i) => val(i.label)).join(', '),
+                                 left: q.left - p.left, right: q.right - p.left, top: q.top - p.top, bottom: q.bottom - p.top}); }
       }
     }
   });

@@ -1,7 +1,7 @@
-"""No chart word is cut off or drawn over another: every chart title, Label and LabelSet text of
-the panels and the serving lab, measured from BokehJS's own layout at 1280 px, 1440 px and on a
-360 px phone (tests/browser/chart_boxes.py; test_a11y measures the default pages on its 390 px
-one). Point labels drawn as text glyphs are not measured."""
+"""No chart word is cut off or drawn over another: every chart title, Label and LabelSet text and
+every legend of the panels and the serving lab, measured from BokehJS's own layout at 1280 px,
+1440 px and on a 360 px phone (tests/browser/chart_boxes.py; test_a11y measures the default pages
+on its 390 px one). Point labels drawn as text glyphs are not measured."""
 
 from __future__ import annotations
 
