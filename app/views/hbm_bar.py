@@ -32,8 +32,7 @@ class HbmBar(StoreView):
                                                              ("share of card", "@share{0.0%}")]))
         self.fig = fig
         self.legend = html_pane(margin=(0, 10, 5, 10))
-        self.parts.update(bars=self.source, legend=self.legend, capacity=self.capacity, x_range=fig.x_range,
-                          title=chart_title_pane("HBM, in the order the engine fills it"))
+        self.parts.update(bars=self.source, legend=self.legend, capacity=self.capacity, x_range=fig.x_range, title=chart_title_pane())
         return pn.Column(self.parts["title"], bokeh_pane(fig, margin=(0, 10, 0, 10)), self.legend, sizing_mode="stretch_width", margin=0)
 
     def data(self) -> dict:
