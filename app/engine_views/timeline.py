@@ -8,7 +8,7 @@ import panel as pn
 from bokeh.models import ColumnDataSource, HoverTool, LegendItem, NumeralTickFormatter, Range1d, Span
 
 from ..palette import COLORS, OKABE_ITO, ink, muted
-from ..views.base import TextPane, base_figure
+from ..views.base import TextPane, base_figure, legend_key
 from .base import COMPARE_COLOR, LabView, below_plot, side_by_side
 
 
@@ -28,8 +28,10 @@ class Timeline(LabView):
         area = self.kv.varea(x="t", y1=0, y2="kv", source=self.main, fill_color=COLORS["kv"], fill_alpha=0.35, legend_label="this policy")
         self.kv.line(x="t", y="kv", source=self.main, color=COLORS["kv"], line_width=2)
         self.kv.line(x="t", y="kv", source=self.other, color=COMPARE_COLOR, line_width=2, line_dash="dashed", legend_label="comparison")
-        self.kv.scatter(x="t", y="kv", source=self.preempt, marker="inverted_triangle", size=9, color=OKABE_ITO["black"] if not self.dark
-                        else "#FFFFFF", legend_label="preemptions")
+        mark = dict(marker="inverted_triangle", size=9, color=OKABE_ITO["black"] if not self.dark else "#FFFFFF")
+        # The key comes from legend_key: a run without preemptions leaves their source empty.
+        preemptions = [self.kv.scatter(x="t", y="kv", source=self.preempt, **mark), legend_key(self.kv, **mark)]
+        self.kv.legend[0].items.append(LegendItem(label="preemptions", renderers=preemptions))
         self.kv.add_tools(HoverTool(renderers=[area], mode="vline", tooltips=[("t", "@t{0.0} s"), ("KV in use", "@kv{0.0%}")]))
         run = self.queue.step(x="t", y="running", source=self.main, color=COLORS["decode"], line_width=2, mode="after",
                               legend_label="running")

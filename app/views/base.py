@@ -11,6 +11,7 @@ part's properties on the model `build()` registered under that part's name in `s
 
 from __future__ import annotations
 
+import math
 import os
 
 import panel as pn
@@ -148,6 +149,13 @@ def base_figure(dark: bool, height: int, **kw):
         grid.grid_line_color = faint
         grid.grid_line_alpha = 0.25
     return fig
+
+
+def legend_key(fig, y=0, **visuals):
+    """A renderer that only gives a legend entry its key: one point at x = NaN, never drawn.
+    BokehJS draws no key for a renderer without data, so an entry whose glyph's source can be
+    empty (or, for keys only, always is) needs one. `y` must be on the figure's y range."""
+    return fig.scatter(x=[math.nan], y=[y], **visuals)
 
 
 def chart_title_pane(text: str = "") -> TextPane:

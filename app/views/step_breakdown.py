@@ -11,7 +11,7 @@ from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LabelSet, Leg
 
 from ..palette import COLORS, ink
 from ..viewlayer.step_breakdown import BAR_COLUMNS, COMPUTE, MEMORY, phase_terms, view_step_breakdown
-from .base import StoreView, base_figure, chart_with_summary
+from .base import StoreView, base_figure, chart_with_summary, legend_key
 
 
 class StepBreakdown(StoreView):
@@ -37,7 +37,7 @@ class StepBreakdown(StoreView):
         keys = [("weights", "weight read"), ("kv", "KV read"), ("compute", "tensor-core compute")]
         if self.phase == "prefill":
             keys.remove(("kv", "KV read"))
-        glyphs = [fig.scatter(x=[], y=[], marker="square", size=12, color=COLORS[c]) for c, _ in keys]  # legend keys only
+        glyphs = [legend_key(fig, COMPUTE, marker="square", size=12, color=COLORS[c]) for c, _ in keys]
         fig.add_layout(Legend(items=[LegendItem(label=name, renderers=[g]) for g, (_, name) in zip(glyphs, keys, strict=True)],
                               orientation="horizontal", background_fill_alpha=0, border_line_alpha=0,
                               label_text_color=ink(self.dark), spacing=12, padding=2, margin=2), "below")

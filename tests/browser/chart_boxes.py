@@ -1,6 +1,7 @@
 """Where each chart's words are: the screen box of every Label and LabelSet text, read from
 BokehJS's own views after layout (canvas text has no DOM box to measure), of every legend, and of
-every chart title (HTML above its canvas, app/views/base.chart_title_pane).
+every chart title (HTML above its canvas, app/views/base.chart_title_pane); and whether each
+legend entry's key was drawn.
 
 Boxes are in the figure's canvas pixels: {plot, kind, text, left, right, top, bottom, canvas_width,
 canvas_height}. Text widths come from the canvas's measureText with the label's own font.
@@ -83,16 +84,27 @@ TITLES_JS = "() => { " + DEEP_ALL + """
             spills: el.scrollWidth > el.clientWidth + 1}; }); }"""
 
 
+# Every shown legend entry, and whether its key (the glyph drawn beside its label) has a pixel.
+LEGEND_KEYS_JS = "() => { " + DEEP_ALL + """
+  const inLegend = (el) => { const root = el.getRootNode(); return root.host && root.host.classList.contains('bk-Legend'); };
+  return deepAll('.bk-item').filter((el) => inLegend(el) && el.getClientRects().length).map((el) => {
+    const c = el.querySelector('canvas');
+    const d = c && c.width ? c.getContext('2d').getImageData(0, 0, c.width, c.height).data : [];
+    let drawn = false;
+    for (let i = 3; i < d.length && !drawn; i += 4) { drawn = d[i] > 0; }
+    return {text: el.textContent, drawn}; }); }"""
+
+
 def title_problems(titles: list[dict]) -> list[str]:
     return [f"cut: chart title {t['text']!r} spans {t['left']:.0f}-{t['right']:.0f} px of {t['window_width']}"
             + (", its text wider than its box" if t["spills"] else "")
             for t in titles if t["left"] < -1 or t["right"] > t["window_width"] + 1 or t["spills"]]
 
 
-def assert_chart_words_fit(page, where: str) -> None:
-    """Fail, listing every cut or overlapping word, unless the charts on `page` were found and
-    every word fits."""
-    boxes, titles = page.evaluate(BOXES_JS), page.evaluate(TITLES_JS)
+def assert_charts_legible(page, where: str) -> None:
+    """Fail, listing every cut or overlapping word and every legend entry drawn without its key,
+    unless the charts on `page` were found and every word fits."""
+    boxes, titles, keys = page.evaluate(BOXES_JS), page.evaluate(TITLES_JS), page.evaluate(LEGEND_KEYS_JS)
     assert len(titles) >= 2 and len({b["plot"] for b in boxes}) >= 2, (titles, boxes)  # the charts were found and measured
-    found = title_problems(titles) + problems(boxes)
+    found = title_problems(titles) + problems(boxes) + [f"legend entry {k['text']!r} has no key" for k in keys if not k["drawn"]]
     assert not found, f"{where}:\n" + "\n".join(found)

@@ -8,7 +8,7 @@ import pytest
 from kvlab.sim import Scenario, evaluate
 
 from .axe import AXE_JS, PAGES, VIEWPORTS, counts, describe, run_axe
-from .chart_boxes import CHART_PAGES_CHECKED_HERE, assert_chart_words_fit
+from .chart_boxes import CHART_PAGES_CHECKED_HERE, assert_charts_legible
 from .support import DEEP_ACTIVE, DEEP_ALL, faint_controls
 
 pytestmark = pytest.mark.browser
@@ -70,7 +70,7 @@ def test_axe_no_critical_or_serious(axe_installed, browser, server, path, ready,
         if theme == "light" and path in CHART_PAGES_CHECKED_HERE:
             # test_chart_labels' check at this width, on this page load instead of one more
             page.wait_for_timeout(600)  # Bokeh lays out and paints after the data arrives
-            assert_chart_words_fit(page, f"{path} at {VIEWPORTS[viewport]['width']}px")
+            assert_charts_legible(page, f"{path} at {VIEWPORTS[viewport]['width']}px")
     finally:
         context.close()
 

@@ -1,14 +1,15 @@
-"""No chart word is cut off or drawn over another: every chart title, Label and LabelSet text and
-every legend of the panels and the serving lab, measured from BokehJS's own layout at 1280 px,
-1440 px and on a 360 px phone (tests/browser/chart_boxes.py; test_a11y measures the default pages
-on its 390 px one). Point labels drawn as text glyphs are not measured."""
+"""No chart word is cut off or drawn over another, and every legend entry shows its key: every
+chart title, Label and LabelSet text and every legend of the panels and the serving lab, measured
+from BokehJS's own layout at 1280 px, 1440 px and on a 360 px phone (tests/browser/chart_boxes.py;
+test_a11y measures the default pages on its 390 px one). Point labels drawn as text glyphs are not
+measured."""
 
 from __future__ import annotations
 
 import pytest
 
 from .axe import VIEWPORTS
-from .chart_boxes import CHART_PAGES_CHECKED_HERE, assert_chart_words_fit
+from .chart_boxes import CHART_PAGES_CHECKED_HERE, assert_charts_legible
 
 pytestmark = pytest.mark.browser
 
@@ -42,6 +43,6 @@ def test_chart_words_fit_and_do_not_overlap(browser, server, path, ready, width)
         page.goto(server + path)
         page.locator(ready).first.wait_for(timeout=60_000)
         page.wait_for_timeout(1200)  # Bokeh lays out and paints after the data arrives
-        assert_chart_words_fit(page, f"{path} at {width}px")
+        assert_charts_legible(page, f"{path} at {width}px")
     finally:
         context.close()
