@@ -87,9 +87,11 @@ SKIP_CSS = shipped_css("""
 # Below 768 px Bootstrap's fixed sidebar would squeeze the numbers into a sliver. Stack instead:
 # the numbers first, and the controls in a panel pinned to the bottom of the screen (at most 40%
 # of its height, scrolling inside), so a slider is always on screen together with the numbers it
-# moves. At the end of the page the panel settles into its place in the flow.
+# moves. At the end of the page the panel settles into its place in the flow. The same below 500 px
+# of height (a phone on its side): there the desktop layout's header, two rows tall and always
+# on top, took 106 of 390 px and left the sidebar and the numbers 284 px to scroll in, each apart.
 PHONE_CSS = shipped_css("""
-@media (max-width: 767.98px) {
+@media (max-width: 767.98px), (max-height: 500px) {
   #container { height: auto !important; min-height: 100vh; overflow: visible !important; }
   #content { flex-direction: column; flex-wrap: nowrap; overflow: visible !important; height: auto; }
   #main { order: 1; overflow: visible; padding: 8px 4px 12px 4px; }

@@ -30,6 +30,33 @@ def test_phone_width_has_no_sideways_scroll(browser, server, path):
     context.close()
 
 
+LANDSCAPE_JS = f"""() => {{ {DEEP_ALL} const box = (el) => el.getBoundingClientRect(), sheet = document.getElementById('sidebar');
+  const number = deepAll('[data-kv="max_sequences"]')[0];
+  return {{ headerBottom: box(document.getElementById('header')).bottom, sheetTop: box(sheet).top, sheetBottom: box(sheet).bottom,
+           sheetPosition: getComputedStyle(sheet).position, numberBottom: number ? box(number).bottom : null, scrollY }}; }}"""
+
+
+def test_a_phone_on_its_side_scrolls_the_header_away_and_pins_the_settings(browser, server):
+    """844 x 390: the desktop layout kept its two-row header on top (106 px) and left the sidebar and
+    the numbers 284 px to scroll in, each on its own. The phone's layout serves instead."""
+    context = browser.new_context(viewport={"width": 844, "height": 390}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    try:
+        page.goto(server + "/admission")
+        page.wait_for_selector('[data-kv="log"]')
+        page.wait_for_timeout(300)
+        top = page.evaluate(LANDSCAPE_JS)
+        assert top["sheetPosition"] == "sticky" and top["sheetBottom"] <= 391 and top["sheetTop"] >= 390 * 0.55, top
+        page.evaluate("(y) => window.scrollTo(0, y)", top["headerBottom"])
+        page.wait_for_timeout(200)
+        scrolled = page.evaluate(LANDSCAPE_JS)
+        assert scrolled["scrollY"] > 0 and scrolled["headerBottom"] <= 1, scrolled  # the header went with the page
+        assert scrolled["sheetBottom"] <= 391 and scrolled["sheetTop"] == top["sheetTop"], scrolled  # the sheet stayed
+        assert 0 < scrolled["numberBottom"] <= scrolled["sheetTop"], scrolled  # the headline number shows above it
+    finally:
+        context.close()
+
+
 def _longest_titled_lessons(n: int = 3) -> list[str]:
     from kvlab.lessons import course
 
