@@ -109,9 +109,20 @@ def chart_title(text: str) -> str:
     return f'<p class="kv-chart-title">{esc(text)}</p>'
 
 
+def _swatch(color: str) -> str:
+    return f'<span class="swatch" style="background:{esc(color)}"></span>'
+
+
 def legend(items: list[tuple[str, str, str, str]]) -> str:
     """[(colour, name, value, key)] as a wrapping row of swatches."""
-    cells = "".join(f'<span class="kv-key"><span class="swatch" style="background:{esc(color)}"></span>'
-                    f'{esc(name)} <b data-kv="hbm_{esc(key)}">{esc(value)}</b></span>' for color, name, value, key in items)
+    cells = "".join(f'<span class="kv-key">{_swatch(color)}{esc(name)} <b data-kv="hbm_{esc(key)}">{esc(value)}</b></span>'
+                    for color, name, value, key in items)
+    return f'<div class="kv-legend">{cells}</div>'
+
+
+def key_legend(items: list[tuple[str, str]]) -> str:
+    """[(colour, name)]: what each colour of a chart means, as a row that wraps in a narrow window
+    (a Bokeh legend is one row that runs past the canvas's edges there)."""
+    cells = "".join(f'<span class="kv-key">{_swatch(color)}{esc(name)}</span>' for color, name in items)
     return f'<div class="kv-legend">{cells}</div>'
 

@@ -8,6 +8,7 @@ do not overlap and add on after (their row appears only when they are non-zero).
 from __future__ import annotations
 
 from .. import format as fmt
+from .. import html
 from ..palette import COLORS
 from . import readouts
 
@@ -38,6 +39,7 @@ def view_step_breakdown(result, settings, phase: str = "decode", context_tokens:
     t = phase_terms(r, phase) if stop is None else None
     if t is None:
         return {"bars": {"data": {k: [] for k in BAR_COLUMNS}}, "labels": {"data": {"row": [], "x": [], "text": []}},
+                "legend": {"html": ""},
                 "y_range": {"factors": [COMPUTE, MEMORY]}, "x_range": {"end": 1.0},
                 "title": readouts.title(f"{phase.capitalize()}: nothing runs" + (f" ({stop[0]})" if stop else "")),
                 "summary": readouts.summary(f"summary-{phase}", readouts.step_summary(None, phase))}
@@ -76,8 +78,11 @@ def view_step_breakdown(result, settings, phase: str = "decode", context_tokens:
         "labels": {"data": {"row": rows, "x": [ends[row] * 1e3 for row in rows],
                             "text": [fmt.ms(ends[row]) + ("  \u25c0 binds" if row == binding else "") for row in rows]}},
         "y_range": {"factors": rows},
-        # Room right of the longest bar for its label ("27.9 ms  \u25c0 binds") at every width down to a phone.
-        "x_range": {"end": max(ends.values()) * 1e3 * 1.8},
+        # Room right of the longest bar for its label ("27.9 ms  \u25c0 binds") at every width down to 320 px.
+        "x_range": {"end": max(ends.values()) * 1e3 * 2.0},
         "title": readouts.title(title),
+        # A key for every colour drawn: weight read and KV read share the memory row.
+        "legend": {"html": html.key_legend(list(dict.fromkeys((COLORS[color], term) for _, left, right, color, term in segments
+                                                               if right > left)))},
         "summary": readouts.summary(f"summary-{phase}", readouts.step_summary(t, phase, what)),
     }

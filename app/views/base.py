@@ -154,7 +154,7 @@ def base_figure(dark: bool, height: int, **kw):
 def legend_key(fig, y=0, **visuals):
     """A renderer that only gives a legend entry its key: one point at x = NaN, never drawn.
     BokehJS draws no key for a renderer without data, so an entry whose glyph's source can be
-    empty (or, for keys only, always is) needs one. `y` must be on the figure's y range."""
+    empty needs one. `y` must be on the figure's y range."""
     return fig.scatter(x=[math.nan], y=[y], **visuals)
 
 
@@ -168,12 +168,16 @@ def chart_title_pane(text: str = "") -> TextPane:
 UNDER_TITLE = (0, 10, 5, 10)  # a chart's margin under its title pane
 
 
-def chart_with_summary(view: StoreView, fig, title: str = "") -> pn.Column:
+def chart_with_summary(view: StoreView, fig, title: str = "", legend: bool = False) -> pn.Column:
     """A chart under its title, and under it its text summary (the view layer's "summary" part:
-    the numbers the chart draws, for readers who cannot see the canvas)."""
+    the numbers the chart draws, for readers who cannot see the canvas); with `legend`, between
+    them the view layer's "legend" part (`html.key_legend`)."""
     view.parts["title"] = chart_title_pane(title)
+    if legend:
+        view.parts["legend"] = html_pane(margin=(0, 10, 6, 10))
     view.summary = view.parts["summary"] = html_pane(margin=(0, 10, 8, 10))
-    return pn.Column(view.parts["title"], bokeh_pane(fig, margin=UNDER_TITLE), view.summary, sizing_mode="stretch_width", margin=0)
+    panes = [view.parts["title"], bokeh_pane(fig, margin=UNDER_TITLE), *([view.parts["legend"]] if legend else []), view.summary]
+    return pn.Column(*panes, sizing_mode="stretch_width", margin=0)
 
 
 def bokeh_pane(fig, **kw) -> pn.pane.Bokeh:

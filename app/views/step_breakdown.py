@@ -7,11 +7,11 @@ do not overlap and add on after (their row appears only when they are non-zero).
 
 from __future__ import annotations
 
-from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LabelSet, Legend, LegendItem, Range1d
+from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LabelSet, Range1d
 
-from ..palette import COLORS, ink
+from ..palette import ink
 from ..viewlayer.step_breakdown import BAR_COLUMNS, COMPUTE, MEMORY, phase_terms, view_step_breakdown
-from .base import StoreView, base_figure, chart_with_summary, legend_key
+from .base import StoreView, base_figure, chart_with_summary
 
 
 class StepBreakdown(StoreView):
@@ -23,7 +23,7 @@ class StepBreakdown(StoreView):
         super().__init__(**params)
 
     def build(self):
-        fig = base_figure(self.dark, height=188, y_range=FactorRange(factors=[COMPUTE, MEMORY]), x_range=Range1d(0, 1))
+        fig = base_figure(self.dark, height=160, y_range=FactorRange(factors=[COMPUTE, MEMORY]), x_range=Range1d(0, 1))
         fig.xaxis.axis_label = "milliseconds"
         fig.ygrid.visible = False
         self.bars = ColumnDataSource({k: [] for k in BAR_COLUMNS})
@@ -33,17 +33,9 @@ class StepBreakdown(StoreView):
         fig.add_layout(LabelSet(x="x", y="row", text="text", source=self.labels, x_offset=6, text_baseline="middle",
                                 text_font_size="13px", text_font_style="bold", text_color=ink(self.dark)))
         fig.add_tools(HoverTool(renderers=[r], tooltips=[("", "@term"), ("time", "@ms{0,0.00} ms")]))
-        # A legend for every colour the bars use: weight read and KV read share the memory row.
-        keys = [("weights", "weight read"), ("kv", "KV read"), ("compute", "tensor-core compute")]
-        if self.phase == "prefill":
-            keys.remove(("kv", "KV read"))
-        glyphs = [legend_key(fig, COMPUTE, marker="square", size=12, color=COLORS[c]) for c, _ in keys]
-        fig.add_layout(Legend(items=[LegendItem(label=name, renderers=[g]) for g, (_, name) in zip(glyphs, keys, strict=True)],
-                              orientation="horizontal", background_fill_alpha=0, border_line_alpha=0,
-                              label_text_color=ink(self.dark), spacing=12, padding=2, margin=2), "below")
         self.fig = fig
         self.parts.update(bars=self.bars, labels=self.labels, y_range=fig.y_range, x_range=fig.x_range)
-        return chart_with_summary(self, fig)
+        return chart_with_summary(self, fig, legend=True)
 
     def data(self) -> dict:
         return view_step_breakdown(self.store.result, self.store.settings.values(), self.phase, context_tokens=self.store.context_tokens)

@@ -3,6 +3,7 @@ session answers a widget change with exactly the figures sim gives for the new s
 
 import json
 import math
+import re
 import subprocess
 import sys
 
@@ -208,3 +209,21 @@ def test_a_latency_marks_label_is_written_leftwards_in_the_right_part_of_the_axi
         assert (label["text_align"], label["x_offset"]) == (("right", -4) if along >= LEFTWARDS_FROM else ("left", 4)), (mark, along)
         assert out[f"{mark}_c_label"] == label  # the CDF's copy says the same
     assert sides["p50"] == "left" and sides["p99"] == "right", sides  # the default run has both sides
+
+
+def test_a_step_charts_legend_keys_each_colour_it_draws():
+    """Weight read and KV read share the memory row; the serial row's colours appear with tensor
+    parallelism. The legend is HTML, so it wraps in a narrow window."""
+    from kvlab.app.palette import COLORS
+    from kvlab.app.viewlayer import settings
+    from kvlab.app.viewlayer.step_breakdown import view_step_breakdown
+
+    def keys(phase: str, **changes) -> list[str]:
+        values = {**settings.defaults(), **changes}
+        html = view_step_breakdown(evaluate(settings.scenario(values)), values, phase)["legend"]["html"]
+        return re.findall(r'background:([^"]+)"></span>([^<]+)</span>', html)
+
+    decode = [("weights", "weight read"), ("kv", "KV read"), ("compute", "tensor-core compute")]
+    assert keys("decode") == [(COLORS[c], name) for c, name in decode]
+    assert keys("prefill") == [(COLORS[c], name) for c, name in decode if c != "kv"]  # a prefill reads no cache
+    assert keys("decode", tp=2) == [*keys("decode"), (COLORS["allreduce"], "all-reduce")]  # its launch overhead is 0 here: no key
