@@ -7,7 +7,7 @@ from .. import html
 from .lab_settings import policy_label
 from .lab_status import seconds
 
-# 13 px on a phone: at 15 px the first column broke "Preemptions" inside the word at 390 px.
+# Smaller type on a phone: at 15 px the first column broke "Preemptions" inside the word at 390 px.
 TABLE_CSS = """
 .kv-compare { border-collapse: collapse; width: 100%; font-size: 15px; font-variant-numeric: tabular-nums; }
 .kv-compare th, .kv-compare td { padding: 5px 10px; border-bottom: 1px solid var(--kv-border); text-align: right; }
@@ -15,7 +15,7 @@ TABLE_CSS = """
 .kv-compare .better { color: var(--kv-good, #006B4F); font-weight: 600; }
 .kv-compare .worse { color: var(--kv-bad, #A83A00); font-weight: 600; }
 @media (max-width: 480px) { .kv-compare { font-size: 13px; } }
-@media (max-width: 400px) { .kv-compare th, .kv-compare td { padding: 4px; overflow-wrap: anywhere; } }
+@media (max-width: 400px) { .kv-compare { font-size: 12px; } .kv-compare th, .kv-compare td { padding: 4px; overflow-wrap: anywhere; } }
 """
 
 # (label, getter, formatter, lower is better)
