@@ -109,16 +109,16 @@ SET_SLIDER_JS = """([title, value]) => {
 # Every element matching a selector, in the document and inside every shadow root Panel and
 # BokehJS make (document order, each root's matches before its children's roots). A string to put
 # at the start of a page function's body: it defines `deepAll(selector)`.
+DEEP_ALL = """const deepAll = (selector) => { const out = []; const walk = (root) => {
+    out.push(...root.querySelectorAll(selector));
+    for (const el of root.querySelectorAll('*')) { if (el.shadowRoot) { walk(el.shadowRoot); } } };
+  walk(document); return out; };"""
+
 # The element that has the focus, inside the open shadow roots (document.activeElement stops at
 # the outermost host).
 DEEP_ACTIVE = """const deepActive = () => { let el = document.activeElement;
   while (el && el.shadowRoot && el.shadowRoot.activeElement) { el = el.shadowRoot.activeElement; }
   return el; };"""
-
-DEEP_ALL = """const deepAll = (selector) => { const out = []; const walk = (root) => {
-    out.push(...root.querySelectorAll(selector));
-    for (const el of root.querySelectorAll('*')) { if (el.shadowRoot) { walk(el.shadowRoot); } } };
-  walk(document); return out; };"""
 
 # Every enabled, unfocused control whose outline identifies it (WCAG 2.1, 1.4.11): text and number boxes,
 # selects, slider rails and handles, and buttons drawn as an outline (no fill of their own, a
