@@ -1,6 +1,6 @@
 """What every page needs to be usable from a keyboard, with a screen reader and on a phone.
 
-- `KvTemplate`: Panel's Bootstrap template with a skip link, the page title as its <h1>, the
+- `KvTemplate`: Panel's Bootstrap template with a skip link, the page title as its one <h1>, the
   controls in an <aside> and the views in <main> (app/templates/kvlab.html), plus a small script
   (app/templates/a11y.js) that names the parts of Bokeh's widgets that have no name and announces
   log2 sliders in tokens.
@@ -130,7 +130,11 @@ class KvTemplate(pn.template.BootstrapTemplate):
 
     _template = TEMPLATES / "kvlab.html"
 
-    def __init__(self, **params):
+    def __init__(self, title_heading: bool = True, **params):
+        """`title_heading`: the header's title is the page's <h1>. A page whose content opens with
+        its own <h1> (a lesson, the course map, the glossary; the one heading an embed shows, since
+        embed mode hides the header) passes False, and the header's title is plain text, so the
+        page has one <h1> either way."""
         params.setdefault("design", KvDesign)
         params.setdefault("meta_viewport", META_VIEWPORT)
         params.setdefault("busy_indicator", None)  # its spinner would add two messages to every slider move
@@ -139,6 +143,7 @@ class KvTemplate(pn.template.BootstrapTemplate):
         text = text.replace("KVLAB_PAINT_JS", inline_script("bokeh_paint.js"))
         self.template = self.nb_template = parse_template(text)
         self.config.raw_css = [*self.config.raw_css, PAGE_CSS]
+        self._render_variables["title_heading"] = title_heading
 
 
 def group_title(text: str) -> pn.pane.HTML:

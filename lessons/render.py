@@ -343,8 +343,9 @@ def lesson_body(lesson: Lesson) -> LessonBody:
 
 def page(title: str, slug: str, body) -> KvTemplate:
     # KvTemplate (app/a11y.py): skip link, landmarks, named widgets, focus rings, the phone layout.
+    # Each body opens with its own <h1>, the page's one (title_heading).
     return KvTemplate(
-        title=f"{SITE} · {title}", header=[nav_links(current=slug), theme_button()], main=[body],
+        title=f"{SITE} · {title}", header=[nav_links(current=slug), theme_button()], main=[body], title_heading=False,
         header_background=HEADER_COLOR, theme="dark" if pn.config.theme == "dark" else "default")
 
 

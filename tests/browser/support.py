@@ -114,6 +114,17 @@ DEEP_ALL = """const deepAll = (selector) => { const out = []; const walk = (root
     for (const el of root.querySelectorAll('*')) { if (el.shadowRoot) { walk(el.shadowRoot); } } };
   walk(document); return out; };"""
 
+# The page's top-level headings that are shown (a hidden header's is not read), through the open
+# shadow roots: a page has one, its title (app/a11y.KvTemplate's title_heading).
+H1_TEXTS_JS = "() => {" + DEEP_ALL + """
+  return deepAll('h1').filter((h) => h.getClientRects().length > 0).map((h) => h.textContent.trim()); }"""
+
+
+def h1_texts(page) -> list[str]:
+    """The text of each <h1> shown on the page."""
+    return page.evaluate(H1_TEXTS_JS)
+
+
 # The element that has the focus, inside the open shadow roots (document.activeElement stops at
 # the outermost host).
 DEEP_ACTIVE = """const deepActive = () => { let el = document.activeElement;

@@ -9,7 +9,7 @@ from kvlab.sim import Scenario, evaluate
 
 from .axe import AXE_JS, PAGES, VIEWPORTS, counts, describe, run_axe
 from .chart_boxes import CHART_PAGES_CHECKED_HERE, assert_charts_legible
-from .support import DEEP_ACTIVE, DEEP_ALL, faint_controls
+from .support import DEEP_ACTIVE, DEEP_ALL, faint_controls, h1_texts
 
 pytestmark = pytest.mark.browser
 
@@ -65,8 +65,10 @@ def test_axe_no_critical_or_serious(axe_installed, browser, server, path, ready,
         violations = run_axe(page)
         found = counts(violations)
         assert found["critical"] == 0 and found["serious"] == 0, f"{path} {viewport} {theme}: {found}\n{describe(violations)}"
-        # What axe does not check: each control's outline against what is behind it (WCAG 1.4.11).
+        # What axe does not check: each control's outline against what is behind it (WCAG 1.4.11),
+        # and that the page has one title heading (axe asks for at least one).
         assert faint_controls(page) == [], f"{path} {viewport} {theme}"
+        assert len(h1_texts(page)) == 1, f"{path} {viewport} {theme}: {h1_texts(page)}"
         if theme == "light" and path in CHART_PAGES_CHECKED_HERE:
             # test_chart_labels' check at this width, on this page load instead of one more
             page.wait_for_timeout(600)  # Bokeh lays out and paints after the data arrives

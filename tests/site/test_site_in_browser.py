@@ -28,7 +28,7 @@ from kvlab.sim import Scenario, evaluate
 from kvlab.sim.engine import parse_trace, simulate
 
 from tests.browser.axe import AXE_JS, LESSON_READY, READY, describe, run_axe
-from tests.browser.support import DEEP_ACTIVE, DEEP_ALL, faint_controls
+from tests.browser.support import DEEP_ACTIVE, DEEP_ALL, faint_controls, h1_texts
 from tests.pyodide import harness
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -71,10 +71,10 @@ NAV_HREFS_JS = "() => {" + DEEP_ALL + " return deepAll('nav.kv-nav a').map((a) =
 
 
 def _looks(page) -> dict:
-    """What a page shows its reader beyond axe's checks: its theme, where its nav links go, and
-    any control whose outline is below 3:1 (tests/browser/support.py, faint_controls)."""
+    """What a page shows its reader beyond axe's checks: its theme, where its nav links go, any
+    control whose outline is below 3:1 (tests/browser/support.py, faint_controls), and its <h1>s."""
     return {"theme": page.evaluate("document.documentElement.dataset.bsTheme || 'light'"),
-            "nav": page.evaluate(NAV_HREFS_JS), "faint": faint_controls(page)}
+            "nav": page.evaluate(NAV_HREFS_JS), "faint": faint_controls(page), "h1": h1_texts(page)}
 
 
 def _host_page(site_base: str) -> str:
@@ -645,7 +645,7 @@ def test_slider_answers_within_a_few_frames(visit):
 def test_each_page_keeps_its_theme_its_nav_links_and_its_controls_outlines(visit, real_site):
     """A link with theme=dark shows the dark build; every nav link leads to a file of the site,
     in the page's theme (static pages have no query of their own to give them); every control's
-    outline reaches 3:1 in both themes (WCAG 1.4.11)."""
+    outline reaches 3:1 in both themes (WCAG 1.4.11); each page has one <h1>."""
     looks = visit["looks"]
     assert sorted(looks) == sorted(f"{p} {t}" for p in AXE_PAGES for t in ("light", "dark"))
     for key, seen in looks.items():
@@ -657,6 +657,7 @@ def test_each_page_keeps_its_theme_its_nav_links_and_its_controls_outlines(visit
         # Straight to the page's file in that theme (through the other one, the shell redirects: a tenth of a second).
         assert all((".dark.html" in href) == (theme == "dark") for href in seen["nav"]), (key, seen["nav"])
         assert seen["faint"] == [], (key, seen["faint"])
+        assert len(seen["h1"]) == 1, (key, seen["h1"])  # one title heading (a lesson's is its own)
 
 
 def test_dark_theme_link_opens_the_dark_build(visit):
