@@ -28,7 +28,7 @@ from kvlab.sim import Scenario, evaluate
 from kvlab.sim.engine import parse_trace, simulate
 
 from tests.browser.axe import AXE_JS, LESSON_READY, READY, describe, run_axe
-from tests.browser.support import DEEP_ACTIVE, DEEP_ALL, faint_controls, h1_texts
+from tests.browser.support import DEEP_ACTIVE, DEEP_ALL, H1_TEXTS_JS, faint_controls, h1_texts
 from tests.pyodide import harness
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -461,8 +461,12 @@ def _visit_site(site: Path, pages: list[str], snapshot_file: str | None = None) 
                 host.goto(host_base + "notes.html")
                 frame = host.frame_locator("#kv")
                 host.wait_for_function("document.getElementById('kv').getBoundingClientRect().height > 400", timeout=BOOT_TIMEOUT_MS)
+                inner = next(f for f in host.frames if f.url.startswith(base))
                 out["embed"] = {"origin_host": host_base, "height": host.evaluate("document.getElementById('kv').offsetHeight"),
-                                "header_visible": frame.locator("#header").first.is_visible(), "errors": errors2}
+                                "header_box": frame.locator("#header").first.bounding_box(),
+                                "header_links": frame.locator("#header a, #header button").evaluate_all(
+                                    "(els) => els.filter((e) => e.getClientRects().length > 0).length"),
+                                "h1": inner.evaluate(H1_TEXTS_JS), "errors": errors2}
                 host.close()
             if snapshot_file:
                 t_fallback = time.monotonic()
@@ -676,7 +680,11 @@ def test_copy_embed_code_carries_embed_mode_and_warns_about_a_local_address(visi
 def test_embed_from_another_origin_hides_the_header_and_resizes(visit):
     embed = visit["embed"]
     assert embed["height"] > 400
-    assert embed["header_visible"] is False
+    # The header takes no room and offers nothing to tab to; its title is left, for screen readers
+    # only, as the embedded panel's one <h1>.
+    assert embed["header_box"]["height"] <= 1 and embed["header_box"]["width"] <= 1, embed["header_box"]
+    assert embed["header_links"] == 0
+    assert embed["h1"] == ["kvlab · The admission decision"]
     assert embed["errors"] == []
 
 
