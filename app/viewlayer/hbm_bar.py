@@ -13,7 +13,6 @@ from ..palette import COLORS
 from . import readouts
 
 GIB = 2**30
-MIN_LABEL_SHARE = 0.07  # a segment narrower than 7% of the card gets no in-bar label (the legend still names it)
 SEGMENTS = (
     ("context_reserve", "Driver & context reserve"),
     ("non_torch", "Non-torch memory"),
@@ -58,7 +57,8 @@ def view_hbm_bar(result, settings) -> dict:
         cols["name"].append(name)
         cols["gib"].append(size / GIB)
         cols["share"].append(share)
-        cols["label"].append(fmt.gib(size) if share >= MIN_LABEL_SHARE else "")
+        # Drawn inside the segment where it fits in the window (app/views/hbm_bar.py decides, by pixels).
+        cols["label"].append(fmt.gib(size) if size > 0 else "")
         cols["label_x"].append((left + right) / 2 / GIB)
         cols["label_color"].append("#1F2328" if key in DARK_TEXT_ON else "#FFFFFF")
         left = right

@@ -33,7 +33,9 @@ BOXES_JS = """() => {
       if (r.type === 'LabelSet' && rv.sx) {
         const texts = r.source.data[val(r.text) && r.text.field ? r.text.field : 'text'] || [];
         const align = val(r.text_align) || 'left', baseline = val(r.text_baseline) || 'bottom';
-        texts.forEach((text, i) => {
+        texts.forEach((source_text, i) => {
+          // what the view draws: a transform may drop or change the source's text (the HBM bar's fit)
+          const text = rv.text && typeof rv.text.get === 'function' ? rv.text.get(i) : source_text;
           if (!text) { return; }
           const [w, h] = measure(text, font(r, 'text'));
           const x = rv.sx[i] + (val(r.x_offset) || 0), y = rv.sy[i] - (val(r.y_offset) || 0);

@@ -113,7 +113,7 @@ def test_phone_screenshot_of_every_page(browser, server, path, ready):
         assert png_size(out) == (390, 844)
         # WCAG 1.4.10 reflow: nothing scrolls sideways at 320 px either. A lesson's title (D2's
         # identifier), its objective beside its term (A3) and the lab's tables once did. (Words
-        # drawn inside charts are canvas text, checked at 360 px and up by test_chart_labels.)
+        # drawn inside charts are canvas text, checked at 320 px and up by test_chart_labels.)
         if path == "/serving_lab":
             page.locator('table[data-kv="lab-compare"]').wait_for(timeout=60_000)
         page.set_viewport_size({"width": 320, "height": 700})
