@@ -8,6 +8,8 @@ from .lab_settings import policy_label
 from .lab_status import seconds
 
 # Smaller type on a phone: at 15 px the first column broke "Preemptions" inside the word at 390 px.
+# Below 400 px a cell may still break inside a word; the long words carry soft hyphens (SHY) where
+# they may break, so "(comparison)" becomes "(compar-" / "ison)" there, not "(compari" / "son)".
 TABLE_CSS = """
 .kv-compare { border-collapse: collapse; width: 100%; font-size: 15px; font-variant-numeric: tabular-nums; }
 .kv-compare th, .kv-compare td { padding: 5px 10px; border-bottom: 1px solid var(--kv-border); text-align: right; }
@@ -18,6 +20,8 @@ TABLE_CSS = """
 @media (max-width: 400px) { .kv-compare { font-size: 12px; } .kv-compare th, .kv-compare td { padding: 4px; overflow-wrap: anywhere; } }
 """
 
+SHY = "\u00ad"
+
 # (label, getter, formatter, lower is better)
 ROWS = [
     ("TTFT p50", lambda r: r.ttft_s.p50, seconds, True),
@@ -26,9 +30,9 @@ ROWS = [
     ("ITL p99", lambda r: r.itl_s.p99, seconds, True),
     ("ITL max", lambda r: r.itl_s.max, seconds, True),
     ("E2E p99", lambda r: r.e2e_s.p99, seconds, True),
-    ("Throughput (tok/s)", lambda r: r.output_tokens_per_s, lambda x: f"{x:,.0f}", False),
-    ("Goodput (req/s)", lambda r: r.goodput_per_s, lambda x: f"{x:.2f}", False),
-    ("Preemptions", lambda r: r.preemptions, lambda x: f"{x:,}", True),
+    (f"Through{SHY}put (tok/s)", lambda r: r.output_tokens_per_s, lambda x: f"{x:,.0f}", False),
+    (f"Good{SHY}put (req/s)", lambda r: r.goodput_per_s, lambda x: f"{x:.2f}", False),
+    (f"Pre{SHY}emp{SHY}tions", lambda r: r.preemptions, lambda x: f"{x:,}", True),
     ("Mean KV usage", lambda r: r.mean_kv_usage, lambda x: f"{x:.0%}", None),
 ]
 
@@ -38,7 +42,7 @@ def view_lab_comparison(run, values=None) -> dict:
     if a is None or b is None:
         return {"pane": {"html": '<p class="kv-caption" data-kv="lab-compare">Choose a policy under "Compare with" to run it on '
                                  'the same requests.</p>'}}
-    head = (f"<tr><th>Figure</th><th>{html.esc(a.policy)} (this run)</th><th>{html.esc(b.policy)} (comparison)</th>"
+    head = (f"<tr><th>Figure</th><th>{html.esc(a.policy)} (this run)</th><th>{html.esc(b.policy)} (compar{SHY}ison)</th>"
             f"<th>{html.esc(b.policy)} / {html.esc(a.policy)}</th></tr>")
     rows = []
     for label, get, fmt, lower in ROWS:
