@@ -86,9 +86,10 @@ def step_summary(terms: dict | None, phase: str, what: str = "") -> str:
     head = f"{phase.capitalize()} step" + (f" for {what}" if what else "")
     text = (f"{head} {fmt.ms(terms['total'])}: memory {fmt.ms(memory_s)} ({', '.join(parts)}) against "
             f"tensor-core compute {fmt.ms(terms['compute'])}; {binding} binds.")
-    serial = terms["allreduce"] + terms["overhead"]
-    if serial > 0:
-        text += f" Not overlapped: all-reduce {fmt.ms(terms['allreduce'])}, launch overhead {fmt.ms(terms['overhead'])}."
+    serial = [f"{name} {fmt.ms(terms[key])}" for key, name in (("allreduce", "all-reduce"), ("overhead", "launch overhead"))
+              if terms[key] > 0]
+    if serial:
+        text += f" Not overlapped: {', '.join(serial)}."
     return text
 
 

@@ -227,3 +227,17 @@ def test_a_step_charts_legend_keys_each_colour_it_draws():
     assert keys("decode") == [(COLORS[c], name) for c, name in decode]
     assert keys("prefill") == [(COLORS[c], name) for c, name in decode if c != "kv"]  # a prefill reads no cache
     assert keys("decode", tp=2) == [*keys("decode"), (COLORS["allreduce"], "all-reduce")]  # its launch overhead is 0 here: no key
+
+
+def test_a_step_without_launch_overhead_neither_draws_keys_nor_names_one():
+    """Qwen3-14B, 64 requests, TP 2: the step's time less its parts left 7e-16 s, which the decode
+    chart keyed as "launch overhead" and its summary named as "launch overhead 0.00 ms"."""
+    from kvlab.app.viewlayer import settings
+    from kvlab.app.viewlayer.step_breakdown import view_step_breakdown
+
+    values = {**settings.defaults(), "model": "qwen3-14b", "concurrency": 64, "tp": 2}
+    out = view_step_breakdown(evaluate(settings.scenario(values)), values, "decode")
+    bars = out["bars"]["data"]
+    assert "all-reduce" in out["legend"]["html"] and "launch overhead" not in out["legend"]["html"]
+    assert "Not overlapped: all-reduce 0.15 ms." in out["summary"]["html"] and "launch overhead" not in out["summary"]["html"]
+    assert [ms for term, ms in zip(bars["term"], bars["ms"], strict=True) if term == "launch overhead"] == [0.0]
