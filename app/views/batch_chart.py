@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d, Span
 
-from ..palette import COLORS, ink, muted
+from ..palette import COLORS, ink, muted, paper
 from ..viewlayer.batch_chart import TITLE, view_batch_chart
 from .base import StoreView, base_figure, chart_with_summary
 
@@ -35,7 +35,10 @@ class BatchChart(StoreView):
         self.pool = Span(location=1, dimension="height", line_dash="dotted", line_color=COLORS["kv"], line_width=2)
         fig.add_layout(self.pool)
         fig.legend.location = "top_left"
-        fig.legend.background_fill_alpha = 0
+        # The page's own colour behind the words: where the y axis is short (a long prompt's few
+        # sequences), the dashed line ran through "perfect amortisation".
+        fig.legend.background_fill_color = paper(self.dark)
+        fig.legend.background_fill_alpha = 0.9
         fig.legend.border_line_alpha = 0
         fig.legend.label_text_color = ink(self.dark)
         fig.add_tools(HoverTool(renderers=[line], mode="vline", tooltips=[

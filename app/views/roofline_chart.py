@@ -41,8 +41,10 @@ class RooflineChart(StoreView):
                  legend_label="achievable (profile)")
         pts = fig.scatter(x="x", y="y", source=self.points, size=16, color="color", marker="marker",
                           line_color=ink(self.dark), line_width=2)
-        fig.text(x="x", y="y", text="text", source=self.points, x_offset="dx", y_offset=-10, text_align="align",
-                 text_font_size="13px", text_font_style="bold", text_color=ink(self.dark))
+        # Each label goes below its point, on the side away from the ridge: above it, the roof's
+        # slope ran through "decode" and the datasheet's dashed roof through "prefill".
+        fig.text(x="x", y="y", text="text", source=self.points, x_offset="dx", y_offset=10, text_align="align",
+                 text_baseline="top", text_font_size="13px", text_font_style="bold", text_color=ink(self.dark))
         self.ridge = Span(location=1, dimension="height", line_dash="dotted", line_color=muted(self.dark))
         fig.add_layout(self.ridge)
         fig.legend.location = "bottom_right"
