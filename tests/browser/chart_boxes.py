@@ -1,5 +1,5 @@
-"""Where each chart's words are: the screen box of every Label and LabelSet text, read from
-BokehJS's own views after layout (canvas text has no DOM box to measure), of every legend, and of
+"""Where each chart's words are: the screen box of every Label, LabelSet and point label (a Text
+glyph) text, read from BokehJS's own views after layout (canvas text has no DOM box to measure), of every legend, and of
 every chart title (HTML above its canvas, app/views/base.chart_title_pane); and whether each
 legend entry's key was drawn.
 
@@ -22,7 +22,7 @@ BOXES_JS = """() => {
     if (!pv.el || !pv.el.isConnected || pv.bbox.width === 0) { return; }
     const W = pv.bbox.width, H = pv.bbox.height;
     const base = {plot: n, canvas_width: W, canvas_height: H};
-    for (const r of [...pv.model.center, ...pv.model.above, ...pv.model.below]) {
+    for (const r of [...pv.model.center, ...pv.model.above, ...pv.model.below, ...pv.model.renderers]) {
       const rv = Bokeh.index.find_one(r);
       if (!rv || !r.visible) { continue; }
       if (r.type === 'Label' && r.text && rv._rect) {
@@ -43,6 +43,18 @@ BOXES_JS = """() => {
           const top = baseline === 'middle' ? y - h / 2 : baseline === 'top' ? y : y - h;
           out.push({...base, kind: 'labelset', text, left, right: left + w, top, bottom: top + h});
         });
+      }
+      if (r.type === 'GlyphRenderer' && r.glyph.type === 'Text' && rv && rv.glyph.sx) {  // a point's label
+        const g = rv.glyph;
+        for (let i = 0; i < g.sx.length; i++) {
+          const text = g.text.get(i), v = g.visuals.text.values(i);
+          if (!text || !isFinite(g.sx[i] + g.sy[i])) { continue; }
+          const [w, h] = measure(text, [v.font_style, v.font_size, v.font].join(' '));
+          const x = g.sx[i] + g.x_offset.get(i), y = g.sy[i] + g.y_offset.get(i);
+          const left = v.align === 'right' ? x - w : v.align === 'center' ? x - w / 2 : x;
+          const top = v.baseline === 'middle' ? y - h / 2 : v.baseline === 'top' ? y : y - h;
+          out.push({...base, kind: 'point label', text, left, right: left + w, top, bottom: top + h});
+        }
       }
       if (r.type === 'Legend' && rv.el && rv.el.isConnected) {  // drawn as HTML over the canvas
         const p = pv.el.getBoundingClientRect(), q = rv.el.getBoundingClientRect();

@@ -1,8 +1,8 @@
 """No chart word is cut off or drawn over another, and every legend entry shows its key: every
-chart title, Label and LabelSet text and every legend of the panels and the serving lab, measured
-from BokehJS's own layout at 1280 px, 1440 px and 320 px, WCAG 1.4.10's reflow width (tests/browser/chart_boxes.py;
-test_a11y measures the default pages on its 390 px one). Point labels drawn as text glyphs are not
-measured."""
+chart title, Label, LabelSet and point label (a Text glyph) and every legend of the panels and the
+serving lab, measured from BokehJS's own layout at 1280 px, 1440 px and 320 px, WCAG 1.4.10's
+reflow width (tests/browser/chart_boxes.py; test_a11y measures the default pages on its 390 px
+one). Whether a line runs through a word is not measured."""
 
 from __future__ import annotations
 
