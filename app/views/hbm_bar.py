@@ -13,10 +13,11 @@ from .base import StoreView, base_figure, bokeh_pane, chart_title_pane, html_pan
 
 # A segment's size is written inside it only where the words fit, with LABEL_PAD_PX to spare on
 # each side: how wide a segment is in pixels depends on the window, which the view layer does not
-# know (on a 320 px phone a 10% segment is 28 px, and its "8.0 GiB" 44 px). The legend under the
-# bar gives every size as text. BokehJS computes a label's text when the data is set, so the plot
-# asks for it again when its width or the axis's end changes.
-LABEL_FONT = "bold 13px helvetica"  # the LabelSet's own (its text_font_style, text_font_size, text_font)
+# know (on a 320 px window a 10% segment is 28 px wide, and "8.0 GiB" 33 px). The legend under
+# the bar gives every size as text. BokehJS computes a label's text when the data is set, so the
+# plot asks for it again when its width or the axis's end changes.
+LABEL_TEXT = {"text_font": "helvetica", "text_font_size": "13px", "text_font_style": "bold"}
+LABEL_FONT = " ".join(LABEL_TEXT[k] for k in ("text_font_style", "text_font_size", "text_font"))  # as the canvas takes it
 LABEL_PAD_PX = 3
 FITTING_LABELS_JS = """
 const d = source.data, w = fig.inner_width, span = fig.x_range.end - fig.x_range.start;
@@ -46,8 +47,7 @@ class HbmBar(StoreView):
         fitting = CustomJSTransform(args={"source": self.source, "fig": fig, "font": LABEL_FONT, "pad": LABEL_PAD_PX},
                                     v_func=FITTING_LABELS_JS)
         labels = LabelSet(x="label_x", y=0, text=transform("label", fitting), text_align="center", text_baseline="middle",
-                          text_font="helvetica", text_font_size="13px", text_font_style="bold", text_color="label_color",
-                          source=self.source)
+                          text_color="label_color", source=self.source, **LABEL_TEXT)
         fig.add_layout(labels)
         again = CustomJS(args={"labels": labels}, code="labels.change.emit();")
         fig.js_on_change("inner_width", again)
