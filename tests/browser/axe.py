@@ -33,6 +33,14 @@ def _pages() -> list[tuple[str, str]]:
 
 
 PAGES = _pages()
+
+
+def lessons_checked_on_phone() -> list[str]:
+    """The lessons checked once, on test_screenshots' phone load of them (light theme), not by
+    test_a11y: every lesson but the first, which test_a11y checks in both themes at both widths
+    (the lessons share one template and renderer). Loading each of them once more for axe alone
+    took about 80 s of the suite."""
+    return [p for p, _ in PAGES if p.startswith("/lesson_")][1:]
 VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 
 # axe's own options: WCAG 2.x A and AA rules plus its best practices (landmarks, one h1, skip link).
@@ -66,3 +74,20 @@ def describe(violations: list[dict], impacts=BLOCKING) -> str:
             lines.append(f"{v['impact']} {v['id']} ({v['help']}): {len(v['nodes'])} node(s)")
             lines += [f"    {n['target']} {n['html'][:120]}\n      {n['summary'][:240]}" for n in v["nodes"][:4]]
     return "\n".join(lines)
+
+
+def assert_accessible(page, where: str) -> None:
+    """The checks every page gets on one load: axe finds no critical or serious violation, every
+    control's outline reaches 3:1 against what is behind it (WCAG 1.4.11, which axe does not
+    check), and the page shows one <h1> (axe asks for at least one)."""
+    import pytest
+
+    from .support import faint_controls, h1_texts
+
+    if not AXE_JS.is_file():  # scripts/test installs it (npm ci in tests/browser)
+        pytest.fail(f"axe-core is not installed: run `npm ci --prefix tests/browser` ({AXE_JS} missing)", pytrace=False)
+    violations = run_axe(page)
+    found = counts(violations)
+    assert found["critical"] == 0 and found["serious"] == 0, f"{where}: {found}\n{describe(violations)}"
+    assert faint_controls(page) == [], where
+    assert len(h1_texts(page)) == 1, f"{where}: {h1_texts(page)}"

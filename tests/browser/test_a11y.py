@@ -7,19 +7,11 @@ from __future__ import annotations
 import pytest
 from kvlab.sim import Scenario, evaluate
 
-from .axe import AXE_JS, PAGES, VIEWPORTS, counts, describe, run_axe
+from .axe import PAGES, VIEWPORTS, assert_accessible, lessons_checked_on_phone
 from .chart_boxes import CHART_PAGES_CHECKED_HERE, assert_charts_legible
-from .support import DEEP_ACTIVE, DEEP_ALL, faint_controls, h1_texts
-from .test_screenshots import lessons_checked_here
+from .support import DEEP_ACTIVE, DEEP_ALL
 
 pytestmark = pytest.mark.browser
-
-
-
-@pytest.fixture
-def axe_installed():
-    if not AXE_JS.is_file():  # scripts/test installs it (npm ci in tests/browser)
-        pytest.fail(f"axe-core is not installed: run `npm ci --prefix tests/browser` ({AXE_JS} missing)", pytrace=False)
 
 DEEP_ACTIVE_JS = f"""() => {{ {DEEP_ACTIVE}
   const el = deepActive();
@@ -44,10 +36,10 @@ def _open(browser, server, path, viewport, theme="light"):
 def _cases():
     """Every page in both themes and at both widths. The lessons share one template and renderer, so
     the first lesson is checked in all four, and each other lesson once, on a phone in the light
-    theme, on the load test_screenshots makes of it anyway (`lessons_checked_here`): every
+    theme, on the load test_screenshots makes of it anyway (`lessons_checked_on_phone`): every
     lesson's own content is checked, which keeps the suite inside CI's budget as lessons are added."""
     for path, ready in PAGES:
-        if path in lessons_checked_here():
+        if path in lessons_checked_on_phone():
             continue
         for viewport in VIEWPORTS:
             for theme in ("light", "dark"):
@@ -55,18 +47,12 @@ def _cases():
 
 
 @pytest.mark.parametrize(("path", "ready", "viewport", "theme"), list(_cases()))
-def test_axe_no_critical_or_serious(axe_installed, browser, server, path, ready, viewport, theme):
+def test_axe_no_critical_or_serious(browser, server, path, ready, viewport, theme):
     context, page = _open(browser, server, path, viewport, theme)
     try:
         page.locator(ready).first.wait_for(timeout=60_000)
         page.wait_for_timeout(600)  # the naming script runs on the next animation frame after each render
-        violations = run_axe(page)
-        found = counts(violations)
-        assert found["critical"] == 0 and found["serious"] == 0, f"{path} {viewport} {theme}: {found}\n{describe(violations)}"
-        # What axe does not check: each control's outline against what is behind it (WCAG 1.4.11),
-        # and that the page has one title heading (axe asks for at least one).
-        assert faint_controls(page) == [], f"{path} {viewport} {theme}"
-        assert len(h1_texts(page)) == 1, f"{path} {viewport} {theme}: {h1_texts(page)}"
+        assert_accessible(page, f"{path} {viewport} {theme}")
         if theme == "light" and path in CHART_PAGES_CHECKED_HERE:
             # test_chart_labels' check at this width, on this page load instead of one more
             page.wait_for_timeout(600)  # Bokeh lays out and paints after the data arrives

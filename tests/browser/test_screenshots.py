@@ -13,8 +13,8 @@ import pytest
 from kvlab.sim import Scenario, evaluate
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from .axe import AXE_JS, counts, describe, run_axe
-from .support import DEEP_ALL, ROOT, faint_controls, h1_texts
+from .axe import assert_accessible, lessons_checked_on_phone
+from .support import DEEP_ALL, ROOT
 
 pytestmark = pytest.mark.browser
 
@@ -92,14 +92,6 @@ def _phone_pages():
     return PAGES
 
 
-def lessons_checked_here() -> list[str]:
-    """The lessons whose axe check runs on this test's load (phone, light theme), not test_a11y's:
-    every lesson but the first, which test_a11y checks in both themes at both widths (the lessons
-    share one template and renderer). Loading each of them once more for axe alone took about
-    80 s of the suite."""
-    return [p for p, _ in _phone_pages() if p.startswith("/lesson_")][1:]
-
-
 @pytest.mark.parametrize(("path", "ready"), _phone_pages(), ids=[p for p, _ in _phone_pages()])
 def test_phone_screenshot_of_every_page(browser, server, path, ready):
     """Every page at 390x844, as a phone shows it (docs/img/phone-<page>.png with the refresh switch).
@@ -116,14 +108,8 @@ def test_phone_screenshot_of_every_page(browser, server, path, ready):
         assert overflow <= 1, f"{path}: {overflow}px of sideways scroll on a 390 px phone"
         clipped = page.evaluate(CLIPPED_BUTTONS_JS, 390)
         assert not clipped, f"{path}: buttons cut off at the phone's edge: {clipped}"
-        if path in lessons_checked_here():
-            # test_a11y's checks (axe: no critical or serious violation; controls' outlines; one <h1>)
-            assert AXE_JS.is_file(), f"axe-core is not installed: run `npm ci --prefix tests/browser` ({AXE_JS} missing)"
-            violations = run_axe(page)
-            found = counts(violations)
-            assert found["critical"] == 0 and found["serious"] == 0, f"{path} phone light: {found}\n{describe(violations)}"
-            assert faint_controls(page) == [], path
-            assert len(h1_texts(page)) == 1, (path, h1_texts(page))
+        if path in lessons_checked_on_phone():
+            assert_accessible(page, f"{path} phone light")  # test_a11y's checks, on this load
         IMG.mkdir(parents=True, exist_ok=True)
         out = IMG / f"phone-{path.strip('/') or 'index'}.png"
         page.screenshot(path=str(out))
