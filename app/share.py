@@ -81,7 +81,7 @@ LOCAL_WARNING_JS = ("(['localhost', '127.0.0.1', '[::1]', '0.0.0.0'].includes(wi
 # history.replaceState beyond 200 calls in 10 s (its flood guard, crbug.com/1038223): a long drag
 # on `kvlab serve` answers more often than that, and then the address bar, and the link "Copy link"
 # copies from it, stayed at the 200th state (measured in Chromium with the guard on, as a browser
-# ships: 300 writes 5 ms apart left ?n=200). Writing it also took 3-5 ms of each move (docs/site.md).
+# ships: 300 writes 5 ms apart left ?n=200). Writing it also took 3-5 ms of each move (docs/benchmarks/2026-12-01-site.md, session 4).
 # The static site follows the same rule: its bridge hands this nav every reply's query.
 ADDRESS_DELAY_MS = 300
 
@@ -240,7 +240,7 @@ def page_extension() -> str:
     # known; both are file-based sites where "./phases" would 404. A dark page links straight to
     # the dark file: through PAGE.html the shell's redirect (kvlab-bridge.js) cost a lesson 363
     # instead of 241 ms to its ready state, and the phases panel 1,015 instead of 928 ms (median of
-    # 6 warm navigations each, docs/site.md).
+    # 6 warm navigations each, docs/benchmarks/2026-12-02-site.md).
     if os.environ.get("KVLAB_BUILD_SITE") == "1":
         return ".dark.html" if pn.config.theme == "dark" else ".html"
     if sys.platform == "emscripten":

@@ -25,7 +25,7 @@ Method (v1), per page:
   its end (the page reports it; a student reads the page first): in --slider-only each run loads
   the page twice, one for each; in the full run, on run 0's warm load.
   Since v7 also to the number by the move's place in its load: the first ten moves of a load and
-  the others (at once, the first ten run code neither thread has run yet: docs/site.md, session 10).
+  the others (at once, the first ten run code neither thread has run yet: docs/benchmarks/2026-12-01-site.md, session 10).
 - Bytes: the sum of response bodies and headers of every request of the cold load (page, worker,
   Pyodide, wheels), from Playwright's request sizes; the server sends no compression.
 - Lab run (v2): on the serving lab, the wall time in the page from changing the random seed (a new

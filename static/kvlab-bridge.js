@@ -120,7 +120,7 @@
   // BokehJS watches the size of every layout, pane and widget, and each layout also the sizes of its
   // children; any change lays the whole page out again, every chart measured anew (its axes and
   // labels). A notice that appears, or numbers that wrap onto one more line, cost 5-9 ms of a
-  // move's frame on the phases panel here (docs/site.md, Benchmarks, session 8). Panel lays these
+  // move's frame on the phases panel here (docs/benchmarks/2026-12-01-site.md, session 8). Panel lays these
   // pages out with CSS, so only a chart has to tell BokehJS its size, and each chart keeps its own
   // watch: a chart whose size changes (the window resized, a phone turned) still lays the page
   // out. The others stop watching once the page is first laid out.
@@ -205,7 +205,7 @@
   // a chart whole when any of its data changes (axes measured again, every renderer drawn), 3-10 ms
   // a chart in Chromium here; set in one step, every chart of the page was repainted before the
   // frame with the new numbers could be drawn, and each pane's new text is styled, laid out and
-  // painted in the frame after it is set (docs/site.md, "Where a slider move's time goes"). The
+  // painted in the frame after it is set (docs/benchmarks/2026-12-01-site.md, sessions 4 and 5). The
   // rest follows one frame later. A newer patch's values replace any not yet set, so every model
   // ends at the latest state; `nextPatch()` resolves once a patch's second part is set too.
   let LayoutDOM = null;
@@ -263,7 +263,7 @@
   // which writes them once the moves pause, or at once on a click or a key that may read them
   // (the served app's rule: one place for both). The bridge hands it every reply's query: setting
   // an equal one changes nothing. Writing on every move took a fifth of a slider move's main-thread
-  // time in Chromium (docs/site.md), and Chromium ignores history updates beyond 200 in 10 s.
+  // time in Chromium (docs/benchmarks/2026-12-01-site.md, sessions 3 and 4), and Chromium ignores history updates beyond 200 in 10 s.
   state.addressPending = () => document.body.dataset.kvAddressPending === "1";
 
   function setQuery(query) {

@@ -7,7 +7,7 @@
 // that no file of the built site but BokehJS's own bundle names the prefix), so every lookup
 // returns "" and BokehJS uses the model's value. Answering "" without asking paints the same
 // pixels; in Chromium the lookups were about a quarter of a slider move's main-thread time
-// (docs/site.md, "Where a slider move's time goes").
+// (docs/benchmarks/2026-12-01-site.md, session 4).
 (() => {
   const bokeh = window.Bokeh;
   const visual = bokeh && typeof bokeh.require === 'function' ? bokeh.require('core/visuals/visual') : null;

@@ -31,6 +31,6 @@ def view_notices(result, settings=None, issues=(), url_notices=(), link_note: st
         parts.append(html.notice("info", "About the link", [link_note], "link_note"))
     # The pane stays visible, empty (no height) when there is nothing to say: showing or hiding a
     # model makes BokehJS lay the whole page out again and repaint every chart at once (about 20 ms
-    # in Chromium, docs/site.md), which a prompt slider crossing the context length did on every
+    # in Chromium, docs/benchmarks/2026-12-01-site.md, session 5), which a prompt slider crossing the context length did on every
     # crossing; new text only reflows the page below the pane.
     return {"pane": {"html": "".join(parts)}}

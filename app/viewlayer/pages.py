@@ -69,7 +69,7 @@ CURVE_VIEWS = frozenset({"fit_curve", "batch_chart"})
 # their rendering. The browser sets them at once and the rest (the charts and the other panes)
 # one frame later, so the frame that shows the new numbers lays out and paints only them (on the
 # admission panel that frame took 4.9 ms at the median with every pane set at once and 4.0 ms
-# with the numbers alone, 150 moves each in Chromium here; docs/site.md).
+# with the numbers alone, 150 moves each in Chromium here; docs/benchmarks/2026-12-01-site.md, session 7).
 FIRST_VIEWS = frozenset({"notices", "admission_numbers", "phase_numbers"})
 
 
@@ -230,7 +230,7 @@ class PanelPage:
     # code once that function has run long enough; meanwhile each compilation takes a core.
     # Without a warm-up a panel's first slider moves took 3-5 times the Python time of later ones;
     # with 12 moves of the memory slider the first moves still spiked to 7-12 ms (1.3-1.7 ms
-    # later), and in a Chromium with this tiering off they did not (docs/site.md). So the worker
+    # later), and in a Chromium with this tiering off they did not (docs/benchmarks/2026-12-01-site.md). So the worker
     # calls warm_up() while it has nothing else to do after the page's start (and again after a
     # pause in the student's moves): WARM_UP_ROUNDS rounds of moves of every sidebar slider (each
     # takes its own path: a log slider's position, the sweeps it moves) on a copy of the page,

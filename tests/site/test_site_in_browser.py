@@ -629,7 +629,7 @@ def test_a_lab_run_shows_its_progress_and_the_page_answers(visit):
     run = visit["pages"][LAB]["lab_run"]
     # The move's reply comes first, then the worker's slices: the progress bar moved and ended full.
     assert run["progress"] and run["progress"][-1] == 1000, run
-    assert run["ms"] < 60_000  # a sanity bound; benchmarks/site_load.py measures (docs/site.md has the figure)
+    assert run["ms"] < 60_000  # a sanity bound; benchmarks/site_load.py measures (docs/benchmarks/ has the figure)
 
 
 def test_representative_pages_pass_axe_in_both_themes(visit):
