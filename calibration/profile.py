@@ -222,6 +222,9 @@ def _fit_gemm(gemm: dict, models: list[ModelShapes], den: Denominators, fields: 
     _alias_curves(per_model, notes)
     fields["gemm_efficiency"] = per_model
     order = [m.id for m in models if m.id in curves]
+    if not order:  # measurements of another plan (--from-measurements with other --backend, --quick or --model)
+        raise FitError(f"the measured GEMM models ({', '.join(sorted(curves))}) are none of this plan's "
+                       f"({', '.join(m.id for m in models)}): fit with the options the measurements were taken with")
     default = order[0]
     fields["compute_efficiency"] = curves[default]
     notes.append(f"gemm_efficiency: bf16 projection GEMMs (qkv, o, gate_up, down; time-weighted) of {', '.join(order)} "
