@@ -261,9 +261,10 @@ def main(argv: list[str] | None = None) -> int:
             log(f"  INVALID: {e}")
         log_path.parent.mkdir(parents=True, exist_ok=True)
         log_path.write_text(log.text())
-        # from a user's file it is that file's fault (bad input, 2); from a run, the run's (1)
-        return _fail(f"the fitted profile does not validate ({len(errors)} problems); kept at {rejected}",
-                     2 if saved is not None else 1)
+        if saved is not None:  # from a user's file it is that file's fault (bad input); from a run, the run's
+            return _bad_measurements(args.from_measurements, f"fits a profile that does not validate "
+                                                             f"({len(errors)} problems; kept at {rejected})")
+        return _fail(f"the fitted profile does not validate ({len(errors)} problems); kept at {rejected}", 1)
     write_json(output, profile)
     if checkpoint_path.is_file() and not args.from_measurements:
         checkpoint_path.unlink()  # the profile carries every measurement now

@@ -123,7 +123,7 @@ def _fit_attention(att: dict, den: Denominators, fields: dict, notes: list[str])
     fields["kv_bandwidth_efficiency"] = max(e for _, e in curve)
     if primary["check"].get("kernel_version") == "v1":
         notes.append("attention_kv_efficiency: kernel version 2 failed its correctness check; version 1 (slower) measured: "
-                     f"{primary.get('checks', [{}])[0]}")
+                     f"{(primary.get('checks') or [{}])[0]}")
     version = primary["check"].get("kernel_version", "-")
     notes.append(f"attention_kv_efficiency: fused paged decode attention (kernel {version}) on {primary['model']} "
                  f"({primary['kv_heads']} KV heads, group {primary['q_heads_per_kv_head']}, head_dim {primary['head_dim']}, "

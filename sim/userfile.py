@@ -149,19 +149,22 @@ class Anything(Shape):
 
 @dataclass(frozen=True)
 class Num(Shape):
-    """A finite number (not a boolean) between low and high; an integer when `integer`."""
+    """A finite number (not a boolean) between low and high; an integer when `integer`; above, not
+    at, `low` when `above` (a time or a rate a fit divides by)."""
     low: float = float("-inf")
     high: float = float("inf")
     integer: bool = False
+    above: bool = False
 
     def problems(self, value, where):
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         if ok and self.integer and isinstance(value, float):
             ok = value.is_integer()
-        if not ok or not self.low <= value <= self.high:  # nan fails the comparison
+        if not ok or not self.low <= value <= self.high or (self.above and value == self.low):  # nan fails
             kind = "an integer" if self.integer else "a number"
+            low = f" {'>' if self.above else '>='} {self.low:g}"
             span = "" if self.low == float("-inf") and self.high == float("inf") else \
-                f" >= {self.low:g}" if self.high == float("inf") else f" between {self.low:g} and {self.high:g}"
+                low if self.high == float("inf") else f" between {self.low:g} and {self.high:g}"
             return [(where, f"must be {kind}{span}, got {shown(value) if ok or isinstance(value, str) else _kind(value)}")]
         return []
 
@@ -233,6 +236,30 @@ class Obj(Shape):
             if k in value:
                 out += shape.problems(value[k], _join(where, k))
         return out
+
+
+@dataclass(frozen=True)
+class When(Shape):
+    """`shape` applies only to values `condition` holds for (a layout whose check passed carries
+    its dimensions; one that failed carries only its error)."""
+    condition: object  # value -> bool; called only on values `shape`'s caller already checked
+    shape: Shape
+
+    def problems(self, value, where):
+        return self.shape.problems(value, where) if self.condition(value) else []
+
+
+@dataclass(frozen=True)
+class AllOf(Shape):
+    """Each shape in turn, stopping at the first that finds problems."""
+    shapes: tuple
+
+    def problems(self, value, where):
+        for shape in self.shapes:
+            found = shape.problems(value, where)
+            if found:
+                return found
+        return []
 
 
 # ---- JSON formats --------------------------------------------------------------------------------

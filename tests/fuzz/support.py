@@ -40,6 +40,10 @@ CI_INPUTS = {
     # nearly all the command itself (argument checks, a run of 8 requests or a steady-state
     # evaluation, the printed report)
     "cli": FULL,  # about 2 ms
+    # the files a user hands kvlab, through their command lines (test_fuzz_user_files.py)
+    "files_config": FULL,
+    "files_trace": FULL,
+    "files_measurements": FULL,
 }
 BUDGET_BYTES = 256 * 2**20  # the engine's stated memory budget per run (docs/engine.md)
 
