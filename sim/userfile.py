@@ -89,6 +89,8 @@ def read_bytes(path, limit_bytes: int) -> bytes:
                 if not chunk:
                     return bytes(data)
                 data += chunk
+    except FileProblem:
+        raise
     except IsADirectoryError:
         raise _unreadable(source, "a directory, not a file") from None
     except (OSError, ValueError) as e:  # ValueError: a NUL in the path
