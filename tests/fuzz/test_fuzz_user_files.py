@@ -18,6 +18,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 from kvlab.calibration import cli as calibrate_cli
+from kvlab.sim.userfile import CONFIG_JSON, FileProblem, decode
 
 from kvlab import cli
 
@@ -129,3 +130,25 @@ def _check_measurements(data: bytes):
     path = _write(data)
     argv = ["--backend", "numpy", "--quick", "--output", str(DIR / "cpu-check-fuzz.json"), "--from-measurements", path]
     _check(calibrate_cli.main, argv, "kvlab calibrate", "--from-measurements", str(DIR))
+
+
+@fuzz("files_reader")
+@given(batches(st.one_of(junk, as_file(st.text(max_size=200)), as_file(mutated_config.map(_dump)))))
+def test_the_reader_itself(batch):
+    """sim.userfile on any bytes: text without \\r, or a FileProblem of one-line messages."""
+    check_each(batch, _check_reader)
+
+
+def _check_reader(data: bytes):
+    try:
+        text = decode(data, "f.json")
+    except FileProblem as e:
+        assert e.lines() and all(line.startswith("f.json: ") and "\n" not in line for line in e.lines())
+        return
+    assert "\r" not in text and not text.startswith("\ufeff")
+    try:
+        value = CONFIG_JSON.parse(data, "f.json")
+    except FileProblem as e:
+        assert all(line.startswith("f.json: ") and "\n" not in line for line in e.lines())
+        return
+    assert isinstance(value, dict)
