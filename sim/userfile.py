@@ -159,15 +159,14 @@ class Num(Shape):
     above: bool = False
 
     def problems(self, value, where):
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        if ok and self.integer and isinstance(value, float):
-            ok = value.is_integer()
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = number and not (self.integer and isinstance(value, float) and not value.is_integer())
         if not ok or not self.low <= value <= self.high or (self.above and value == self.low):  # nan fails
             kind = "an integer" if self.integer else "a number"
             low = f" {'>' if self.above else '>='} {self.low:g}"
             span = "" if self.low == float("-inf") and self.high == float("inf") else \
                 low if self.high == float("inf") else f" between {self.low:g} and {self.high:g}"
-            return [(where, f"must be {kind}{span}, got {shown(value) if ok or isinstance(value, str) else _kind(value)}")]
+            return [(where, f"must be {kind}{span}, got {shown(value) if number or isinstance(value, str) else _kind(value)}")]
         return []
 
 
