@@ -1,5 +1,6 @@
-"""The measurements file `kvlab calibrate --from-measurements` fits: a checkpoint a run leaves
-after each benchmark (<output>.partial.json), or a profile a run wrote (it carries them too).
+"""The measurements files calibration reads from a user: the one `kvlab calibrate
+--from-measurements` fits (a checkpoint a run leaves after each benchmark, <output>.partial.json,
+or a profile a run wrote: it carries them too), and the raw profile refit.py refits.
 
 Read through sim.userfile (the one reader of every file a user hands kvlab: size limit while
 reading, encoding, byte-order mark, line endings), then checked against MEASUREMENTS_FILE's shape:
@@ -57,6 +58,15 @@ MEASUREMENTS = Obj({}, {
 MEASUREMENTS_FILE = JsonFormat(
     "a checkpoint or profile of kvlab calibrate (a JSON object with its measurements)", MAX_MEASUREMENTS_BYTES,
     Obj({"measurements": MEASUREMENTS}, {"date_utc": Str(), "duration_s": Num(0), "skipped": ListOf(Str())}),
+)
+
+
+# What `python -m kvlab.calibration.refit` refits: a profile a GPU run wrote, with every raw measurement.
+RAW_PROFILE = JsonFormat(
+    "a measured profile with its raw measurements, as a GPU run writes it", MAX_MEASUREMENTS_BYTES,
+    Obj({"measurements": MEASUREMENTS, "gpu": Str(), "description": Str(),
+         "provenance": Obj({"kind": Str(), "models": ListOf(Str()), "command": Str(), "date_utc": Str()},
+                           {"plan": Str(), "duration_s": Num(0), "skipped": ListOf(Str())})}),
 )
 
 
