@@ -102,8 +102,7 @@ def read_bytes(path, limit_bytes: int) -> bytes:
 def decode(data, source: str = "") -> str:
     """Text of `data` (bytes, or text already): the byte-order mark decides UTF-8, UTF-16 or
     UTF-32 (UTF-8 without one); line endings become \\n. FileProblem when it is not text."""
-    if isinstance(data, bytes | bytearray | memoryview):
-        data = bytes(data)
+    if isinstance(data, bytes | bytearray):
         encoding = next((enc for bom, enc in BOMS if data.startswith(bom)), "utf-8")
         try:
             text = data.decode(encoding)
