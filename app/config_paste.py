@@ -1,9 +1,11 @@
 """Turning pasted text into the config dict sim reads, refusing anything that is not one.
 
 Pasted text is untrusted: it may be huge, not JSON, JSON but not an object, or deeply nested to
-exhaust the parser. Each failure becomes an issue naming the `config` field, in the same
-{field, message} shape as sim's own errors, so the page shows every problem the same way. What
-*is* a sensible model is sim's decision (`sim.Scenario(config=...)`), not this module's.
+exhaust the parser. It goes through the reader of every file a user hands kvlab (sim.userfile's
+CONFIG_JSON, which `kvlab --config` reads too), so a paste and a file share their limits and their
+text rules (byte-order mark, line endings). Each failure becomes an issue naming the `config`
+field, in the same {field, message} shape as sim's own errors, so the page shows every problem the
+same way. What *is* a sensible model is sim's decision (`sim.Scenario(config=...)`), not this module's.
 """
 
 from __future__ import annotations
@@ -12,53 +14,19 @@ import base64
 import binascii
 import json
 
-MAX_CONFIG_CHARS = 200_000  # a real config.json is 1-5 KB; 200 KB leaves room for long layer_types lists
-MAX_NESTING = 20  # config.json nests 2-3 levels (text_config, rope_scaling); deeper is not a config
+from kvlab.sim.userfile import CONFIG_JSON, MAX_CONFIG_BYTES, FileProblem
 
-
-def _issue(message: str) -> list[dict]:
-    return [{"field": "config", "message": message}]
-
-
-def _depth(value, limit: int) -> int:
-    """Nesting depth of parsed JSON, stopping early once `limit` is exceeded."""
-    stack = [(value, 1)]
-    deepest = 0
-    while stack:
-        item, d = stack.pop()
-        deepest = max(deepest, d)
-        if deepest > limit:
-            return deepest
-        if isinstance(item, dict):
-            stack.extend((v, d + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, d + 1) for v in item)
-    return deepest
+MAX_CONFIG_CHARS = MAX_CONFIG_BYTES  # a paste is limited in characters, a file in bytes: the same number
 
 
 def parse_config_text(text: str) -> tuple[dict | None, list[dict]]:
     """(config dict, []) for a JSON object, else (None, [issue]). Never raises."""
-    if not isinstance(text, str) or not text.strip():
-        return None, _issue("is empty: paste the contents of a Hugging Face config.json")
-    if len(text) > MAX_CONFIG_CHARS:
-        return None, _issue(f"is {len(text):,} characters; at most {MAX_CONFIG_CHARS:,} are accepted "
-                            "(a config.json is a few KB)")
-    # Python's json counts nesting against the recursion limit; count brackets first so a
-    # 100,000-deep '[[[[...' cannot reach it.
-    if text.count("[") + text.count("{") > 50_000:
-        return None, _issue("has too many brackets to be a config.json")
+    if not isinstance(text, str):
+        text = ""
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as e:
-        return None, _issue(f"is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}")
-    except (RecursionError, ValueError):
-        return None, _issue("is not valid JSON")
-    if not isinstance(value, dict):
-        kind = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean"}.get(type(value), "null")
-        return None, _issue(f"must be a JSON object ({{...}}), got {kind}")
-    if _depth(value, MAX_NESTING) > MAX_NESTING:
-        return None, _issue(f"nests deeper than {MAX_NESTING} levels; a config.json is two or three deep")
-    return value, []
+        return CONFIG_JSON.parse(text), []
+    except FileProblem as e:
+        return None, [{"field": "config", "message": m} for m in e.messages()]
 
 
 # ---- carrying a pasted config in a link ---------------------------------------------------

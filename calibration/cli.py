@@ -13,13 +13,14 @@ pip install "kvlab[gpu]" (CuPy for CUDA 12 with the CUDA libraries it loads, and
 clocks and throttling).
 Exit status: 0 written; 1 the run or the fit failed (a profile that fails validation is kept
 as <name>.json.invalid, a name sim never lists or loads); 2 it could not start (no CuPy, no GPU, unknown GPU
-or model, a MIG slice without --gpu, bad arguments).
+or model, a MIG slice without --gpu, bad arguments), or the --from-measurements file cannot be read
+(calibration/checkpoint.py: missing, too big, not JSON, a field of the wrong type, each problem one
+line naming the file and the field), fitted or validated.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 from dataclasses import replace
@@ -29,10 +30,12 @@ from pathlib import Path
 from kvlab.sim.cliargs import Parser, parse, report
 from kvlab.sim.fields import Bound
 from kvlab.sim.paths import user_data_dir, user_profile_dir
+from kvlab.sim.userfile import FileProblem, shown_path
 
 from . import METHOD_VERSION
 from .backend import BackendUnavailable, load_backend
 from .catalog import PROFILE_DIR, CatalogError, datasheet, identify_gpu, load_models
+from .checkpoint import read_measurements
 from .plan import make_plan
 from .profile import (
     FitError,
@@ -50,6 +53,7 @@ from .schema import CPU_CHECK_PREFIX, validate_profile
 from .suite import run_suite
 from .telemetry import Telemetry
 
+PROG = "kvlab calibrate"
 # Bounds of the numeric arguments (sim.fields.Bound: one checker for every kvlab command line).
 DEVICE = Bound(0, 1023, True, "CUDA device index to measure")
 BUDGET_S = Bound(1, 7 * 86_400, False, "override the plan's measurement budget, seconds", optional=True)
@@ -61,7 +65,7 @@ CPU_OUTPUT_DIR = user_data_dir() / "cpu-checks"
 
 def build_parser() -> Parser:
     # sim.cliargs: every bad argument reported at once, one line each, exit status 2.
-    p = Parser(prog="kvlab calibrate", description=__doc__.split("\n\n")[1])
+    p = Parser(prog=PROG, description=__doc__.split("\n\n")[1])
     p.add_argument("--quick", action="store_true", help="a smaller grid: under 1 minute on an H200")
     p.add_option("backend", choices=("cupy", "numpy"), default="cupy",
                  help="cupy measures a GPU; numpy checks the pipeline on the CPU at tiny sizes")
@@ -107,9 +111,21 @@ def _fail(message: str, status: int = 2) -> int:
     return status
 
 
+def _bad_measurements(path: Path, message: str) -> int:
+    report(PROG, [f"--from-measurements: {shown_path(path)}: {message}"])
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
+    saved = None
+    if args.from_measurements:  # read first: a bad file is refused before any backend loads
+        try:
+            saved = read_measurements(args.from_measurements)
+        except FileProblem as e:
+            report(PROG, [f"--from-measurements: {line}" for line in e.lines()])
+            return 2
     command = "python -m kvlab.calibration" + ("" if not argv else " " + shlex.join(argv))
     date_utc = datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -185,8 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     log()
 
     checkpoint_path = args.checkpoint or output.with_suffix(".partial.json")
-    if args.from_measurements:
-        saved = json.loads(args.from_measurements.read_text())
+    if saved is not None:
         measurements, duration_s, skipped = saved["measurements"], saved.get("duration_s", 0.0), saved.get("skipped", [])
         log(f"fitting the measurements of {args.from_measurements} (measured {saved.get('date_utc')}); nothing measured now")
         command += f"  # measurements from a run started {saved.get('date_utc')}"
@@ -211,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
         denominators = datasheet_denominators(sheet) if sheet else self_denominators(measurements)
         fields, notes = fit_profile(measurements, plan, models, denominators, gpu_id)
     except FitError as exc:
+        if saved is not None:  # the user's file holds too little to fit: bad input
+            return _bad_measurements(args.from_measurements, f"cannot be fitted: {exc}")
         log(f"fit failed: {exc}")
         log_path.parent.mkdir(parents=True, exist_ok=True)
         log_path.write_text(log.text())
@@ -244,6 +261,9 @@ def main(argv: list[str] | None = None) -> int:
             log(f"  INVALID: {e}")
         log_path.parent.mkdir(parents=True, exist_ok=True)
         log_path.write_text(log.text())
+        if saved is not None:  # from a user's file it is that file's fault (bad input); from a run, the run's
+            return _bad_measurements(args.from_measurements, f"fits a profile that does not validate "
+                                                             f"({len(errors)} problems; kept at {rejected})")
         return _fail(f"the fitted profile does not validate ({len(errors)} problems); kept at {rejected}", 1)
     write_json(output, profile)
     if checkpoint_path.is_file() and not args.from_measurements:

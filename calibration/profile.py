@@ -123,7 +123,7 @@ def _fit_attention(att: dict, den: Denominators, fields: dict, notes: list[str])
     fields["kv_bandwidth_efficiency"] = max(e for _, e in curve)
     if primary["check"].get("kernel_version") == "v1":
         notes.append("attention_kv_efficiency: kernel version 2 failed its correctness check; version 1 (slower) measured: "
-                     f"{primary.get('checks', [{}])[0]}")
+                     f"{(primary.get('checks') or [{}])[0]}")
     version = primary["check"].get("kernel_version", "-")
     notes.append(f"attention_kv_efficiency: fused paged decode attention (kernel {version}) on {primary['model']} "
                  f"({primary['kv_heads']} KV heads, group {primary['q_heads_per_kv_head']}, head_dim {primary['head_dim']}, "
@@ -222,6 +222,9 @@ def _fit_gemm(gemm: dict, models: list[ModelShapes], den: Denominators, fields: 
     _alias_curves(per_model, notes)
     fields["gemm_efficiency"] = per_model
     order = [m.id for m in models if m.id in curves]
+    if not order:  # measurements of another plan (--from-measurements with other --backend, --quick or --model)
+        raise FitError(f"the measured GEMM models ({', '.join(sorted(curves))}) are none of this plan's "
+                       f"({', '.join(m.id for m in models)}): fit with the options the measurements were taken with")
     default = order[0]
     fields["compute_efficiency"] = curves[default]
     notes.append(f"gemm_efficiency: bf16 projection GEMMs (qkv, o, gate_up, down; time-weighted) of {', '.join(order)} "

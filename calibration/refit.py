@@ -18,14 +18,16 @@ from __future__ import annotations
 import argparse
 import gzip
 import hashlib
-import json
 import shlex
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from kvlab.sim.userfile import FileProblem, read_bytes, shown_path
+
 from . import METHOD_VERSION
 from .catalog import datasheet, load_models
+from .checkpoint import MAX_MEASUREMENTS_BYTES, RAW_PROFILE
 from .plan import full_plan, quick_plan
 from .profile import build_profile, datasheet_denominators, fit_profile, write_json
 from .schema import validate_profile
@@ -95,10 +97,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--output", type=Path, required=True, help="the refitted profile (its stem is the profile name)")
     p.add_argument("--raw-copy", type=Path, help="write the raw profile here, gzipped, and reference it by SHA-256")
     args = p.parse_args(argv)
-    raw_text = args.raw.read_bytes()
-    raw = json.loads(raw_text)
-    if raw.get("provenance", {}).get("kind") != "measured":
-        print(f"refit: {args.raw} is not a measured profile", file=sys.stderr)
+    try:  # sim.userfile: size limit while reading, text rules, RAW_PROFILE's shape
+        raw_text = read_bytes(args.raw, MAX_MEASUREMENTS_BYTES)
+        raw = RAW_PROFILE.parse(raw_text, shown_path(args.raw))
+    except FileProblem as e:
+        print(*(f"refit: {line}" for line in e.lines()), sep="\n", file=sys.stderr)
+        return 2
+    unknown = [m for m in raw["provenance"]["models"] if m not in load_models()]
+    if raw["provenance"]["kind"] != "measured" or unknown:
+        why = f"names models the catalog lacks ({', '.join(unknown)})" if unknown else "is not a measured profile"
+        print(f"refit: {shown_path(args.raw)}: {why}", file=sys.stderr)
         return 2
     ref = None
     if args.raw_copy:

@@ -14,10 +14,10 @@ import sys
 from . import catalog
 from .cliargs import Parser, flag, parse, report
 from .evaluate import evaluate
-from .fields import shown
 from .profiles import profile_names
 from .scenario import ALLOCATIONS, ENGINES, FIELDS, TP_SIZES, Scenario
 from .units import GIB, KV_DTYPES, WEIGHT_DTYPES
+from .userfile import CONFIG_JSON, FileProblem
 
 PROG = "kvlab"
 # Old option names, accepted for one release with a notice (sim.cliargs). Every other option is
@@ -63,17 +63,12 @@ def build_parser(prog: str = PROG, epilog: str | None = None) -> Parser:
     return p
 
 
-def read_config(path: str) -> tuple[dict | None, str | None]:
-    """(config, None) or (None, problem) for a --config file."""
+def read_config(path: str) -> tuple[dict | None, list[str]]:
+    """(config, []) or (None, problems) for a --config file (sim.userfile: its size, text and shape)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            config = json.load(f)
-    except (OSError, ValueError) as e:
-        reason = (str(e).splitlines() or [type(e).__name__])[0]
-        return None, f"--config: cannot read {shown(path)} as JSON ({reason})"
-    except RecursionError:  # a deeply nested file
-        return None, f"--config: cannot read {shown(path)} as JSON (nested too deeply)"
-    return config, None
+        return CONFIG_JSON.read(path), []
+    except FileProblem as e:
+        return None, [f"--config: {line}" for line in e.lines()]
 
 
 def scenario_from_args(args: argparse.Namespace, config: dict | None = None) -> Scenario:
@@ -116,9 +111,8 @@ def main(argv: list[str] | None = None, prog: str = PROG, epilog: str | None = N
     args = parsed.args
     config = None
     if args.config is not None:
-        config, problem = read_config(args.config)
-        if problem:
-            problems.append(problem)
+        config, more = read_config(args.config)
+        problems += more
     bad = {p.split(":", 1)[0] for p in problems}
     result = evaluate(scenario_from_args(args, config))
     # The simulator's own checks of the settings that parsed, after the ones that did not.

@@ -24,6 +24,7 @@ from ..fields import describe, shown
 from ..scenario import ENGINES, TP_SIZES
 from ..scenario import FIELDS as SCENARIO_FIELDS
 from ..units import KV_DTYPES, WEIGHT_DTYPES
+from ..userfile import FileProblem, read_bytes, shown_path
 from .config import (
     ADMISSIONS,
     ARRIVALS,
@@ -46,7 +47,7 @@ from .presets import PRESETS, preset
 from .run import simulate
 from .setup import build
 from .sweep import compare_job, rate_sweep
-from .trace import parse_trace
+from .trace import MAX_TRACE_BYTES, parse_trace
 
 SCENARIO_CHOICES = ("model", "gpu", "tp", "engine", "engine_version", "profile", "kv_dtype", "weight_dtype")
 SCENARIO_OPTIONS = ("gpu_memory_gib", "gpu_memory_utilization", "block_size_tokens", "max_model_len", "max_num_batched_tokens",
@@ -97,17 +98,16 @@ def build_parser() -> Parser:
 
 
 def read_trace(path: str) -> tuple[tuple | None, list[str]]:
-    """(rows, []) or (None, problems) for a --trace file."""
+    """(rows, []) or (None, problems) for a --trace file, each problem naming the file. The file is
+    read by sim.userfile, which stops at MAX_TRACE_BYTES + 1 bytes (/dev/zero, a pipe, a huge file)."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, ValueError) as e:  # ValueError: not UTF-8 text, or a NUL in the path
-        reason = getattr(e, "strerror", None) or type(e).__name__
-        return None, [f"--trace: cannot read {shown(path)} ({reason})"]
+        data = read_bytes(path, MAX_TRACE_BYTES)
+    except FileProblem as e:
+        return None, [f"--trace: {line}" for line in e.lines()]
     try:
-        return parse_trace(text), []
+        return parse_trace(data), []
     except InputError as e:
-        return None, [f"--trace: {i.message}" for i in e.issues]
+        return None, [f"--trace: {shown_path(path)}: {i.message}" for i in e.issues]
 
 
 def config_from_args(args: argparse.Namespace, trace=None) -> EngineConfig:

@@ -10,7 +10,9 @@ allowed range; at most ten are listed.
     0.00,6120,180,chat-system,512
     0.35,30211,90,,
 
-The text is read as a stream, one line at a time, with a limit on everything an uploaded file
+Bytes are decoded, and line endings made \n, by sim.userfile (the reader of every file a user hands
+kvlab; `kvlab engine --trace` reads the file through it, at most MAX_TRACE_BYTES + 1 bytes). The
+text is read as a stream, one line at a time, with a limit on everything an uploaded file
 could inflate, each refusal naming its limit: the size of the file (MAX_TRACE_BYTES, which also
 sizes the server's websocket messages and the browser's check before upload), the length of a line (MAX_LINE_CHARS), the length
 of a number (MAX_NUMBER_CHARS: no 5,000-digit integers), JSON nesting (rows are flat objects),
@@ -26,6 +28,7 @@ import re
 
 from ..errors import InputError, Issue
 from ..fields import shown
+from ..userfile import FileProblem, decode
 from .config import TraceRequest
 
 ALIASES = {
@@ -153,7 +156,7 @@ def _lines(text: str):
                                             f"at most {MAX_LINE_CHARS:,} are accepted per row"))
         line = text[start:end]
         start = end + 1
-        yield number, line.rstrip("\r")
+        yield number, line
 
 
 class TraceReader:
@@ -165,12 +168,14 @@ class TraceReader:
             self._fail(Issue("trace", f"is {len(text):,} bytes; files up to {MAX_TRACE_BYTES / 1e6:g} MB "
                                       f"({MAX_TRACE_BYTES:,} bytes) are accepted"))
             text = None
-        elif isinstance(text, bytes | bytearray):
+        elif isinstance(text, str | bytes | bytearray):
+            # The text rules of every user file (sim.userfile): a spreadsheet's byte-order mark,
+            # UTF-16, \r\n and \r-only line endings.
             try:
-                text = bytes(text).decode("utf-8")
-            except UnicodeDecodeError:
+                text = decode(text)
+            except FileProblem as e:
                 text = None
-                self._fail(Issue("trace", "is not UTF-8 text (expected CSV or JSON lines)"))
+                self._fail(Issue("trace", f"{e.messages()[0]} (expected CSV or JSON lines)"))
         self.total_chars = len(text) if isinstance(text, str) else 0
         self.rows: tuple[TraceRequest, ...] = ()
         self.issues: list[Issue] = getattr(self, "issues", [])

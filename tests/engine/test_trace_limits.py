@@ -20,7 +20,8 @@ def _refusal(text) -> str:
 @pytest.mark.parametrize("text, needle", [
     ("", "is empty"),
     ("   \n\n", "is empty"),
-    (b"\xff\xfe", "is not UTF-8 text"),
+    (b"\x80\xff,1\n", "is not UTF-8 text"),
+    (b"\xff\xfe", "is empty"),  # a UTF-16 byte-order mark and nothing after it
     (HEAD, "has a header but no rows"),
     (HEAD + "0," + "x" * 200_000 + ",5\n", f"at most {T.MAX_LINE_CHARS:,} are accepted per row"),
     (HEAD + '0,"' + "1" * 4000 + "\n" * 40 + '",5\n', "row 2: prompt_tokens must be an integer"),

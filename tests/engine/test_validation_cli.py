@@ -150,7 +150,8 @@ def test_cli_bad_trace_file(tmp_path, capsys):
     path = tmp_path / "bad.csv"
     path.write_text("arrival_s,prompt_tokens,output_tokens\n0,-5,1\n")
     assert main(["--trace", str(path)]) == 2
-    assert "kvlab engine: error: --trace: row 2: prompt_tokens must be between 1" in capsys.readouterr().err
+    assert "kvlab engine: error: --trace: " in (err := capsys.readouterr().err)
+    assert "bad.csv: row 2: prompt_tokens must be between 1" in err  # the file named, then the row
 
 
 def test_old_option_name_works_with_a_notice(capsys):

@@ -5,9 +5,9 @@ per example (recording, mutating, bookkeeping) was most of a surface's time (mea
 surface's generation fell from 1.76 to 0.77 ms CPU an input, the links' from 1.82 to 0.43, at 8
 per example). A failing input is named in the report (`check_each`) and shrunk like any other.
 
-Locally every surface tries QUICK inputs; CI (CI=true) tries its count in CI_INPUTS (FULL on every
-surface, about CI_BUDGET_S of CPU in all); KVLAB_FUZZ=full tries FULL per surface, KVLAB_FUZZ=<n>
-any count.
+Locally every surface tries QUICK inputs; CI (CI=true) tries its count in CI_INPUTS (FULL on the six
+first surfaces, 1,000 on the three file surfaces); KVLAB_FUZZ=full tries FULL per surface,
+KVLAB_FUZZ=<n> any count.
 """
 
 from __future__ import annotations
@@ -40,6 +40,13 @@ CI_INPUTS = {
     # nearly all the command itself (argument checks, a run of 8 requests or a steady-state
     # evaluation, the printed report)
     "cli": FULL,  # about 2 ms
+    # the files a user hands kvlab, each through its command line (test_fuzz_user_files.py): about
+    # 9-10 ms an input (a file written, read, the command run; the fit of a measurements file), so
+    # 1,000 each, about 30 s of the CI run in all
+    "files_config": 1_000,
+    "files_trace": 1_000,
+    "files_measurements": 1_000,
+    "files_reader": 2_000,  # sim.userfile alone (decode, parse): about 3 ms an input, most of it generation
 }
 BUDGET_BYTES = 256 * 2**20  # the engine's stated memory budget per run (docs/engine.md)
 

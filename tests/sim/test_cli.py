@@ -82,7 +82,8 @@ def test_config_path_errors_exit_2(capsys, tmp_path):
     bad_json.write_text("{not json")
     bad_field = tmp_path / "field.json"
     bad_field.write_text(json.dumps({**model_entry("qwen3-8b")["config"], "num_key_value_heads": 5}))
-    for path, expect in ((missing, "cannot read"), (bad_json, "cannot read"), (bad_field, "--config (num_key_value_heads)")):
+    for path, expect in ((missing, "cannot read"), (bad_json, "bad.json: is not valid JSON"),
+                         (bad_field, "--config (num_key_value_heads)")):
         assert main(["--config", str(path)]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and expect in err, err
