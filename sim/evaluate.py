@@ -75,8 +75,10 @@ class Result:
     experts_touched_per_layer: float | None = None
     ttft_s: float | None = None
     prefill_weight_read_s: float | None = None
+    prefill_kv_read_s: float | None = None  # a chunked prefill's later passes read the earlier passes' cache
     prefill_compute_s: float | None = None
     prefill_allreduce_s: float | None = None
+    prefill_overhead_s: float | None = None
     prefill_flops: float | None = None
     prefill_bytes: float | None = None
     prefill_arithmetic_intensity: float | None = None
@@ -268,8 +270,6 @@ class _Setup:
     mem: memory.MemoryBudget
     machine: roofline.Machine
     chunk_tokens: int | None  # prefill pass size: None (one pass) for the textbook engine
-    weight_read_bytes_per_s: float  # HBM bandwidth x the profile's weight and KV read efficiencies
-    kv_read_bytes_per_s: float
     profile_mismatch: str | None  # the warning when the profile was fitted on another GPU
     result_base: dict  # Result's defaults with the fields fixed here filled in
 
@@ -339,8 +339,6 @@ def _setup(s: Scenario, arch: Architecture) -> _Setup:
         # Real engines split a long prompt into passes of max_num_batched_tokens (chunked
         # prefill); the textbook panel runs it in one pass.
         chunk_tokens=None if s.engine == "textbook" else limits.max_num_batched_tokens,
-        weight_read_bytes_per_s=gpu.hbm_bandwidth_bytes_per_s * profile.bandwidth_efficiency,
-        kv_read_bytes_per_s=gpu.hbm_bandwidth_bytes_per_s * profile.kv_bandwidth_efficiency,
         profile_mismatch=mismatch, result_base={**_RESULT_DEFAULTS, **fixed},
     )
     if len(_SETUPS) > 256:
@@ -538,7 +536,9 @@ def _evaluate(s: Scenario) -> Result:
         "effective_max_num_seqs": limits.max_num_seqs,
         "vllm_longest_max_model_len": refusal,
         "ttft_s": pre.time_s,
-        "prefill_weight_read_s": pre.memory_time_s,
+        "prefill_weight_read_s": pre.weight_read_s,
+        "prefill_kv_read_s": pre.kv_read_s,
+        "prefill_overhead_s": pre.overhead_s,
         "prefill_compute_s": pre.compute_time_s,
         "prefill_allreduce_s": pre.allreduce_time_s,
         "prefill_flops": pre.flops,
@@ -583,8 +583,8 @@ def _evaluate(s: Scenario) -> Result:
             "decode_step_s": dec.time_s,
             "itl_s": itl,
             "cpu_step_s": dec.cpu_s,
-            "decode_weight_read_s": dec.weight_bytes / setup.weight_read_bytes_per_s,
-            "decode_kv_read_s": dec.kv_bytes / setup.kv_read_bytes_per_s,
+            "decode_weight_read_s": dec.weight_read_s,
+            "decode_kv_read_s": dec.kv_read_s,
             "decode_compute_s": dec.compute_time_s,
             "decode_allreduce_s": dec.allreduce_time_s,
             "decode_overhead_s": dec.overhead_s,

@@ -81,6 +81,11 @@ class StepCost:
     time_s: float  # GPU time of the step
     bound: str  # "memory" or "compute": the larger side of the roofline (per_kernel: of the kernels' times)
     model: str = "whole_step"
+    # The memory side split by what is read: the weights (every kernel but attention; whole_step:
+    # weight_bytes over the weight-read bandwidth) and the KV cache (attention's read). They sum to
+    # memory_time_s; views draw them instead of dividing bytes by a bandwidth of their own.
+    weight_read_s: float = 0.0
+    kv_read_s: float = 0.0
     kernels: tuple[KernelCost, ...] = ()
     # wall_s = max(memory_side_s, compute_side_s) + serial_s; the two sides are the only terms that
     # depend on the KV read and the attention pairs (the engine's closed form reads them). serial_s
@@ -109,6 +114,21 @@ class StepCost:
     def arithmetic_intensity(self) -> float:
         """FLOPs per byte moved (the roofline's x axis)."""
         return self.flops / self.bytes if self.bytes else 0.0
+
+    @property
+    def weight_bytes_per_s(self) -> float:
+        """The weight-read bandwidth the step achieves (the memory roof of its GEMMs)."""
+        return self.weight_bytes / self.weight_read_s if self.weight_read_s else 0.0
+
+    @property
+    def kv_bytes_per_s(self) -> float:
+        """The KV-read bandwidth the step achieves (attention's memory roof)."""
+        return self.kv_bytes / self.kv_read_s if self.kv_read_s else 0.0
+
+    @property
+    def flops_per_s(self) -> float:
+        """The arithmetic rate the step's FLOPs achieve (its compute roof, all kernels together)."""
+        return self.flops / self.compute_time_s if self.compute_time_s else 0.0
 
     def kernel(self, kind: str) -> KernelCost | None:
         for k in self.kernels:
@@ -257,7 +277,9 @@ def _whole_step(m: Machine, new_tokens: float, kv_read_tokens: float, attention_
     # 2 FLOPs per multiply-add; active parameters include the lm_head, as design.md counts them.
     gemm_flops = gemm_flops_per_token * new_tokens
     attention_flops = attention_flops_per_pair * attention_pairs
-    memory_s = weight_bytes / weight_bw + kv_bytes / kv_bw
+    weight_read_s = weight_bytes / weight_bw
+    kv_read_s = kv_bytes / kv_bw
+    memory_s = weight_read_s + kv_read_s
     # Weight GEMMs have M = tokens in the step, so small steps run at the small-M efficiency.
     # Attention is not a GEMM of that shape: its arithmetic runs inside fused kernels at the
     # large-GEMM rate (and in decode it hides under the KV read), so it gets the plateau.
@@ -279,6 +301,8 @@ def _whole_step(m: Machine, new_tokens: float, kv_read_tokens: float, attention_
         "time_s": gpu_s,
         "bound": "compute" if compute_s > memory_s else "memory",
         "model": "whole_step",
+        "weight_read_s": weight_read_s,
+        "kv_read_s": kv_read_s,
         "kernels": (_kernel("weights", weight_bytes, gemm_flops, weight_bw, gemm_rate),
                     _kernel("attention", kv_bytes, attention_flops, kv_bw, attention_rate)) if detail else (),
         "memory_side_s": memory_s,
@@ -328,7 +352,7 @@ def _per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: fl
     overhead = p.step_overhead_s + p.kernel_overhead_s * m._kernels_per_step
     gemm_total = 0.0
     memory_s = compute_s = weight_bytes = flops = 0.0
-    memory_bound_s = compute_bound_s = 0.0
+    memory_bound_s = compute_bound_s = weight_read_s = 0.0
     for k in kernels:
         memory_s += k.memory_s
         compute_s += k.compute_s
@@ -336,6 +360,7 @@ def _per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: fl
         if k.kind != "attention":
             gemm_total += k.time_s
             weight_bytes += k.bytes
+            weight_read_s += k.memory_s
         if k.bound == "compute":
             compute_bound_s += k.time_s
         else:
@@ -360,6 +385,8 @@ def _per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: fl
         "time_s": gpu_s,
         "bound": "compute" if compute_bound_s > memory_bound_s else "memory",
         "model": "per_kernel",
+        "weight_read_s": weight_read_s,
+        "kv_read_s": attention.memory_s,
         "kernels": tuple(kernels),
         "memory_side_s": attention.memory_s,
         "compute_side_s": attention.compute_s,
@@ -430,7 +457,8 @@ def _scaled(c: StepCost, factor: float, detail: bool = True) -> StepCost:
         "tokens": c.tokens * factor, "weight_bytes": c.weight_bytes * factor, "kv_bytes": c.kv_bytes * factor,
         "flops": c.flops * factor, "memory_time_s": c.memory_time_s * factor, "compute_time_s": c.compute_time_s * factor,
         "allreduce_time_s": c.allreduce_time_s * factor, "overhead_s": c.overhead_s * factor, "time_s": c.time_s * factor,
-        "bound": c.bound, "model": c.model, "kernels": kernels, "memory_side_s": c.memory_side_s * factor,
+        "bound": c.bound, "model": c.model, "weight_read_s": c.weight_read_s * factor, "kv_read_s": c.kv_read_s * factor,
+        "kernels": kernels, "memory_side_s": c.memory_side_s * factor,
         "compute_side_s": c.compute_side_s * factor, "serial_s": c.serial_s * factor, "cpu_s": c.cpu_s * factor,
         "wall_s": c.wall_s * factor,
     })
@@ -464,6 +492,8 @@ def _sum(costs: list[StepCost], detail: bool = True) -> StepCost:
         "time_s": fsum(c.time_s for c in costs),
         "bound": "compute" if fsum(c.time_s for c in costs if c.bound == "compute") > fsum(c.time_s for c in costs) / 2 else "memory",
         "model": costs[0].model,
+        "weight_read_s": fsum(c.weight_read_s for c in costs),
+        "kv_read_s": fsum(c.kv_read_s for c in costs),
         "kernels": kernels,
         "memory_side_s": fsum(c.memory_side_s for c in costs),
         "compute_side_s": fsum(c.compute_side_s for c in costs),

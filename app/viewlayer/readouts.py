@@ -74,12 +74,12 @@ def fit_curve_summary(fit, result, prompt_tokens: int, concurrency: int) -> str:
 
 
 def step_summary(terms: dict | None, phase: str, what: str = "") -> str:
-    """One phase's step in words (`what`: 'a 4,096-token prompt', 'a batch of 32'): each term in
-    milliseconds and which one binds."""
+    """One phase's step in words (`what`: 'a 4,096-token prompt', 'a batch of 32'): each of sim's
+    terms in milliseconds and which side binds (sim's bound)."""
     if terms is None:
         return f"{phase.capitalize()}: nothing runs, so there is no step to show."
     memory_s = terms["weight"] + terms["kv"]
-    binding = "compute" if terms["compute"] > memory_s else "memory traffic"
+    binding = "compute" if terms["bound"] == "compute" else "memory traffic"
     parts = [f"weight read {fmt.ms(terms['weight'])}"]
     if terms["kv"]:
         parts.append(f"KV read {fmt.ms(terms['kv'])}")
@@ -91,6 +91,14 @@ def step_summary(terms: dict | None, phase: str, what: str = "") -> str:
     if serial:
         text += f" Not overlapped: {', '.join(serial)}."
     return text
+
+
+def kernel_summary(terms: dict, phase: str, what: str = "") -> str:
+    """A per-kernel step in words: each of sim's kernels, its time and what binds it, in order."""
+    head = f"{phase.capitalize()} step" + (f" for {what}" if what else "")
+    parts = [f"{k['kind']} {fmt.ms(k['time_s'])} ({k['bound']})" for k in terms["kernels"]]
+    return (f"{head} {fmt.ms(terms['total'])}, its kernels one after another: {', '.join(parts)}; "
+            f"{terms['bound']}-bound kernels take most of it.")
 
 
 def roofline_summary(result, bandwidth_achieved_bytes_per_s: float, prompt_tokens: int) -> str:
