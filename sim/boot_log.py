@@ -38,6 +38,7 @@ class BootFacts:
     max_model_len: int
     max_concurrency: float
     refusal: int | None  # vllm: the longest max_model_len that fits, when one request does not
+    refused: dict | None = None  # sim's verdict (admission.refusal_of): {"reason", "message"} when nothing runs
 
 
 def _error(log: list[str], warnings: list[str], msg: str) -> None:
@@ -138,6 +139,9 @@ def budget_lines(log: list[str], warnings: list[str], f: BootFacts) -> None:
                 if fits > 0 else "not even the output alone fits")
         _error(log, warnings, f"One sequence of {ctx:,} tokens needs {gib(f.per_seq_bytes)} of KV cache but the pool is "
                               f"{gib(mem.kv_pool_bytes)}: no request fits; {hint}.")
+        return
+    if f.refused is not None:  # refused for a reason none of the lines above names (a request past the context)
+        _error(log, warnings, f.refused["message"])
         return
     seqs_knob = "max_running_requests" if s.engine == "sglang" else "max_num_seqs"
     if f.batch_limited_by == "concurrency":

@@ -12,7 +12,7 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from functools import cache, cached_property, lru_cache, partial
 from operator import attrgetter
 
-from . import boot_log, catalog, engine_defaults, engine_rules, memory, roofline
+from . import admission, boot_log, catalog, engine_defaults, engine_rules, memory, roofline
 from .architecture import Architecture, bytes_per_token_formula, from_config
 from .boot_log import gib  # noqa: F401  (kept importable from here)
 from .catalog import GPU
@@ -31,7 +31,14 @@ class Result:
     otherwise; figures that do not exist for this scenario (ITL when nothing fits) are None."""
 
     scenario: dict
+    # Whether anything runs. None when requests run; otherwise {"reason": a few words, "message": a
+    # sentence}: the weights leave no KV pool, vLLM refuses to start, the request is longer than
+    # the model's context, or not one sequence fits. A refused result has batch 0 and no ITL, TTFT
+    # or throughput (None / 0): views show the reason instead of a number (sim owns the verdict).
+    refusal: dict | None = None
     model_name: str = ""
+    gpu_name: str = ""  # the card's name as the catalog writes it ("NVIDIA H100 SXM")
+    context_tokens: int = 0  # the model's context (max_position_embeddings)
     attention_kind: str = ""
     kv_bytes_per_token: float = 0.0
     params_total: int = 0
@@ -149,6 +156,7 @@ class Result:
         d["scenario"] = dict(self.scenario)
         d["log"], d["warnings"] = list(self.log), list(self.warnings)
         d["errors"] = [dict(e) for e in self.errors]
+        d["refusal"] = dict(self.refusal) if self.refusal is not None else None
         d["kv_formula"], d["batch_prefill_s"] = self.kv_formula, self.batch_prefill_s
         d["decode_kernels"] = [dict(k) for k in self.decode_kernels]
         d["prefill_kernels"] = [dict(k) for k in self.prefill_kernels]
@@ -308,6 +316,8 @@ def _setup(s: Scenario, arch: Architecture) -> _Setup:
                     f"are applied to this GPU's datasheet peaks. Pick the textbook profile or one for {gpu.id}.")
     fixed = dict(
         model_name=arch.name,
+        gpu_name=gpu.name,
+        context_tokens=arch.max_position_embeddings,
         attention_kind=arch.attention_kind,
         kv_bytes_per_token=kv_per_token,
         _kv_formula_builder=partial(bytes_per_token_formula, arch, kv_el, s.tp),
@@ -332,6 +342,7 @@ def _setup(s: Scenario, arch: Architecture) -> _Setup:
         engine_version=rules.version,
         cpu_step_s=rules.cpu_step_s,
         ttft_frontend_s=rules.frontend_s,
+        step_model="per_kernel" if profile.per_kernel else "whole_step",
     )
     setup = _Setup(
         arch=arch, gpu=gpu, profile=profile, rules=rules, kv_bytes_per_element=kv_el, kv_bytes_per_token=kv_per_token,
@@ -421,8 +432,16 @@ def sweep(s: Scenario, name: str, values: Iterable) -> Iterator[Result]:
 
 
 def _error_result(s: Scenario, e: InputError) -> Result:
-    return _make_result({**_RESULT_DEFAULTS, "scenario": _safe_scenario(s), "errors": [i.to_dict() for i in e.issues],
-                         "warnings": [], "log": [f"ERROR {i}" for i in e.issues]})
+    return _make_result({**_RESULT_DEFAULTS, "scenario": _safe_scenario(s), "gpu_name": _gpu_name(s),
+                         "errors": [i.to_dict() for i in e.issues], "warnings": [], "log": [f"ERROR {i}" for i in e.issues]})
+
+
+def _gpu_name(s: Scenario) -> str:
+    """The card's name when the scenario names a catalog GPU (views title the HBM bar with it)."""
+    try:
+        return catalog.gpu(s.gpu).name if isinstance(s, Scenario) and isinstance(s.gpu, str) else ""
+    except InputError:
+        return ""
 
 
 def _safe_scenario(s: Scenario) -> dict:
@@ -482,9 +501,6 @@ def _evaluate(s: Scenario) -> Result:
     if s.max_model_len is not None and context > s.max_model_len:
         raise InputError(Issue("prompt_tokens", f"prompt + output ({context:,}) exceeds max_model_len ({s.max_model_len:,}); "
                                                 f"allowed prompt: 1 to {max(s.max_model_len - s.output_tokens, 0):,}"))
-    if context > arch.max_position_embeddings:
-        warnings.append(f"prompt + output ({context:,} tokens) is longer than the model's context of "
-                        f"{arch.max_position_embeddings:,} tokens; a real engine would refuse the request.")
 
     # The request length the engine plans for: the textbook panel plans for this request; vLLM and
     # SGLang for the model's whole context unless max_model_len says otherwise.
@@ -509,17 +525,22 @@ def _evaluate(s: Scenario) -> Result:
         batch, limited_by = max_seqs, "kv_pool"
     if limits.max_num_seqs < batch:
         batch, limited_by = limits.max_num_seqs, "max_num_seqs"
+    refused = admission.refusal_of(arch, s, mem, max_seqs, refusal, max_len, per_seq)
+    if refused is not None:
+        batch = 0  # nothing runs
+        if refused["reason"] == admission.TOO_LONG:
+            limited_by = "context"
 
-    pre = roofline.prefill(machine, s.prompt_tokens, chunk, detail=False)
+    pre = roofline.prefill(machine, s.prompt_tokens, chunk, detail=False) if refused is None else None
 
     def facts() -> boot_log.BootFacts:
         return boot_log.BootFacts(
             scenario=s, arch=arch, mem=mem, limits=limits, kv_bytes_per_token=setup.kv_bytes_per_token,
             per_seq_bytes=per_seq, max_sequences=max_seqs, batch=batch, batch_limited_by=limited_by,
-            max_model_len=max_len, max_concurrency=max_conc, refusal=refusal)
+            max_model_len=max_len, max_concurrency=max_conc, refusal=refusal, refused=refused)
 
     budget_log: list[str] | None = None
-    if boot_log.warns(mem, refusal, max_seqs):  # a problem is reported now; otherwise the log waits until read
+    if boot_log.warns(mem, refusal, max_seqs) or refused is not None:  # a problem is reported now; otherwise the log waits until read
         budget_log = []
         boot_log.budget_lines(budget_log, warnings, facts())
     # The defaults and what the setup fixes, then what depends on the workload.
@@ -535,19 +556,22 @@ def _evaluate(s: Scenario) -> Result:
         "max_concurrency_tokens": max_len,
         "effective_max_num_seqs": limits.max_num_seqs,
         "vllm_longest_max_model_len": refusal,
-        "ttft_s": pre.time_s,
-        "prefill_weight_read_s": pre.weight_read_s,
-        "prefill_kv_read_s": pre.kv_read_s,
-        "prefill_overhead_s": pre.overhead_s,
-        "prefill_compute_s": pre.compute_time_s,
-        "prefill_allreduce_s": pre.allreduce_time_s,
-        "prefill_flops": pre.flops,
-        "prefill_bytes": pre.bytes,
-        "prefill_arithmetic_intensity": pre.arithmetic_intensity,
-        "prefill_bound": pre.bound,
-        "step_model": pre.model,
-        "_prefill_kernels_builder": partial(_kernel_dicts, roofline.prefill, machine, s.prompt_tokens, chunk),
+        "refusal": refused,
     })
+    if pre is not None:
+        result.update({
+            "ttft_s": pre.time_s,
+            "prefill_weight_read_s": pre.weight_read_s,
+            "prefill_kv_read_s": pre.kv_read_s,
+            "prefill_overhead_s": pre.overhead_s,
+            "prefill_compute_s": pre.compute_time_s,
+            "prefill_allreduce_s": pre.allreduce_time_s,
+            "prefill_flops": pre.flops,
+            "prefill_bytes": pre.bytes,
+            "prefill_arithmetic_intensity": pre.arithmetic_intensity,
+            "prefill_bound": pre.bound,
+            "_prefill_kernels_builder": partial(_kernel_dicts, roofline.prefill, machine, s.prompt_tokens, chunk),
+        })
     mismatch = setup.profile_mismatch
     if mismatch:
         warnings.append(mismatch)
@@ -562,8 +586,9 @@ def _evaluate(s: Scenario) -> Result:
         log.append(_profile_line(profile, gpu, machine, s.prompt_tokens, batch))
         if mismatch:
             log.append("WARNING " + mismatch)
-        log.append(f"Prefill of {s.prompt_tokens:,} tokens: TTFT {pre.time_s * 1e3:.1f} ms, {pre.bound}-bound "
-                   f"(compute {pre.compute_time_s * 1e3:.1f} ms vs weight read {pre.memory_time_s * 1e3:.1f} ms).")
+        if pre is not None:
+            log.append(f"Prefill of {s.prompt_tokens:,} tokens: TTFT {pre.time_s * 1e3:.1f} ms, {pre.bound}-bound "
+                       f"(compute {pre.compute_time_s * 1e3:.1f} ms vs weight read {pre.memory_time_s * 1e3:.1f} ms).")
         if dec is not None:
             itl = dec.wall_s
             log.append(f"Decode step of {batch} sequences: {dec.time_s * 1e3:.2f} ms, {dec.bound}-bound; "

@@ -19,19 +19,19 @@ TITLE = "Roofline: where prefill and decode land"
 POINT_COLUMNS = ("x", "y", "color", "marker", "name", "text", "flops", "dx", "align")
 
 
-def view_roofline(result, settings, context_tokens: int | None = None) -> dict:
-    stop = readouts.blocked_in(result, settings, context_tokens)
-    out = _view_roofline(result if stop is None else None, settings)
+def view_roofline(result) -> dict:
+    stop = readouts.refusal(result)
+    out = _view_roofline(result if stop is None else None)
     if stop is not None:
         text = f"Nothing runs ({stop[0]}), so no step is plotted."
     else:
         bw = result.hbm_bandwidth_bytes_per_s * load_profile(result.profile).bandwidth_efficiency if result is not None and result.ok else 0
-        text = readouts.roofline_summary(result, bw, settings["prompt_tokens"])
+        text = readouts.roofline_summary(result, bw, readouts.scenario(result).get("prompt_tokens", 0))
     out["summary"] = readouts.summary("summary-roofline", text)
     return out
 
 
-def _view_roofline(result, settings) -> dict:
+def _view_roofline(result) -> dict:
     r = result
     if r is None or not r.ok:
         return {"roof": {"data": {"x": [], "y": []}}, "datasheet": {"data": {"x": [], "y": []}},
@@ -43,7 +43,7 @@ def _view_roofline(result, settings) -> dict:
     pts = []
     if r.ttft_s:
         pts.append(("prefill", r.prefill_arithmetic_intensity, r.prefill_flops / r.ttft_s, "triangle",
-                    f"prefill ({fmt.tokens(settings['prompt_tokens'])} tokens)"))
+                    f"prefill ({fmt.tokens(r.scenario['prompt_tokens'])} tokens)"))
     if r.decode_step_s:
         pts.append(("decode", r.decode_arithmetic_intensity, r.decode_flops / r.decode_step_s, "circle",
                     f"decode (batch {r.batch:,})"))

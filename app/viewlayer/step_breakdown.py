@@ -37,7 +37,7 @@ def phase_terms(r, phase: str) -> dict | None:
     """sim's terms of one step, in seconds (None when the phase does not run): weight read, KV
     read, compute, all-reduce, launch overhead, the step's GPU time and its bound; `model` names
     the step model and, per kernel, `kernels` is sim's kernel list."""
-    if r is None or not r.ok or getattr(r, "refusal", None) is not None:
+    if r is None or not r.ok or r.refusal is not None:
         return None
     if phase == "prefill":
         if r.ttft_s is None:
@@ -65,13 +65,12 @@ def _empty(phase: str, stop: tuple[str, str] | None) -> dict:
             "summary": readouts.summary(f"summary-{phase}", readouts.step_summary(None, phase))}
 
 
-def view_step_breakdown(result, settings, phase: str = "decode", context_tokens: int | None = None) -> dict:
+def view_step_breakdown(result, phase: str = "decode") -> dict:
     r = result
-    stop = readouts.blocked_in(r, settings, context_tokens)
-    t = phase_terms(r, phase) if stop is None else None
+    t = phase_terms(r, phase)
     if t is None:
-        return _empty(phase, stop)
-    what = (f"a {settings['prompt_tokens']:,}-token prompt" if phase == "prefill"
+        return _empty(phase, readouts.refusal(r))
+    what = (f"a {r.scenario['prompt_tokens']:,}-token prompt" if phase == "prefill"
             else f"a batch of {readouts.plural(r.batch, 'sequence')}")
     if t["model"] == "per_kernel":
         return _per_kernel(t, phase, what)

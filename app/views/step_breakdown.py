@@ -35,7 +35,7 @@ class StepBreakdown(StoreView):
         return chart_with_summary(self, fig, legend=True)
 
     def data(self) -> dict:
-        return view_step_breakdown(self.store.result, self.store.settings.values(), self.phase, context_tokens=self.store.context_tokens)
+        return view_step_breakdown(self.store.result, self.phase)
 
 
 __all__ = ["StepBreakdown", "phase_terms"]

@@ -34,7 +34,7 @@ def test_the_step_chart_adds_up_to_sims_step_and_marks_sims_bound(profile, gpu, 
         r = evaluate(s)
         if r.batch == 0:
             continue
-        out = view_step_breakdown(r, {**s.to_dict(), "output_tokens": s.output_tokens}, phase)
+        out = view_step_breakdown(r, phase)
         total_s, bound = (r.ttft_s, r.prefill_bound) if phase == "prefill" else (r.decode_step_s, r.decode_bound)
         where = (profile, gpu, engine, batch, prompt, phase)
         title = out["title"]["html"]
@@ -64,7 +64,7 @@ def test_the_step_chart_adds_up_to_sims_step_and_marks_sims_bound(profile, gpu, 
 def test_the_issues_h200_case_draws_sims_kernels():
     s = Scenario(model="qwen3-8b", gpu="h200", profile="h200", engine="vllm", concurrency=256, prompt_tokens=128)
     r = evaluate(s)
-    out = view_step_breakdown(r, s.to_dict(), "decode")
+    out = view_step_breakdown(r, "decode")
     assert r.step_model == "per_kernel" and r.decode_bound == "compute"
     assert "Decode: 11.4 ms, compute-bound" in out["title"]["html"]
     launches = [ms for row, ms in zip(out["bars"]["data"]["row"], out["bars"]["data"]["ms"], strict=True) if row == "launches"]
