@@ -17,9 +17,10 @@ from functools import cache, lru_cache, partial
 from operator import attrgetter
 
 from . import catalog, engine_defaults, engine_rules, memory, profiles, roofline
-from .architecture import Architecture, bytes_per_token_formula, from_config
+from .architecture import Architecture, bytes_per_token_formula
 from .catalog import GPU
 from .errors import InputError, Issue
+from .hf_config import from_config
 from .profiles import EfficiencyProfile, load_profile
 from .result import RESULT_DEFAULTS
 from .scenario import Scenario, validate
