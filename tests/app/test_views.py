@@ -2,6 +2,7 @@
 same data-kv elements the browser tests read), and user text is always escaped."""
 
 import json
+from html import escape
 
 import panel as pn
 import pytest
@@ -135,5 +136,5 @@ def test_the_panels_show_sims_verdict(state):
         assert_shows(shown["itl"], r.itl_s, 1e3)
     else:
         assert shown["itl"] == shown["ttft"] == "\u2014"
-        assert r.refusal["reason"] in "".join(pn.Column(panel.main).select(pn.pane.HTML)[i].object or ""
-                                              for i in range(len(pn.Column(panel.main).select(pn.pane.HTML))))
+        panes = "".join(pane.object or "" for pane in pn.Column(panel.main).select(pn.pane.HTML))
+        assert r.refusal["reason"] in panes and escape(r.refusal["message"]) in panes
