@@ -280,6 +280,7 @@ def setup(s: Scenario) -> Setup:
         peak_flops=machine.peak_flops,
         hbm_bandwidth_bytes_per_s=gpu.hbm_bandwidth_bytes_per_s,
         ridge_intensity=machine.ridge_intensity,
+        hbm_bandwidth_achieved_bytes_per_s=gpu.hbm_bandwidth_bytes_per_s * profile.bandwidth_efficiency,
         profile=profile.name,
         engine_version=rules.version,
         cpu_step_s=rules.cpu_step_s,

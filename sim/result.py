@@ -73,6 +73,7 @@ class Result:
     prefill_arithmetic_intensity: float | None = None
     prefill_bound: str | None = None
     ridge_intensity: float = 0.0
+    hbm_bandwidth_achieved_bytes_per_s: float = 0.0  # the roofline's memory roof: HBM bandwidth x the profile's bandwidth_efficiency
     peak_flops: float = 0.0
     hbm_bandwidth_bytes_per_s: float = 0.0
     dollars_per_million_tokens: float | None = None
