@@ -123,11 +123,11 @@ def describe(profile: dict) -> list[str]:
 
 def sim_steps(profile_names: list[str], gpu: str) -> dict:
     """{profile: {"decode B=.. L=4096": seconds, ..., "prefill 4096": seconds}} from sim's roofline."""
-    from kvlab.sim import catalog, roofline
-    from kvlab.sim.evaluate import _catalog_architecture
+    from kvlab.sim import Scenario, resolve, roofline
     from kvlab.sim.profiles import load_profile
 
-    arch, g = _catalog_architecture(MODEL, False), catalog.gpu(gpu)
+    resolved = resolve(Scenario(model=MODEL, gpu=gpu))
+    arch, g = resolved.arch, resolved.gpu
     out = {}
     for name in profile_names:
         mach = roofline.Machine(arch, g, load_profile(name), 1, 2.0, 2.0, False)

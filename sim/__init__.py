@@ -8,11 +8,14 @@ Standard library only, so the same code runs in CPython and in Pyodide.
     (93, 32)
 """
 
-from .architecture import Architecture, from_config
+from .architecture import Architecture
 from .catalog import GPU, gpu_ids, model_ids
 from .errors import InputError, Issue
-from .evaluate import Result, evaluate, sweep
+from .evaluate import evaluate, sweep
+from .hf_config import from_config
 from .profiles import EfficiencyProfile, load_profile, profile_names
+from .resolve import Resolved, clear_caches, resolve
+from .result import Result
 from .scenario import FIELDS, Scenario
 
 __all__ = [
@@ -22,14 +25,17 @@ __all__ = [
     "EfficiencyProfile",
     "InputError",
     "Issue",
+    "Resolved",
     "Result",
     "Scenario",
+    "clear_caches",
     "evaluate",
     "from_config",
     "gpu_ids",
     "load_profile",
     "model_ids",
     "profile_names",
+    "resolve",
     "sweep",
 ]
 

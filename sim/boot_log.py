@@ -38,6 +38,7 @@ class BootFacts:
     max_model_len: int
     max_concurrency: float
     refusal: int | None  # vllm: the longest max_model_len that fits, when one request does not
+    refused: dict | None = None  # sim's verdict (admission.refusal_of): {"reason", "message"} when nothing runs
 
 
 def _error(log: list[str], warnings: list[str], msg: str) -> None:
@@ -139,6 +140,9 @@ def budget_lines(log: list[str], warnings: list[str], f: BootFacts) -> None:
         _error(log, warnings, f"One sequence of {ctx:,} tokens needs {gib(f.per_seq_bytes)} of KV cache but the pool is "
                               f"{gib(mem.kv_pool_bytes)}: no request fits; {hint}.")
         return
+    if f.refused is not None:  # refused for a reason none of the lines above names (a request past the context)
+        _error(log, warnings, f.refused["message"])
+        return
     seqs_knob = "max_running_requests" if s.engine == "sglang" else "max_num_seqs"
     if f.batch_limited_by == "concurrency":
         reason = f"all {s.concurrency} concurrent requests fit (the pool could hold {f.max_sequences})"
@@ -148,3 +152,19 @@ def budget_lines(log: list[str], warnings: list[str], f: BootFacts) -> None:
     else:
         reason = f"{seqs_knob}={f.limits.max_num_seqs} caps the scheduler below the pool's {f.max_sequences}"
     log.append(f"Batch of {f.batch}: {reason}.")
+
+
+def profile_line(profile, gpu, machine, prompt_tokens: int, batch: int) -> str:
+    """Which efficiency profile produced the times below, and the fractions it applied."""
+    fp8 = machine.fp8_compute
+    gemm = (f"GEMMs reach {profile.compute_efficiency(prompt_tokens, fp8):.0%} of {machine.peak_flops / 1e12:,.0f} TFLOP/s "
+            f"in the prefill")
+    if batch > 0:
+        gemm += f" and {profile.compute_efficiency(batch, fp8):.0%} in a {batch}-token decode step"
+    line = (f"Efficiency profile {profile.name} ({profile.provenance_kind}): HBM reads reach {profile.bandwidth_efficiency:.0%} "
+            f"of {gpu.hbm_bandwidth_bytes_per_s / 1e12:.2f} TB/s; {gemm}.")
+    if profile.per_kernel:
+        line += (f" Per-kernel step model: each kernel (QKV, attention, O, MLP, lm_head) takes the longer of its bytes "
+                 f"and its FLOPs, plus {profile.kernel_overhead_s * 1e6:g} us for each of {machine.kernels_per_step():,} "
+                 f"kernels per step.")
+    return line

@@ -92,9 +92,12 @@ def _summary(r) -> str:
         f"params {r.params_total / 1e9:.2f}B total, {r.params_active / 1e9:.2f}B active; weights {r.weight_bytes / GIB:.2f} GiB",
         f"KV pool {r.kv_pool_bytes / GIB:.2f} GiB = {r.kv_pool_tokens:,} tokens; {r.max_sequences} sequences fit; "
         f"batch {r.batch} ({r.batch_limited_by})",
-        f"TTFT {ms(r.ttft_s, r.prefill_bound)}; ITL {ms(r.itl_s, r.decode_bound)}; "
-        f"{r.decode_tokens_per_s:,.0f} tok/s aggregate, {r.per_stream_tokens_per_s:,.1f} tok/s per stream",
     ]
+    if r.refusal is not None:  # a valid question whose answer is that nothing runs: no latency to print
+        lines.append(f"Nothing runs ({r.refusal['reason']}): {r.refusal['message']}")
+    else:
+        lines.append(f"TTFT {ms(r.ttft_s, r.prefill_bound)}; ITL {ms(r.itl_s, r.decode_bound)}; "
+                     f"{r.decode_tokens_per_s:,.0f} tok/s aggregate, {r.per_stream_tokens_per_s:,.1f} tok/s per stream")
     if r.dollars_per_million_tokens is not None:
         lines.append(f"${r.dollars_per_million_tokens:.3f} per million output tokens")
     return "\n".join(lines)

@@ -34,7 +34,9 @@ from .architecture import Architecture
 from .catalog import GPU
 from .memory import ACTIVATION_BYTES
 from .profiles import EfficiencyProfile
-from .profiles import interpolate_log2 as interpolate
+from .step_models import KERNEL_KINDS, KernelCost, StepCost, new_frozen, per_kernel, whole_step
+
+__all__ = ["KERNEL_KINDS", "KernelCost", "Machine", "StepCost", "decode_step", "prefill", "step_cost"]
 
 # Kernels one decoder layer launches in a CUDA-graph decode step, counted from vLLM's Llama and
 # Mixtral forward passes (vllm/model_executor/models/llama.py, mixtral.py): fused residual
@@ -48,79 +50,11 @@ KERNELS_PER_SHARED_EXPERT = 3
 # Once per step: embedding lookup, final norm, lm_head, and the sampler's few kernels.
 KERNELS_PER_STEP = 8
 
-# whole_step lists two rows, "weights" (every projection and the lm_head) and "attention".
-KERNEL_KINDS = ("weights", "embedding", "qkv", "attention", "o", "mlp", "lm_head", "allreduce", "overhead")
-
-
-@dataclass(frozen=True)
-class KernelCost:
-    """One kernel kind of a step, summed over the layers that run it, on one rank."""
-
-    kind: str  # one of KERNEL_KINDS
-    bytes: float
-    flops: float
-    memory_s: float  # bytes / (bandwidth x efficiency)
-    compute_s: float  # FLOPs / (peak x efficiency)
-    time_s: float  # per_kernel: what it adds to the step; whole_step: its own roofline time, for display
-    bound: str  # "memory", "compute" or "latency" (all-reduce, launches)
-
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
-
-
-@dataclass(frozen=True)
-class StepCost:
-    tokens: float  # tokens multiplied through the weights in this step
-    weight_bytes: float
-    kv_bytes: float
-    flops: float
-    memory_time_s: float  # every byte of the step over its bandwidth (sum over kernels)
-    compute_time_s: float  # every FLOP of the step over its rate (sum over kernels)
-    allreduce_time_s: float
-    overhead_s: float
-    time_s: float  # GPU time of the step
-    bound: str  # "memory" or "compute": the larger side of the roofline (per_kernel: of the kernels' times)
-    model: str = "whole_step"
-    kernels: tuple[KernelCost, ...] = ()
-    # wall_s = max(memory_side_s, compute_side_s) + serial_s; the two sides are the only terms that
-    # depend on the KV read and the attention pairs (the engine's closed form reads them). serial_s
-    # includes cpu_s, so wall_s = time_s + cpu_s.
-    memory_side_s: float = 0.0
-    compute_side_s: float = 0.0
-    serial_s: float = 0.0
-    cpu_s: float = 0.0  # the engine's host time per step (Machine.cpu_step_s; passes x it for a chunked prefill)
-    wall_s: float = 0.0  # time_s + cpu_s: what the step lasts on the engine's clock
-
-    @property
-    def bytes(self) -> float:
-        return self.weight_bytes + self.kv_bytes
-
-    @property
-    def weight_share(self) -> float:
-        """Fraction of the step's bytes that are weights: what batching still amortises."""
-        return self.weight_bytes / self.bytes if self.bytes else 0.0
-
-    @property
-    def tensor_duty(self) -> float:
-        """Fraction of the step the tensor cores are busy at their achievable rate."""
-        return self.compute_time_s / self.time_s if self.time_s else 0.0
-
-    @property
-    def arithmetic_intensity(self) -> float:
-        """FLOPs per byte moved (the roofline's x axis)."""
-        return self.flops / self.bytes if self.bytes else 0.0
-
-    def kernel(self, kind: str) -> KernelCost | None:
-        for k in self.kernels:
-            if k.kind == kind:
-                return k
-        return None
-
 
 @dataclass(frozen=True)
 class Machine:
     """What the step model needs to know about the hardware and the numeric formats. Built once
-    per (model, GPU, profile, tp, dtypes, engine) by `evaluate.machine_for` and shared by
+    per (model, GPU, profile, tp, dtypes, engine) by `resolve.machine_for` and shared by
     evaluate() and the time-domain engine."""
 
     arch: Architecture
@@ -195,38 +129,6 @@ class Machine:
             per_layer += k.count * n
         return per_layer + KERNELS_PER_STEP
 
-
-def _new(cls, values: dict):
-    """A frozen dataclass whose instance dict is `values`, which must name every field. The
-    generated __init__ sets each field through object.__setattr__, and keyword arguments build a
-    dict of their own: either costs more than the whole step's arithmetic (evaluate() builds
-    three steps per call, the time-domain engine one per step). A dict display handed over as
-    the instance dict is built once and never copied."""
-    obj = object.__new__(cls)
-    object.__setattr__(obj, "__dict__", values)
-    return obj
-
-
-def _kernel(kind: str, bytes_: float, flops: float, bw: float, peak: float) -> KernelCost:
-    mem = bytes_ / bw if bytes_ else 0.0
-    comp = flops / peak if flops else 0.0
-    return _new(KernelCost, {"kind": kind, "bytes": bytes_, "flops": flops, "memory_s": mem, "compute_s": comp,
-                             "time_s": mem if mem > comp else comp, "bound": "compute" if comp > mem else "memory"})
-
-
-def _projection_params(a: Architecture) -> tuple[float, float, float, float]:
-    """Per-layer-summed (qkv, o, mlp params always read, params of one routed expert x MoE
-    layers) of the whole model: the weights each projection kernel kind multiplies by."""
-    o_per_layer = a.num_q_heads * (a.mla.v_head_dim if a.mla is not None else a.head_dim) * a.hidden_size
-    attention = a._attention_params()
-    qkv = a.num_layers * (attention - o_per_layer)
-    o = a.num_layers * o_per_layer
-    mlp_dense = (a.num_layers - a.num_moe_layers) * a._dense_mlp_params()
-    if a.moe:
-        mlp_dense += a.num_moe_layers * a._moe_params()[0]
-    return qkv, o, mlp_dense, a.num_moe_layers * a.params_per_expert
-
-
 def step_cost(m: Machine, *, new_tokens: float, kv_read_tokens: float, attention_pairs: float,
               sampled_tokens: float | None = None, context_tokens: float | None = None, detail: bool = True) -> StepCost:
     """Cost of one forward step on one rank.
@@ -243,131 +145,8 @@ def step_cost(m: Machine, *, new_tokens: float, kv_read_tokens: float, attention
     """
     sampled = new_tokens if sampled_tokens is None else sampled_tokens
     if m.profile.per_kernel:
-        return _per_kernel(m, new_tokens, kv_read_tokens, attention_pairs, sampled, context_tokens)
-    return _whole_step(m, new_tokens, kv_read_tokens, attention_pairs, detail, sampled)
-
-
-def _whole_step(m: Machine, new_tokens: float, kv_read_tokens: float, attention_pairs: float, detail: bool = True,
-                sampled: float = 0.0) -> StepCost:
-    """Seed 002's roofline over the whole step (design.md section 2)."""
-    w_per_param, gemm_flops_per_token, attention_flops_per_pair, weight_bw, kv_bw, attention_rate = m.whole_step_constants
-    profile = m.profile
-    weight_bytes = m.arch.params_read(new_tokens) * w_per_param
-    kv_bytes = kv_read_tokens * m.kv_bytes_per_token
-    # 2 FLOPs per multiply-add; active parameters include the lm_head, as design.md counts them.
-    gemm_flops = gemm_flops_per_token * new_tokens
-    attention_flops = attention_flops_per_pair * attention_pairs
-    memory_s = weight_bytes / weight_bw + kv_bytes / kv_bw
-    # Weight GEMMs have M = tokens in the step, so small steps run at the small-M efficiency.
-    # Attention is not a GEMM of that shape: its arithmetic runs inside fused kernels at the
-    # large-GEMM rate (and in decode it hides under the KV read), so it gets the plateau.
-    gemm_rate = m.peak_flops * profile.compute_efficiency(new_tokens, fp8=m.fp8_compute)
-    compute_s = gemm_flops / gemm_rate + attention_flops / attention_rate
-    allreduce_s = m.allreduce_time_s(new_tokens)
-    serial = allreduce_s + profile.step_overhead_s
-    cpu = m.cpu_step_s + m.cpu_row_s * sampled if m.cpu_row_s else m.cpu_step_s
-    gpu_s = (memory_s if memory_s > compute_s else compute_s) + serial
-    return _new(StepCost, {
-        "tokens": new_tokens,
-        "weight_bytes": weight_bytes,
-        "kv_bytes": kv_bytes,
-        "flops": gemm_flops + attention_flops,
-        "memory_time_s": memory_s,
-        "compute_time_s": compute_s,
-        "allreduce_time_s": allreduce_s,
-        "overhead_s": profile.step_overhead_s,
-        "time_s": gpu_s,
-        "bound": "compute" if compute_s > memory_s else "memory",
-        "model": "whole_step",
-        "kernels": (_kernel("weights", weight_bytes, gemm_flops, weight_bw, gemm_rate),
-                    _kernel("attention", kv_bytes, attention_flops, kv_bw, attention_rate)) if detail else (),
-        "memory_side_s": memory_s,
-        "compute_side_s": compute_s,
-        "serial_s": serial + cpu,
-        "cpu_s": cpu,
-        "wall_s": gpu_s + cpu,
-    })
-
-
-def _per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: float, sampled: float,
-                context_tokens: float | None) -> StepCost:
-    a = m.arch
-    p = m.profile
-    tp = m.tp
-    bw = m.gpu.hbm_bandwidth_bytes_per_s
-    peak = m.peak_flops
-    w = m.weight_bytes_per_param
-    e_bytes = m.embedding_bytes_per_param if m.embedding_bytes_per_param is not None else w
-    gemm_bw = bw * p.weight_bandwidth_efficiency(m.weight_dtype)
-    gemm_rate = peak * interpolate(p.gemm_points(m.model_id, m.fp8_compute, tp), n)
-    qkv, o, mlp_dense, expert_params = _projection_params(a)
-    experts_read = a.expected_experts_touched(n) if a.moe else 0.0
-    experts_used = a.moe.experts_per_token if a.moe else 0
-    mlp_read = mlp_dense + expert_params * experts_read
-    mlp_active = mlp_dense + expert_params * experts_used
-    kernels = [
-        # The input embedding gathers n rows; it is not read whole.
-        _kernel("embedding", n * a.hidden_size * e_bytes / tp, 0.0, bw * p.bandwidth_efficiency, peak),
-        _kernel("qkv", qkv * w / tp, 2 * qkv * n / tp, gemm_bw, gemm_rate),
-    ]
-    kv_bytes = kv_read_tokens * a.kv_bytes_per_token(m.kv_bytes_per_element, tp)
-    attention_flops = a.attention_flops_per_pair * attention_pairs / tp
-    attention_rate = m.gpu.bf16_dense_flops * (p.prefill_attention_efficiency or p.compute_efficiency(float("inf")))
-    attention = _kernel("attention", kv_bytes, attention_flops, bw * p.attention_kv_efficiency(context_tokens, mla=a.mla is not None),
-                        attention_rate)
-    kernels.append(attention)
-    kernels.append(_kernel("o", o * w / tp, 2 * o * n / tp, gemm_bw, gemm_rate))
-    kernels.append(_kernel("mlp", mlp_read * w / tp, 2 * mlp_active * n / tp, gemm_bw, gemm_rate))
-    # lm_head: BF16 in quantized checkpoints, M = rows sampled (one per prompt in a prefill).
-    head_params = a.vocab_size * a.hidden_size
-    head_eff = interpolate(p.lm_head_efficiency_points or p.compute_efficiency_points, sampled)
-    head_peak = peak if e_bytes == w else m.gpu.bf16_dense_flops
-    kernels.append(_kernel("lm_head", head_params * e_bytes / tp, 2 * head_params * sampled / tp,
-                           bw * p.bandwidth_efficiency, head_peak * head_eff))
-    allreduce_s = m.allreduce_time_s(n)
-    overhead = p.step_overhead_s + p.kernel_overhead_s * m._kernels_per_step
-    gemm_total = 0.0
-    memory_s = compute_s = weight_bytes = flops = 0.0
-    memory_bound_s = compute_bound_s = 0.0
-    for k in kernels:
-        memory_s += k.memory_s
-        compute_s += k.compute_s
-        flops += k.flops
-        if k.kind != "attention":
-            gemm_total += k.time_s
-            weight_bytes += k.bytes
-        if k.bound == "compute":
-            compute_bound_s += k.time_s
-        else:
-            memory_bound_s += k.time_s
-    allreduce_bytes = 2 * a.num_layers * n * a.hidden_size * ACTIVATION_BYTES if tp > 1 else 0.0
-    kernels.append(_new(KernelCost, {"kind": "allreduce", "bytes": allreduce_bytes, "flops": 0.0, "memory_s": 0.0,
-                                     "compute_s": 0.0, "time_s": allreduce_s, "bound": "latency"}))
-    kernels.append(_new(KernelCost, {"kind": "overhead", "bytes": 0.0, "flops": 0.0, "memory_s": 0.0, "compute_s": 0.0,
-                                     "time_s": overhead, "bound": "latency"}))
-    serial = gemm_total + allreduce_s + overhead
-    cpu = m.cpu_step_s + m.cpu_row_s * sampled if m.cpu_row_s else m.cpu_step_s
-    gpu_s = max(attention.memory_s, attention.compute_s) + serial
-    return _new(StepCost, {
-        "tokens": n,
-        "weight_bytes": weight_bytes,
-        "kv_bytes": kv_bytes,
-        "flops": flops,
-        "memory_time_s": memory_s,
-        "compute_time_s": compute_s,
-        "allreduce_time_s": allreduce_s,
-        "overhead_s": overhead,
-        "time_s": gpu_s,
-        "bound": "compute" if compute_bound_s > memory_bound_s else "memory",
-        "model": "per_kernel",
-        "kernels": tuple(kernels),
-        "memory_side_s": attention.memory_s,
-        "compute_side_s": attention.compute_s,
-        "serial_s": serial + cpu,
-        "cpu_s": cpu,
-        "wall_s": gpu_s + cpu,
-    })
-
+        return per_kernel(m, new_tokens, kv_read_tokens, attention_pairs, sampled, context_tokens)
+    return whole_step(m, new_tokens, kv_read_tokens, attention_pairs, detail, sampled)
 
 def decode_step(m: Machine, batch: int, context_tokens: float, detail: bool = True) -> StepCost:
     """One decode step: `batch` sequences each holding `context_tokens` of cache emit one token."""
@@ -423,14 +202,15 @@ def _chunk(m: Machine, tokens: float, cached: float, sample: bool, detail: bool)
 
 def _scaled(c: StepCost, factor: float, detail: bool = True) -> StepCost:
     """`factor` identical passes of step c, one after another (detail=False: without kernel rows)."""
-    kernels = tuple(_new(KernelCost, {"kind": k.kind, "bytes": k.bytes * factor, "flops": k.flops * factor,
+    kernels = tuple(new_frozen(KernelCost, {"kind": k.kind, "bytes": k.bytes * factor, "flops": k.flops * factor,
                                       "memory_s": k.memory_s * factor, "compute_s": k.compute_s * factor,
                                       "time_s": k.time_s * factor, "bound": k.bound}) for k in (c.kernels if detail else ()))
-    return _new(StepCost, {
+    return new_frozen(StepCost, {
         "tokens": c.tokens * factor, "weight_bytes": c.weight_bytes * factor, "kv_bytes": c.kv_bytes * factor,
         "flops": c.flops * factor, "memory_time_s": c.memory_time_s * factor, "compute_time_s": c.compute_time_s * factor,
         "allreduce_time_s": c.allreduce_time_s * factor, "overhead_s": c.overhead_s * factor, "time_s": c.time_s * factor,
-        "bound": c.bound, "model": c.model, "kernels": kernels, "memory_side_s": c.memory_side_s * factor,
+        "bound": c.bound, "model": c.model, "weight_read_s": c.weight_read_s * factor, "kv_read_s": c.kv_read_s * factor,
+        "kernels": kernels, "memory_side_s": c.memory_side_s * factor,
         "compute_side_s": c.compute_side_s * factor, "serial_s": c.serial_s * factor, "cpu_s": c.cpu_s * factor,
         "wall_s": c.wall_s * factor,
     })
@@ -446,13 +226,13 @@ def _sum(costs: list[StepCost], detail: bool = True) -> StepCost:
     for c in costs if detail else ():
         for k in c.kernels:
             by_kind.setdefault(k.kind, []).append(k)
-    kernels = tuple(_new(KernelCost, {"kind": kind, "bytes": fsum(k.bytes for k in ks), "flops": fsum(k.flops for k in ks),
+    kernels = tuple(new_frozen(KernelCost, {"kind": kind, "bytes": fsum(k.bytes for k in ks), "flops": fsum(k.flops for k in ks),
                                       "memory_s": fsum(k.memory_s for k in ks), "compute_s": fsum(k.compute_s for k in ks),
                                       "time_s": fsum(k.time_s for k in ks), "bound": max(ks, key=lambda k: k.time_s).bound})
                     for kind, ks in by_kind.items())
     memory_s = fsum(c.memory_time_s for c in costs)
     compute_s = fsum(c.compute_time_s for c in costs)
-    return _new(StepCost, {
+    return new_frozen(StepCost, {
         "tokens": sum(c.tokens for c in costs),
         "weight_bytes": fsum(c.weight_bytes for c in costs),
         "kv_bytes": fsum(c.kv_bytes for c in costs),
@@ -464,6 +244,8 @@ def _sum(costs: list[StepCost], detail: bool = True) -> StepCost:
         "time_s": fsum(c.time_s for c in costs),
         "bound": "compute" if fsum(c.time_s for c in costs if c.bound == "compute") > fsum(c.time_s for c in costs) / 2 else "memory",
         "model": costs[0].model,
+        "weight_read_s": fsum(c.weight_read_s for c in costs),
+        "kv_read_s": fsum(c.kv_read_s for c in costs),
         "kernels": kernels,
         "memory_side_s": fsum(c.memory_side_s for c in costs),
         "compute_side_s": fsum(c.compute_side_s for c in costs),

@@ -14,9 +14,10 @@ LIMIT_CAPTIONS = {
 }
 
 
-def cost_tiles(r, s) -> list[str]:
+def cost_tiles(r) -> list[str]:
     """The price of output tokens, shown wherever a price per GPU-hour is set: sim's
     dollars_per_million_tokens (price x GPUs / aggregate decode tokens per second)."""
+    s = readouts.scenario(r)
     price = s.get("dollars_per_gpu_hour")
     if price is None:
         return []
@@ -27,8 +28,8 @@ def cost_tiles(r, s) -> list[str]:
     return [html.tile("dollars_per_million_tokens", "Cost per million tokens", value, caption, COLORS["compute"])]
 
 
-def view_admission_numbers(result, settings, context_tokens: int | None = None) -> dict:
-    r, s = result, settings
+def view_admission_numbers(result) -> dict:
+    r, s = result, readouts.scenario(result)
     ok = r is not None and r.ok
     seqs = r.max_sequences if ok else None
     batch = r.batch if ok else None
@@ -38,13 +39,12 @@ def view_admission_numbers(result, settings, context_tokens: int | None = None) 
         limit = "nothing fits"
     else:
         limit = ""
-    context = s["prompt_tokens"] + s["output_tokens"]
-    seq_caption = f"of {fmt.tokens(context)} tokens each" if ok else ""
-    stop = readouts.blocked_in(r, s, context_tokens)
+    seq_caption = f"of {fmt.tokens(s['prompt_tokens'] + s['output_tokens'])} tokens each" if ok else ""
+    stop = readouts.refusal(r)
     if stop is not None:
         # Nothing runs: say why instead of a batch (and, past the context, a fit) that cannot happen.
         batch, limit = None, stop[0]
-        if stop[0] == "longer than the context":
+        if r.batch_limited_by == "context":
             seqs, seq_caption = None, stop[0]
     return {"pane": {"html": html.tiles(
         html.tile("max_sequences", "Sequences that fit", fmt.count(seqs), seq_caption, COLORS["kv_used"], hero=True),
@@ -53,5 +53,5 @@ def view_admission_numbers(result, settings, context_tokens: int | None = None) 
                   f"{r.kv_pool_tokens:,} tokens" if ok else "", COLORS["kv_free"]),
         html.tile("kv_per_token", "KV cache per token", fmt.per_token_bytes(r.kv_bytes_per_token) if ok else fmt.DASH,
                   f"{r.kv_bytes_per_token:,.0f} bytes" if ok else "", COLORS["kv"]),
-        *cost_tiles(r, s),
+        *cost_tiles(r),
     )}}

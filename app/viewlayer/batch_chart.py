@@ -13,18 +13,18 @@ from . import readouts
 TITLE = "Throughput against batch: amortisation flattens"
 
 
-def view_batch_chart(result, settings=None, batch=None, context_tokens: int | None = None) -> dict:
-    stop = readouts.blocked_in(result, settings, context_tokens) if settings is not None else None
+def view_batch_chart(result, batch=None) -> dict:
+    stop = readouts.refusal(result)
     if stop is not None:  # nothing runs: no curve and no point, and the summary says why
-        out = _view_batch_chart(result, settings, None)
+        out = _view_batch_chart(result, None)
         out["summary"] = readouts.summary("summary-batch", f"Nothing runs ({stop[0]}), so there is no batch to draw.")
         return out
-    out = _view_batch_chart(result, settings, batch)
+    out = _view_batch_chart(result, batch)
     out["summary"] = readouts.summary("summary-batch", readouts.batch_summary(batch, result))
     return out
 
 
-def _view_batch_chart(result, settings=None, batch=None) -> dict:
+def _view_batch_chart(result, batch=None) -> dict:
     c, r = batch, result
     if c is None or not c.batch or r is None or r.itl_s is None:
         return {"curve": {"data": {"x": [], "y": [], "per": [], "itl": []}}, "ideal": {"data": {"x": [], "y": []}},

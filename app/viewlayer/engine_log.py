@@ -7,6 +7,6 @@ from .. import html
 NO_RESULT = "ERROR no configuration to evaluate: see the message above."
 
 
-def view_engine_log(result, settings=None) -> dict:
+def view_engine_log(result) -> dict:
     lines = result.log if result is not None else [NO_RESULT]
     return {"pane": {"html": html.console(lines)}}

@@ -16,17 +16,20 @@ POINT_COLUMNS = ("x", "y", "text", "dx", "align")
 NOTHING_FITS = "Not one sequence fits at any prompt length."
 
 
-def view_fit_curve(result, settings, fit=None, context_tokens: int | None = None) -> dict:
-    out = _view_fit_curve(result, settings, fit)
-    out["summary"] = readouts.summary("summary-fit", readouts.fit_curve_summary(fit, result, settings["prompt_tokens"],
-                                                                                settings["concurrency"]))
+def view_fit_curve(result, fit=None) -> dict:
+    s = readouts.scenario(result)
+    out = _view_fit_curve(result, s, fit)
+    out["summary"] = readouts.summary("summary-fit", readouts.fit_curve_summary(fit, result, s.get("prompt_tokens", 0),
+                                                                                s.get("concurrency", 0)))
     return out
 
 
 def _view_fit_curve(result, settings, fit=None) -> dict:
     r, s = result, settings
-    requests = {"requests": {"location": s["concurrency"]},
-                "requests_label": {"y": s["concurrency"], "y_units": "data", "text": f"{s['concurrency']:,} requests offered"}}
+    offered = s.get("concurrency")
+    offered = offered if isinstance(offered, int) else None  # no line while there is no result to read it from
+    requests = {"requests": {"location": offered},
+                "requests_label": {"y": offered, "y_units": "data", "text": f"{offered:,} requests offered" if offered else ""}}
     if fit is None or r is None or not r.ok:
         return {"curve": {"data": {"x": [], "y": []}}, "point": {"data": {k: [] for k in POINT_COLUMNS}},
                 "empty": {"text": ""}, **requests}

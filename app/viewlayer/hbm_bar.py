@@ -5,8 +5,6 @@ and free). A vertical line marks the card's capacity, so weights that do not fit
 
 from __future__ import annotations
 
-from kvlab.sim import catalog
-
 from .. import format as fmt
 from .. import html
 from ..palette import COLORS
@@ -40,7 +38,7 @@ def segment_bytes(result) -> dict[str, float]:
     }
 
 
-def view_hbm_bar(result, settings) -> dict:
+def view_hbm_bar(result) -> dict:
     r = result
     sizes = segment_bytes(r)
     capacity = r.capacity_bytes if r is not None and r.ok else 1.0
@@ -62,8 +60,9 @@ def view_hbm_bar(result, settings) -> dict:
         cols["label_x"].append((left + right) / 2 / GIB)
         cols["label_color"].append("#1F2328" if key in DARK_TEXT_ON else "#FFFFFF")
         left = right
-    gpu = catalog.gpu(settings["gpu"]).name
-    rank = f" (one of {settings['tp']} ranks)" if settings["tp"] > 1 else ""
+    gpu = f" {r.gpu_name}" if r is not None and r.gpu_name else ""
+    tp = readouts.scenario(r).get("tp", 1)
+    rank = f" (one of {tp} ranks)" if isinstance(tp, int) and tp > 1 else ""
     return {
         "bars": {"data": cols},
         # The legend is HTML, not a Bokeh Legend: it wraps on a phone, reads the live GiB, and is
@@ -72,5 +71,5 @@ def view_hbm_bar(result, settings) -> dict:
                                         if sizes[key] > 0 or key in ALWAYS_LISTED])},
         "capacity": {"location": capacity / GIB},
         "x_range": {"end": max(capacity, left) / GIB * 1.01},
-        "title": readouts.title(f"HBM of one {gpu}{rank}, {capacity / GIB:,.1f} GiB"),
+        "title": readouts.title(f"HBM of one{gpu or ' GPU'}{rank}, {capacity / GIB:,.1f} GiB"),
     }

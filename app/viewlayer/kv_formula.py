@@ -9,10 +9,11 @@ GENERIC = "bytes per token = 2 (K and V) \u00d7 layers \u00d7 kv_heads \u00d7 he
 GENERIC_MLA = "bytes per token = layers \u00d7 (latent + rope key) \u00d7 bytes per element"
 
 
-def view_kv_formula(result, settings) -> dict:
-    r, s = result, settings
+def view_kv_formula(result) -> dict:
+    r = result
     if r is None or not r.ok:
         return {"pane": {"html": f'<div class="kv-formula"><div class="generic">{html.esc(GENERIC)}</div></div>'}}
+    s = r.scenario
     filled = r.kv_formula.replace(" x ", " \u00d7 ")
     generic = GENERIC_MLA if r.attention_kind == "MLA" else GENERIC
     context = s["prompt_tokens"] + s["output_tokens"]

@@ -9,7 +9,7 @@ from . import readouts
 EMPTY_CONFIG = "is empty"
 
 
-def view_notices(result, settings=None, issues=(), url_notices=(), link_note: str = "", context_tokens: int | None = None) -> dict:
+def view_notices(result, issues=(), url_notices=(), link_note: str = "") -> dict:
     parts = []
     if url_notices:
         parts.append(html.notice("warn", "Some settings in the link were ignored; the rest were kept.",
@@ -24,8 +24,8 @@ def view_notices(result, settings=None, issues=(), url_notices=(), link_note: st
                                  [f"{i['field']}: {i['message']}" for i in issues], "errors"))
     if result is not None and result.warnings:
         parts.append(html.notice("warn", "What stops this configuration", list(result.warnings), "warnings"))
-    stop = readouts.blocked_in(result, settings, context_tokens) if settings is not None else None
-    if stop is not None and stop[0] != "longer than the context":  # sim's own warning already says that one
+    stop = readouts.refusal(result)
+    if stop is not None and stop[1] not in result.warnings:  # said once: sim's warnings may carry the sentence
         parts.append(html.notice("error", "Nothing runs in this configuration", [stop[1]], "blocked"))
     if link_note:
         parts.append(html.notice("info", "About the link", [link_note], "link_note"))

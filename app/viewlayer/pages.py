@@ -29,27 +29,27 @@ from .step_breakdown import view_step_breakdown
 
 def _notices(c: Computed, s: dict, page: PanelPage | None) -> dict:
     notices = [*page.url_notices, *page.input_notices] if page else ()
-    return view_notices(c.result, s, c.issues, notices, page.link_note if page else "", c.context_tokens)
+    return view_notices(c.result, c.issues, notices, page.link_note if page else "")
 
 
 # (view name, function of (computed, settings, page) -> {part: props}), in page order.
 VIEWS = {
     "admission": (
         ("notices", _notices),
-        ("admission_numbers", lambda c, s, p: view_admission_numbers(c.result, s, c.context_tokens)),
-        ("hbm_bar", lambda c, s, p: view_hbm_bar(c.result, s)),
-        ("kv_formula", lambda c, s, p: view_kv_formula(c.result, s)),
-        ("fit_curve", lambda c, s, p: view_fit_curve(c.result, s, c.fit, c.context_tokens)),
-        ("engine_log", lambda c, s, p: view_engine_log(c.result, s)),
+        ("admission_numbers", lambda c, s, p: view_admission_numbers(c.result)),
+        ("hbm_bar", lambda c, s, p: view_hbm_bar(c.result)),
+        ("kv_formula", lambda c, s, p: view_kv_formula(c.result)),
+        ("fit_curve", lambda c, s, p: view_fit_curve(c.result, c.fit)),
+        ("engine_log", lambda c, s, p: view_engine_log(c.result)),
     ),
     "phases": (
         ("notices", _notices),
-        ("phase_numbers", lambda c, s, p: view_phase_numbers(c.result, s, c.context_tokens)),
-        ("step_prefill", lambda c, s, p: view_step_breakdown(c.result, s, "prefill", c.context_tokens)),
-        ("step_decode", lambda c, s, p: view_step_breakdown(c.result, s, "decode", c.context_tokens)),
-        ("roofline", lambda c, s, p: view_roofline(c.result, s, c.context_tokens)),
-        ("batch_chart", lambda c, s, p: view_batch_chart(c.result, s, c.batch, c.context_tokens)),
-        ("engine_log", lambda c, s, p: view_engine_log(c.result, s)),
+        ("phase_numbers", lambda c, s, p: view_phase_numbers(c.result)),
+        ("step_prefill", lambda c, s, p: view_step_breakdown(c.result, "prefill")),
+        ("step_decode", lambda c, s, p: view_step_breakdown(c.result, "decode")),
+        ("roofline", lambda c, s, p: view_roofline(c.result)),
+        ("batch_chart", lambda c, s, p: view_batch_chart(c.result, c.batch)),
+        ("engine_log", lambda c, s, p: view_engine_log(c.result)),
     ),
 }
 # A lesson names a view by what it is; the phases panel's step breakdown there is the decode step's.

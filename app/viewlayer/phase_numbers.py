@@ -13,10 +13,10 @@ def _bound(kind: str | None) -> str:
     return f"{kind}-bound" if kind else ""
 
 
-def view_phase_numbers(result, settings, context_tokens: int | None = None) -> dict:
-    r, s = result, settings
+def view_phase_numbers(result) -> dict:
+    r, s = result, readouts.scenario(result)
     ok = r is not None and r.ok
-    stop = readouts.blocked_in(r, s, context_tokens)
+    stop = readouts.refusal(r)
     if stop is not None:  # nothing runs: no latency or throughput exists; the tiles say why instead
         dash = [html.tile(key, label, fmt.DASH, stop[0] if i < 2 else "", COLORS[color], hero=i < 2)
                 for i, (key, label, color) in enumerate((
@@ -24,7 +24,7 @@ def view_phase_numbers(result, settings, context_tokens: int | None = None) -> d
                     ("tokens_per_s", "Aggregate throughput", "decode"), ("per_stream", "Per stream", "decode"),
                     ("tensor_duty", "Tensor-core duty, decode", "compute"),
                     ("weight_share", "Weight share of decode bytes", "weights")))]
-        return {"pane": {"html": html.tiles(*dash, *cost_tiles(r, s), columns=3)}}
+        return {"pane": {"html": html.tiles(*dash, *cost_tiles(r), columns=3)}}
     running = ok and r.itl_s is not None
     prefill_duty = r.prefill_compute_s / r.ttft_s if ok and r.ttft_s else None
     return {"pane": {"html": html.tiles(
@@ -42,6 +42,6 @@ def view_phase_numbers(result, settings, context_tokens: int | None = None) -> d
                   f"prefill: {fmt.percent(prefill_duty)}" if ok else "", COLORS["compute"]),
         html.tile("weight_share", "Weight share of decode bytes", fmt.percent(r.weight_share) if running else fmt.DASH,
                   "what batching still amortises" if running else "", COLORS["weights"]),
-        *cost_tiles(r, s),
+        *cost_tiles(r),
         columns=3,
     )}}

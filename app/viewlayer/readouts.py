@@ -1,7 +1,7 @@
 """What the views say in words: the impossible states that replace a number, and the short text
 summary under each chart (the numbers the chart draws, for readers who cannot see it).
 
-Pure functions of sim's result and the settings, standard library only, so the Panel views and
+Pure functions of sim's result (which carries its scenario), standard library only, so the Panel views and
 the static site's bridge share them.
 """
 
@@ -23,39 +23,23 @@ def summary(key: str, text: str) -> dict:
     return {"html": f'<p class="{SUMMARY_CSS_CLASS}" data-kv="{html.esc(key)}">{html.esc(text)}</p>'}
 
 
-def blocked_in(result, settings, context_tokens: int | None) -> tuple[str, str] | None:
-    """`blocked` for a settings dict; without a context length the context check is skipped."""
-    return blocked(result, settings["prompt_tokens"], settings["output_tokens"],
-                   context_tokens if context_tokens is not None else 1 << 62)
+def refusal(result) -> tuple[str, str] | None:
+    """sim's verdict on whether anything runs (Result.refusal) as (short, sentence), or None when
+    requests run. The views show the short form instead of a latency or a batch: a number there
+    would claim that something runs. Input errors (result not ok) are reported by the notices."""
+    if result is None or not result.ok or result.refusal is None:
+        return None
+    return result.refusal["reason"], result.refusal["message"]
+
+
+def scenario(result) -> dict:
+    """The settings a result was computed for (Result.scenario); {} while there is none."""
+    return result.scenario if result is not None else {}
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:
     """'1 sequence', '2 sequences', '1,024 sequences'."""
     return f"{n:,} {word if n == 1 else (words or word + 's')}"
-
-
-def blocked(result, prompt_tokens: int, output_tokens: int, context_tokens: int) -> tuple[str, str] | None:
-    """(short, sentence) saying why no request of this shape can run, or None when one can.
-
-    The views show the short form instead of a latency or a batch: a number there would claim
-    that something runs. Input errors (result not ok) are reported by the notices instead.
-    """
-    if result is None or not result.ok:
-        return None
-    if result.kv_pool_bytes <= 0:
-        return ("weights do not fit",
-                f"The weights ({fmt.gib(result.weight_bytes)}) and the engine's reserves leave no room for a KV pool in the "
-                f"{fmt.gib(result.usable_bytes)} the engine may use: it would not start, so nothing runs.")
-    context = prompt_tokens + output_tokens
-    if context > context_tokens:
-        return ("longer than the context",
-                f"Prompt + output ({context:,} tokens) is longer than the model's context ({context_tokens:,} tokens): "
-                "the engine refuses the request, so nothing runs.")
-    if result.max_sequences <= 0 or result.batch <= 0:
-        return ("not one sequence fits",
-                f"One sequence of {context:,} tokens needs more KV cache than the pool holds "
-                f"({result.kv_pool_tokens:,} tokens): nothing runs.")
-    return None
 
 
 def fit_curve_summary(fit, result, prompt_tokens: int, concurrency: int) -> str:
@@ -74,12 +58,12 @@ def fit_curve_summary(fit, result, prompt_tokens: int, concurrency: int) -> str:
 
 
 def step_summary(terms: dict | None, phase: str, what: str = "") -> str:
-    """One phase's step in words (`what`: 'a 4,096-token prompt', 'a batch of 32'): each term in
-    milliseconds and which one binds."""
+    """One phase's step in words (`what`: 'a 4,096-token prompt', 'a batch of 32'): each of sim's
+    terms in milliseconds and which side binds (sim's bound)."""
     if terms is None:
         return f"{phase.capitalize()}: nothing runs, so there is no step to show."
     memory_s = terms["weight"] + terms["kv"]
-    binding = "compute" if terms["compute"] > memory_s else "memory traffic"
+    binding = "compute" if terms["bound"] == "compute" else "memory traffic"
     parts = [f"weight read {fmt.ms(terms['weight'])}"]
     if terms["kv"]:
         parts.append(f"KV read {fmt.ms(terms['kv'])}")
@@ -91,6 +75,14 @@ def step_summary(terms: dict | None, phase: str, what: str = "") -> str:
     if serial:
         text += f" Not overlapped: {', '.join(serial)}."
     return text
+
+
+def kernel_summary(terms: dict, phase: str, what: str = "") -> str:
+    """A per-kernel step in words: each of sim's kernels, its time and what binds it, in order."""
+    head = f"{phase.capitalize()} step" + (f" for {what}" if what else "")
+    parts = [f"{k['kind']} {fmt.ms(k['time_s'])} ({k['bound']})" for k in terms["kernels"]]
+    return (f"{head} {fmt.ms(terms['total'])}, its kernels one after another: {', '.join(parts)}; "
+            f"{terms['bound']}-bound kernels take most of it.")
 
 
 def roofline_summary(result, bandwidth_achieved_bytes_per_s: float, prompt_tokens: int) -> str:

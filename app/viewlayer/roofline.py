@@ -9,8 +9,6 @@ its time, so a step that also waits on an all-reduce or launch overhead sits bel
 
 from __future__ import annotations
 
-from kvlab.sim import load_profile
-
 from .. import format as fmt
 from ..palette import COLORS
 from . import readouts
@@ -19,31 +17,30 @@ TITLE = "Roofline: where prefill and decode land"
 POINT_COLUMNS = ("x", "y", "color", "marker", "name", "text", "flops", "dx", "align")
 
 
-def view_roofline(result, settings, context_tokens: int | None = None) -> dict:
-    stop = readouts.blocked_in(result, settings, context_tokens)
-    out = _view_roofline(result if stop is None else None, settings)
+def view_roofline(result) -> dict:
+    stop = readouts.refusal(result)
+    out = _view_roofline(result if stop is None else None)
     if stop is not None:
         text = f"Nothing runs ({stop[0]}), so no step is plotted."
     else:
-        bw = result.hbm_bandwidth_bytes_per_s * load_profile(result.profile).bandwidth_efficiency if result is not None and result.ok else 0
-        text = readouts.roofline_summary(result, bw, settings["prompt_tokens"])
+        bw = result.hbm_bandwidth_achieved_bytes_per_s if result is not None and result.ok else 0
+        text = readouts.roofline_summary(result, bw, readouts.scenario(result).get("prompt_tokens", 0))
     out["summary"] = readouts.summary("summary-roofline", text)
     return out
 
 
-def _view_roofline(result, settings) -> dict:
+def _view_roofline(result) -> dict:
     r = result
     if r is None or not r.ok:
         return {"roof": {"data": {"x": [], "y": []}}, "datasheet": {"data": {"x": [], "y": []}},
                 "points": {"data": {k: [] for k in POINT_COLUMNS}}, "ridge": {"location": None},
                 "x_range": {"start": 0.3, "end": 3e4}, "y_range": {"start": 1e9, "end": 1e16}, "title": readouts.title(TITLE)}
-    profile = load_profile(r.profile)
-    bw_achieved = r.hbm_bandwidth_bytes_per_s * profile.bandwidth_efficiency
+    bw_achieved = r.hbm_bandwidth_achieved_bytes_per_s
     peak_achieved = r.ridge_intensity * bw_achieved  # sim's ridge = achieved peak / achieved bandwidth
     pts = []
     if r.ttft_s:
         pts.append(("prefill", r.prefill_arithmetic_intensity, r.prefill_flops / r.ttft_s, "triangle",
-                    f"prefill ({fmt.tokens(settings['prompt_tokens'])} tokens)"))
+                    f"prefill ({fmt.tokens(r.scenario['prompt_tokens'])} tokens)"))
     if r.decode_step_s:
         pts.append(("decode", r.decode_arithmetic_intensity, r.decode_flops / r.decode_step_s, "circle",
                     f"decode (batch {r.batch:,})"))

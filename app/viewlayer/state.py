@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kvlab.sim import InputError, Result, evaluate
-from kvlab.sim.evaluate import resolve_architecture
+from kvlab.sim import Result, evaluate
 
 from ..config_paste import parse_config_text
 from . import series
@@ -53,11 +52,9 @@ def compute(values: dict, curves: tuple[str, ...] = CURVES, previous_context: in
             return Computed(None, list(config_issues), previous_context)
     s = scenario(values, config)
     result = evaluate(s)
-    context = previous_context
-    try:
-        context = resolve_architecture(s).max_position_embeddings
-    except InputError:
-        pass  # the result already carries the error that names the field
+    # The model's context (the prompt slider's range): sim's, or the last one while the state is
+    # an input error that stops before the model is read.
+    context = result.context_tokens or previous_context
     fit = batch = None
     if result.ok and "fit" in curves:
         fit = series.fit_curve(s, context)

@@ -10,4 +10,4 @@ class AdmissionNumbers(StoreView):
     view_name = "admission_numbers"
 
     def data(self) -> dict:
-        return view_admission_numbers(self.store.result, self.store.settings.values(), context_tokens=self.store.context_tokens)
+        return view_admission_numbers(self.store.result)

@@ -49,4 +49,4 @@ class BatchChart(StoreView):
         return chart_with_summary(self, fig, TITLE)
 
     def data(self) -> dict:
-        return view_batch_chart(self.store.result, self.store.settings.values(), self.store.batch, context_tokens=self.store.context_tokens)
+        return view_batch_chart(self.store.result, self.store.batch)

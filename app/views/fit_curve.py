@@ -45,4 +45,4 @@ class FitCurveChart(StoreView):
         return chart_with_summary(self, fig, "Sequences that fit, as the prompt grows")
 
     def data(self) -> dict:
-        return view_fit_curve(self.store.result, self.store.settings.values(), self.store.fit, context_tokens=self.store.context_tokens)
+        return view_fit_curve(self.store.result, self.store.fit)

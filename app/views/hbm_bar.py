@@ -62,4 +62,4 @@ class HbmBar(StoreView):
         return pn.Column(self.parts["title"], bokeh_pane(fig, margin=(0, 10, 0, 10)), self.legend, sizing_mode="stretch_width", margin=0)
 
     def data(self) -> dict:
-        return view_hbm_bar(self.store.result, self.store.settings.values())
+        return view_hbm_bar(self.store.result)

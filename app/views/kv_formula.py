@@ -10,4 +10,4 @@ class KvFormula(StoreView):
     view_name = "kv_formula"
 
     def data(self) -> dict:
-        return view_kv_formula(self.store.result, self.store.settings.values())
+        return view_kv_formula(self.store.result)

@@ -17,4 +17,4 @@ class Notices(StoreView):
 
     def data(self) -> dict:
         st = self.store
-        return view_notices(st.result, st.settings.values(), st.issues, st.url_notices, st.link_note, context_tokens=st.context_tokens)
+        return view_notices(st.result, st.issues, st.url_notices, st.link_note)

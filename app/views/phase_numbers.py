@@ -10,4 +10,4 @@ class PhaseNumbers(StoreView):
     view_name = "phase_numbers"
 
     def data(self) -> dict:
-        return view_phase_numbers(self.store.result, self.store.settings.values(), context_tokens=self.store.context_tokens)
+        return view_phase_numbers(self.store.result)

@@ -59,4 +59,4 @@ class RooflineChart(StoreView):
         return chart_with_summary(self, fig, TITLE)
 
     def data(self) -> dict:
-        return view_roofline(self.store.result, self.store.settings.values(), context_tokens=self.store.context_tokens)
+        return view_roofline(self.store.result)

@@ -1,9 +1,6 @@
-"""Where one step's time goes: memory traffic (weight read + KV read) against arithmetic.
-
-Memory transfers and tensor-core work overlap, so a step takes the longer of the two rows, and
-that row is drawn solid and marked as binding; the other is faded. All-reduce and launch overhead
-do not overlap and add on after (their row appears only when they are non-zero).
-"""
+"""Where one step's time goes, as sim's step model computes it (kvlab.app.viewlayer.step_breakdown):
+the two overlapped rows of the whole-step model, or one bar per kernel of a per-kernel profile
+(the figure's height follows the number of rows)."""
 
 from __future__ import annotations
 
@@ -34,11 +31,11 @@ class StepBreakdown(StoreView):
                                 text_font_size="13px", text_font_style="bold", text_color=ink(self.dark)))
         fig.add_tools(HoverTool(renderers=[r], tooltips=[("", "@term"), ("time", "@ms{0,0.00} ms")]))
         self.fig = fig
-        self.parts.update(bars=self.bars, labels=self.labels, y_range=fig.y_range, x_range=fig.x_range)
+        self.parts.update(bars=self.bars, labels=self.labels, y_range=fig.y_range, x_range=fig.x_range, figure=fig)
         return chart_with_summary(self, fig, legend=True)
 
     def data(self) -> dict:
-        return view_step_breakdown(self.store.result, self.store.settings.values(), self.phase, context_tokens=self.store.context_tokens)
+        return view_step_breakdown(self.store.result, self.phase)
 
 
 __all__ = ["StepBreakdown", "phase_terms"]

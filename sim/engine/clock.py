@@ -38,8 +38,8 @@ _PROBE = float(2**20)  # KV tokens / pairs used to read the slopes off step_cost
 class StepClock:
     """Step time of any batch composition on one instance (one tp group)."""
 
-    __slots__ = ("machine", "_coef", "_full_fraction", "_window_fraction", "_window_tokens", "kv_bytes_per_token", "causal_pairs",
-                 "_by_context")
+    __slots__ = ("machine", "_coef", "_window_fraction", "_window_tokens", "kv_bytes_per_token", "causal_pairs",
+                 "kv_read", "_by_context")
 
     def __init__(self, machine: Machine):
         self.machine = machine
@@ -49,7 +49,10 @@ class StepClock:
         arch = machine.arch
         self._window_tokens = arch.window_tokens
         self._window_fraction = arch.windowed_layer_fraction
-        self._full_fraction = 1.0 - self._window_fraction
+        # KV tokens one sequence of `context_tokens` reads, in full-attention-layer units (the unit
+        # step_cost takes): the layer kinds' own rule (LayerKind.attended, summed by the
+        # architecture), bound here so a call costs no extra frame.
+        self.kv_read = arch.kv_read_tokens
         # Bytes of cache one token costs on one rank: what a swap or a KV transfer moves per token.
         self.kv_bytes_per_token = arch.kv_bytes_per_token(machine.kv_bytes_per_element, machine.tp)
         self.causal_pairs = arch.causal_pairs
@@ -81,14 +84,6 @@ class StepClock:
         mem = m0 + m1 * kv_read_tokens
         comp = c0 + c1 * attention_pairs
         return (mem if mem > comp else comp) + e
-
-    def kv_read(self, context_tokens: int) -> float:
-        """KV tokens one sequence of `context_tokens` reads, in full-attention-layer units (the
-        unit step_cost takes): sliding-window layers read at most the window."""
-        w = self._window_tokens
-        if not w or context_tokens <= w:
-            return float(context_tokens)
-        return self._full_fraction * context_tokens + self._window_fraction * w
 
     @property
     def window_tokens(self) -> int:

@@ -1,6 +1,6 @@
 """From an EngineConfig to the fixed quantities a run needs: the roofline clock, the KV pool in
 blocks, swap and host-cache sizes, link bandwidths -- all read off `sim` (evaluate for the HBM
-budget and the hardware model, evaluate.machine_for, for step times and links), never re-derived here.
+budget and the hardware model, resolve.machine_for, for step times and links), never re-derived here.
 
 Problems come back as `Issue`s naming the field and the allowed range, including the one a
 time-domain run adds: the longest request must fit in the pool on its own, or it would wait forever.
@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import InputError, Issue
-from ..evaluate import Result, evaluate, machine_for
+from ..evaluate import evaluate
+from ..resolve import machine_for
+from ..result import Result
 from ..units import GB, GIB
 from .blocks import blocks_for
 from .clock import StepClock

@@ -3,7 +3,7 @@
 import json
 
 from kvlab.app.state import Settings
-from kvlab.sim import profiles
+from kvlab.sim import clear_caches, profiles
 
 
 def test_a_profile_written_while_serving_shows_in_the_next_session(monkeypatch, tmp_path):
@@ -14,13 +14,13 @@ def test_a_profile_written_while_serving_shows_in_the_next_session(monkeypatch, 
     user.mkdir()
     shipped = json.loads((profiles.PROFILE_DIR / "textbook.json").read_text())
     (user / "my-gpu.json").write_text(json.dumps({**shipped, "name": "my-gpu"}))
-    profiles._load_profile.cache_clear()
+    clear_caches()
     try:
         s = Settings(profile="my-gpu")  # param's own check accepts it: the list was re-read
         assert s.profile == "my-gpu" and "my-gpu" in s.param.profile.objects
         assert s.scenario().profile == "my-gpu"
     finally:
-        profiles._load_profile.cache_clear()
+        clear_caches()
     monkeypatch.setenv("KVLAB_DATA_DIR", str(tmp_path / "elsewhere"))
     assert "my-gpu" not in Settings().param.profile.objects  # and gone again once the folder is
     monkeypatch.undo()

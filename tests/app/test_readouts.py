@@ -25,22 +25,22 @@ def test_weights_that_do_not_fit_block_every_latency():
     st = _store(model="qwen3-32b", gpu_memory_utilization=0.72)
     r = st.result
     assert r.ok and r.kv_pool_bytes == 0
-    short, sentence = readouts.blocked(r, st.settings.prompt_tokens, st.settings.output_tokens, st.context_tokens)
+    short, sentence = readouts.refusal(r)
     assert short == "weights do not fit"
-    assert f"{r.weight_bytes / 2**30:,.1f} GiB" in sentence
+    assert f"{r.weight_bytes / 2**30:,.2f} GiB" in sentence
 
 
 def test_a_request_longer_than_the_context_is_refused():
     st = _store(model="qwen3-8b", prompt_tokens=40960, output_tokens=4096)
     assert st.settings.prompt_tokens + st.settings.output_tokens > st.context_tokens
-    short, sentence = readouts.blocked(st.result, st.settings.prompt_tokens, st.settings.output_tokens, st.context_tokens)
+    short, sentence = readouts.refusal(st.result)
     assert short == "longer than the context"
     assert f"{st.context_tokens:,} tokens" in sentence
 
 
 def test_a_normal_configuration_is_not_blocked():
     st = _store()
-    assert readouts.blocked(st.result, st.settings.prompt_tokens, st.settings.output_tokens, st.context_tokens) is None
+    assert readouts.refusal(st.result) is None
 
 
 def test_chart_summaries_carry_sims_numbers():

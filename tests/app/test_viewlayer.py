@@ -220,7 +220,7 @@ def test_a_step_charts_legend_keys_each_colour_it_draws():
 
     def keys(phase: str, **changes) -> list[str]:
         values = {**settings.defaults(), **changes}
-        html = view_step_breakdown(evaluate(settings.scenario(values)), values, phase)["legend"]["html"]
+        html = view_step_breakdown(evaluate(settings.scenario(values)), phase)["legend"]["html"]
         return re.findall(r'background:([^"]+)"></span>([^<]+)</span>', html)
 
     decode = [("weights", "weight read"), ("kv", "KV read"), ("compute", "tensor-core compute")]
@@ -236,7 +236,7 @@ def test_a_step_without_launch_overhead_neither_draws_keys_nor_names_one():
     from kvlab.app.viewlayer.step_breakdown import view_step_breakdown
 
     values = {**settings.defaults(), "model": "qwen3-14b", "concurrency": 64, "tp": 2}
-    out = view_step_breakdown(evaluate(settings.scenario(values)), values, "decode")
+    out = view_step_breakdown(evaluate(settings.scenario(values)), "decode")
     bars = out["bars"]["data"]
     assert "all-reduce" in out["legend"]["html"] and "launch overhead" not in out["legend"]["html"]
     assert "Not overlapped: all-reduce 0.15 ms." in out["summary"]["html"] and "launch overhead" not in out["summary"]["html"]

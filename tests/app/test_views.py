@@ -2,6 +2,7 @@
 same data-kv elements the browser tests read), and user text is always escaped."""
 
 import json
+from html import escape
 
 import panel as pn
 import pytest
@@ -120,3 +121,20 @@ def test_shipped_css_drops_comments_and_keeps_rules():
 
     text = "a { color: red; }\n  /* why,\n   over two lines */\nb { margin: 0; } /* after a rule */\n"
     assert shipped_css(text) == "a { color: red; }\nb { margin: 0; }"
+
+
+@pytest.mark.parametrize("state", [{"prompt_tokens": 65536}, {"model": "qwen3-8b", "engine": "vllm", "gpu": "l4"},
+                                   {"model": "qwen3-32b", "gpu_memory_utilization": 0.72}, {}])
+def test_the_panels_show_sims_verdict(state):
+    """The view layer has no verdict of its own: where sim refuses, the tiles show sim's reason in
+    place of a latency; where sim answers, its numbers (issue 33: the panels refused 65,536-token
+    prompts on their own while sim answered them)."""
+    r = evaluate(Scenario(**state))
+    panel = phases_panel(**state)
+    shown = displayed(panel.main)
+    if r.refusal is None:
+        assert_shows(shown["itl"], r.itl_s, 1e3)
+    else:
+        assert shown["itl"] == shown["ttft"] == "\u2014"
+        panes = "".join(pane.object or "" for pane in pn.Column(panel.main).select(pn.pane.HTML))
+        assert r.refusal["reason"] in panes and escape(r.refusal["message"]) in panes

@@ -39,7 +39,7 @@ def gpu_run(tmp_path, monkeypatch):
 
 
 def test_gpu_run_writes_a_measured_profile_named_after_the_gpu(gpu_run):
-    from kvlab.sim import profiles
+    from kvlab.sim import clear_caches, profiles
 
     run, tmp = gpu_run
     assert run(["--quick"]) == 0
@@ -48,7 +48,7 @@ def test_gpu_run_writes_a_measured_profile_named_after_the_gpu(gpu_run):
     profile = json.loads(path.read_text())
     assert validate_profile(profile, file_stem="h200-local") == []
     assert profile["gpu"] == "h200" and profile["name"] == "h200-local"
-    profiles._load_profile.cache_clear()
+    clear_caches()
     assert profiles.load_profile("h200-local").provenance_kind == "measured"
     prov = profile["provenance"]
     assert prov["kind"] == "measured"
@@ -70,11 +70,11 @@ def test_gpu_run_writes_a_measured_profile_named_after_the_gpu(gpu_run):
 
 
 def test_the_user_profile_folder_is_where_sim_looks(gpu_run):
-    from kvlab.sim import profiles
+    from kvlab.sim import clear_caches, profiles
 
     run, tmp = gpu_run
     assert run(["--quick", "--output", str(tmp / "profiles" / "h200-mine.json")]) == 0
-    profiles._load_profile.cache_clear()
+    clear_caches()
     assert "h200-mine" in profiles.profile_names()  # listed without a restart
     assert profiles.load_profile("h200-mine").provenance_kind == "measured"
 

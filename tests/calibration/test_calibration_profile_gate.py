@@ -5,7 +5,7 @@ import json
 import os
 
 import pytest
-from kvlab.sim import Scenario, evaluate, profiles
+from kvlab.sim import Scenario, clear_caches, evaluate, profiles
 from kvlab.sim.errors import InputError
 from kvlab.sim.profile_schema import validate_profile
 
@@ -17,9 +17,9 @@ def user_dir(monkeypatch, tmp_path):
     monkeypatch.setenv("KVLAB_DATA_DIR", str(tmp_path))
     d = tmp_path / "profiles"
     d.mkdir()
-    profiles._load_profile.cache_clear()
+    clear_caches()
     yield d
-    profiles._load_profile.cache_clear()
+    clear_caches()
 
 
 def _write(d, name, data):
@@ -41,7 +41,7 @@ def test_an_invalid_user_profile_is_not_listed_and_loading_it_names_file_and_pro
     # fixed on disk: listed and loaded at once (the check is remembered per mtime and size only)
     _write(user_dir, "bad-bw", {**SHIPPED, "bandwidth_efficiency": 0.9})
     os.utime(user_dir / "bad-bw.json", ns=(1, 1))
-    profiles._load_profile.cache_clear()
+    clear_caches()
     assert "bad-bw" in profiles.profile_names()
     assert profiles.load_profile("bad-bw").bandwidth_efficiency == 0.9
 

@@ -5,7 +5,7 @@ import json
 import sys
 
 import pytest
-from kvlab.sim import paths, profiles
+from kvlab.sim import clear_caches, paths, profiles
 
 
 @pytest.fixture
@@ -50,11 +50,11 @@ def test_profiles_search_the_user_directory_after_the_shipped_ones(monkeypatch, 
     (user / "my-h100.json").write_text(json.dumps({**shipped, "name": "my-h100", "bandwidth_efficiency": 0.7}))
     # A user file named like a shipped profile does not shadow it.
     (user / "textbook.json").write_text(json.dumps({**shipped, "bandwidth_efficiency": 0.1}))
-    profiles._load_profile.cache_clear()
+    clear_caches()
     try:
         names = profiles.profile_names()
         assert names.index("my-h100") > names.index("textbook") and names.count("textbook") == 1
         assert profiles.load_profile("my-h100").bandwidth_efficiency == 0.7
         assert profiles.load_profile("textbook").bandwidth_efficiency == shipped["bandwidth_efficiency"]
     finally:
-        profiles._load_profile.cache_clear()
+        clear_caches()

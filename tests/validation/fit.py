@@ -64,9 +64,7 @@ def candidate(chip: str, point: dict) -> dict:
 def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="kvlab-fit-"))
     os.environ["KVLAB_PROFILE_PATH"] = str(tmp)
-    from kvlab.sim import engine_rules, profiles
-
-    evaluate = sys.modules["kvlab.sim.evaluate"]
+    from kvlab.sim import clear_caches, engine_rules
 
     from . import report
     results = []
@@ -78,9 +76,7 @@ def main() -> int:
         table = engine_rules._table()
         for engine in ("vllm", "sglang"):
             table[engine]["cpu_step_s"] = point["cpu_step_s"]
-        engine_rules.rules.cache_clear()
-        profiles._load_profile.cache_clear()
-        evaluate._MACHINES.clear()
+        clear_caches()
         rows, _ = report.perf_rows("fit-{gpu}")
         s = report.summarize(rows)
         score = s["itl"]["median_abs"] + s["tok_per_s"]["median_abs"] + s["ttft"]["median_abs"]
@@ -92,13 +88,12 @@ def main() -> int:
     best = results[0][1]
     for chip in PLATEAUS:
         (tmp / f"fit-{chip}.json").write_text(json.dumps(candidate(chip, best)))
-    profiles._load_profile.cache_clear()
-    evaluate._MACHINES.clear()
+    clear_caches()
     for frontend in FRONTEND_S:
         for engine in ("vllm", "sglang"):
             table[engine]["cpu_step_s"] = best["cpu_step_s"]
             table[engine]["frontend_s"] = frontend
-        engine_rules.rules.cache_clear()
+        clear_caches()
         s = report.summarize(report.perf_rows("fit-{gpu}")[0])
         print("frontend_s", frontend, {m: (round(v["median_abs"], 3), round(v["median_signed"], 3)) for m, v in s.items()})
     return 0
@@ -124,9 +119,8 @@ def _score(rows) -> float:
 
 
 def cpu_fit() -> int:
-    from kvlab.sim import engine_rules
+    from kvlab.sim import clear_caches, engine_rules
 
-    evaluate = sys.modules["kvlab.sim.evaluate"]
     from . import report
     by_id = {r["id"]: r for r in report.load("perf_records.json")}
     table = engine_rules._table()
@@ -135,8 +129,7 @@ def cpu_fit() -> int:
         for engine in ("vllm", "sglang"):
             table[engine]["cpu_step_s"] = fixed
             table[engine]["cpu_step_per_row_s"] = row
-        engine_rules.rules.cache_clear()
-        evaluate._MACHINES.clear()
+        clear_caches()
         grid[(fixed, row)] = report.perf_rows("published")[0]
     ranked = sorted(grid, key=lambda k: _score(grid[k]))
     for k in ranked[:6]:

@@ -1,0 +1,156 @@
+"""Parsing a Hugging Face `config.json` into an Architecture: every field checked, a bad one
+named in an InputError (never a traceback), sizes bounded so the arithmetic stays meaningful."""
+
+from __future__ import annotations
+
+import math
+
+from .architecture import MLA, Architecture, MoE
+from .errors import InputError, Issue
+
+# Largest accepted value of any size field: guards against pasted configs that would make the
+# arithmetic meaningless (and keeps the property tests honest about their domain).
+_MAX_DIM = 2**24
+
+
+def _int_field(cfg: dict, key: str, *, default=None, minimum: int = 1, maximum: int = _MAX_DIM) -> int:
+    value = cfg.get(key, default)
+    if value is None:
+        raise InputError(Issue(key, "is missing from config.json"))
+    # json.loads accepts Infinity and NaN, and Python ints are unbounded: reject both before int().
+    finite = isinstance(value, int) or isinstance(value, float) and math.isfinite(value)
+    if isinstance(value, bool) or not finite or value != int(value):
+        raise InputError(Issue(key, f"must be an integer between {minimum} and {maximum}, got {str(value)[:40]!r}"))
+    value = int(value)
+    if not minimum <= value <= maximum:
+        raise InputError(Issue(key, f"must be between {minimum} and {maximum}, got {str(value)[:20]}"))
+    return value
+
+
+def _bool_field(cfg: dict, key: str) -> bool:
+    value = cfg.get(key, False)
+    if not isinstance(value, bool):  # bool("false") would be True
+        raise InputError(Issue(key, f"must be true or false, got {str(value)[:40]!r}"))
+    return value
+
+
+def _first_present(cfg: dict, *keys: str):
+    for k in keys:
+        if cfg.get(k) is not None:
+            return k
+    return None
+
+
+def _moe_layer_mask(cfg: dict, num_layers: int) -> tuple[bool, ...]:
+    if cfg.get("n_routed_experts"):  # DeepSeek
+        first_dense = _int_field(cfg, "first_k_dense_replace", default=0, minimum=0)
+        freq = _int_field(cfg, "moe_layer_freq", default=1)
+        return tuple(i >= first_dense and i % freq == 0 for i in range(num_layers))
+    if cfg.get("num_local_experts"):  # Mixtral: every layer
+        return (True,) * num_layers
+    only_dense = cfg.get("mlp_only_layers") or []
+    if not isinstance(only_dense, list):
+        raise InputError(Issue("mlp_only_layers", "must be a list of layer indices"))
+    step = _int_field(cfg, "decoder_sparse_step", default=1)
+    return tuple(i not in only_dense and (i + 1) % step == 0 for i in range(num_layers))
+
+
+def _parse_moe(cfg: dict, hidden: int, num_layers: int):
+    key = _first_present(cfg, "n_routed_experts", "num_local_experts", "num_experts")
+    if key is None or not cfg.get(key):
+        return None, ()
+    num_experts = _int_field(cfg, key, maximum=4096)
+    k = _int_field(cfg, "num_experts_per_tok", maximum=num_experts)
+    width_key = "moe_intermediate_size" if cfg.get("moe_intermediate_size") else "intermediate_size"
+    width = _int_field(cfg, width_key)
+    shared = 0
+    gate = False
+    if cfg.get("n_shared_experts"):
+        shared = _int_field(cfg, "n_shared_experts", maximum=64) * width
+    elif cfg.get("shared_expert_intermediate_size"):
+        shared = _int_field(cfg, "shared_expert_intermediate_size")
+        gate = True
+    moe = MoE(num_experts, k, width, shared, gate)
+    return moe, _moe_layer_mask(cfg, num_layers)
+
+
+def _parse_mla(cfg: dict):
+    if not cfg.get("kv_lora_rank"):
+        return None
+    return MLA(
+        kv_lora_rank=_int_field(cfg, "kv_lora_rank"),
+        q_lora_rank=_int_field(cfg, "q_lora_rank", default=0, minimum=0),
+        qk_rope_head_dim=_int_field(cfg, "qk_rope_head_dim"),
+        qk_nope_head_dim=_int_field(cfg, "qk_nope_head_dim"),
+        v_head_dim=_int_field(cfg, "v_head_dim"),
+    )
+
+
+def _sliding_mask(cfg: dict, meta: dict, num_layers: int) -> tuple[int, tuple[bool, ...]]:
+    window = cfg.get("sliding_window")
+    layer_types = cfg.get("layer_types")
+    if layer_types is not None and not isinstance(layer_types, list):
+        raise InputError(Issue("layer_types", "must be a list with one attention type per layer"))
+    if layer_types:
+        if len(layer_types) != num_layers:
+            raise InputError(Issue("layer_types", f"has {len(layer_types)} entries but num_hidden_layers is {num_layers}"))
+        mask = tuple(t == "sliding_attention" for t in layer_types)
+    elif cfg.get("use_sliding_window") is False:
+        return 0, ()
+    else:
+        pattern_source = cfg if cfg.get("sliding_window_pattern") is not None else meta
+        if pattern_source.get("sliding_window_pattern"):
+            p = _int_field(pattern_source, "sliding_window_pattern", maximum=1024)
+            # Gemma: every p-th layer (1-based) is global, the rest are windowed.
+            mask = tuple((i + 1) % p != 0 for i in range(num_layers))
+        else:
+            mask = (True,) * num_layers  # Mistral v0.1 style: every layer windowed
+    if not window or not any(mask):
+        return 0, ()
+    return _int_field(cfg, "sliding_window"), mask
+
+
+def from_config(cfg: dict, name: str = "custom", meta: dict | None = None) -> Architecture:
+    """Build an Architecture from a config.json dict; raises InputError naming the bad field."""
+    if not isinstance(cfg, dict):
+        raise InputError(Issue("config", "must be a JSON object (the contents of config.json)"))
+    meta = meta or {}
+    if isinstance(cfg.get("text_config"), dict):  # multimodal wrappers (Gemma-3): the LM is inside
+        cfg = {**cfg, **cfg["text_config"]}
+    model_type = str(cfg.get("model_type", "unknown"))[:40]
+    num_layers = _int_field(cfg, "num_hidden_layers", maximum=1024)
+    hidden = _int_field(cfg, "hidden_size")
+    q_heads = _int_field(cfg, "num_attention_heads", maximum=4096)
+    kv_heads = _int_field(cfg, "num_key_value_heads", default=q_heads, maximum=4096)
+    if kv_heads > q_heads or q_heads % kv_heads:
+        raise InputError(Issue("num_key_value_heads", f"must divide num_attention_heads ({q_heads}); got {kv_heads}"))
+    if cfg.get("head_dim") is not None:
+        head_dim = _int_field(cfg, "head_dim", maximum=4096)
+    else:
+        if hidden % q_heads:
+            raise InputError(Issue("head_dim", f"is absent and hidden_size ({hidden}) is not divisible by num_attention_heads ({q_heads})"))
+        head_dim = hidden // q_heads
+    mla = _parse_mla(cfg)
+    moe, moe_layers = _parse_moe(cfg, hidden, num_layers)
+    dense_needed = moe is None or not all(moe_layers)
+    # All-MoE models (Qwen3-MoE) carry an unused intermediate_size; check it anyway, 0 if absent.
+    intermediate = _int_field(cfg, "intermediate_size") if dense_needed else _int_field(cfg, "intermediate_size", default=0, minimum=0)
+    window, sliding = _sliding_mask(cfg, meta, num_layers)
+    return Architecture(
+        name=str(name)[:80],
+        model_type=model_type,
+        num_layers=num_layers,
+        hidden_size=hidden,
+        num_q_heads=q_heads,
+        num_kv_heads=1 if mla else kv_heads,
+        head_dim=head_dim,
+        intermediate_size=intermediate,
+        vocab_size=_int_field(cfg, "vocab_size"),
+        tie_embeddings=_bool_field(cfg, "tie_word_embeddings"),
+        max_position_embeddings=_int_field(cfg, "max_position_embeddings", default=131072, maximum=2**26),
+        moe=moe,
+        moe_layers=moe_layers,
+        mla=mla,
+        sliding_window_tokens=window,
+        sliding_layers=sliding,
+    )

@@ -1,0 +1,302 @@
+"""What a scenario resolves to before anything is computed, each part cached by value.
+
+`resolve(scenario)` returns the architecture, GPU, efficiency profile, engine rules and hardware
+model (roofline.Machine) one evaluation uses: the public way to ask for them (calibration, the
+time-domain engine, tests). A panel re-evaluates on every slider move and changes one field at a
+time, so everything here is cached, keyed by the values it depends on (model id or pasted
+config text, profile name, GPU id, dtypes, ...), never by object identity. The data files never
+change while a process runs; whoever changes one (a test writing a profile, a fit editing the
+engine rules) calls `clear_caches()`, which forgets every derived object at once.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache, lru_cache, partial
+from operator import attrgetter
+
+from . import catalog, engine_defaults, engine_rules, memory, profiles, roofline
+from .architecture import Architecture, bytes_per_token_formula
+from .catalog import GPU
+from .errors import InputError, Issue
+from .hf_config import from_config
+from .profiles import EfficiencyProfile, load_profile
+from .result import RESULT_DEFAULTS
+from .scenario import Scenario, validate
+from .units import DTYPE_BYTES, GIB
+
+CACHE_LIMIT = 256  # entries per cache before it starts over (a long session sweeps many settings)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The parts one evaluation of a scenario is computed from."""
+
+    scenario: Scenario  # validated (integral floats in integer fields are ints)
+    arch: Architecture
+    gpu: GPU  # with gpu_memory_gib applied
+    profile: EfficiencyProfile
+    rules: engine_rules.EngineRules
+    machine: roofline.Machine
+
+
+def resolve(s: Scenario) -> Resolved:
+    """The parts `s` is evaluated with. Raises InputError (naming the field) for bad input."""
+    s = validated(s)
+    arch = resolve_architecture(s)
+    check_parallelism(arch, s.tp)
+    rules = engine_rules.rules(s.engine, s.engine_version)
+    profile = load_profile(s.profile)
+    gpu = gpu_of(s)
+    return Resolved(s, arch, gpu, profile, rules, machine_for(s, arch, gpu, profile, rules))
+
+
+def clear_caches() -> None:
+    """Forget every cached object derived from the data files: validated scenarios,
+    architectures, profiles, engine rules, hardware models and setups. Call it after changing a
+    profile file or the engine-rules table in place."""
+    for c in (_VALID, _MACHINES, _SETUPS):
+        c.clear()
+    for f in (_catalog_architecture, _cached_pasted_architecture, profiles._load_profile, engine_rules.rules):
+        f.cache_clear()
+
+
+# ----- the scenario ---------------------------------------------------------------------------
+_VALID: dict = {}
+
+
+def validated(s: Scenario) -> Scenario:
+    """validate(s), once per distinct set of field values. The key holds every value and its type
+    (True is not 1 to the validator); a pasted config is checked by from_config, not here, so only
+    whether there is one enters the key. Unhashable values (a list where a number belongs) are
+    validated every time and rejected."""
+    values = s.__dict__ if isinstance(s, Scenario) else None
+    if values is None:
+        return validate(s)
+    config = values["config"]
+    try:
+        vals = tuple(values.values())
+        if config is not None:
+            vals = tuple(None if v is config else v for v in vals)
+        key = vals + tuple(map(type, values.values()))
+        hit = _VALID.get(key)
+    except TypeError:
+        return validate(s)
+    if hit is not None:
+        return hit if config is None else valid_copy(hit, config=config)
+    valid = validate(s)  # integral floats in integer fields become ints (sim.fields)
+    if len(_VALID) > 2 * CACHE_LIMIT:
+        _VALID.clear()
+    _VALID[key] = valid if config is None else valid_copy(valid, config=None)
+    return valid
+
+
+def valid_copy(s: Scenario, **changes) -> Scenario:
+    """A copy of a validated scenario with `changes`, which the caller has checked (no second
+    validation: `validated`'s key says the other fields are the same; `sweep` checks its field)."""
+    obj = object.__new__(Scenario)
+    obj.__dict__.update(s.__dict__, **changes)
+    return obj
+
+
+# ----- the architecture -----------------------------------------------------------------------
+def architecture_key(s: Scenario) -> tuple | None:
+    """What the architecture of `s` is a function of, as a hashable value: the catalog id or the
+    pasted config's JSON text, and force_mha. None for a config that is not JSON-shaped (a
+    Python caller's dict holding other objects): it is parsed every time and never cached."""
+    force = s.force_mha is True
+    if s.config is None:
+        return (s.model, force)
+    try:
+        return ("config", json.dumps(s.config, sort_keys=True, allow_nan=True), force)
+    except (TypeError, ValueError):
+        return None
+
+
+def resolve_architecture(s: Scenario) -> Architecture:
+    key = architecture_key(s)
+    if key is None:
+        return _pasted_architecture(s.config, s.force_mha is True)
+    if len(key) == 2:
+        return _catalog_architecture(*key)
+    return _cached_pasted_architecture(key[1], key[2])
+
+
+@cache
+def _catalog_architecture(model_id: str, force_mha: bool) -> Architecture:
+    """Catalog models parse once per process. Unknown ids raise, and exceptions are not cached."""
+    entry = catalog.model_entry(model_id)
+    return _maybe_forced_mha(from_config(entry["config"], name=entry["kvlab"]["name"], meta=entry["kvlab"]), force_mha)
+
+
+@lru_cache(maxsize=32)
+def _cached_pasted_architecture(config_json: str, force_mha: bool) -> Architecture:
+    return _pasted_architecture(json.loads(config_json), force_mha)
+
+
+def _pasted_architecture(config, force_mha: bool) -> Architecture:
+    name = config.get("_name_or_path") if isinstance(config, dict) else None
+    return _maybe_forced_mha(from_config(config, name=str(name or "pasted config.json")), force_mha)
+
+
+def _maybe_forced_mha(arch: Architecture, force_mha: bool) -> Architecture:
+    return arch.with_forced_mha() if force_mha and arch.attention_kind != "MHA" else arch
+
+
+def check_parallelism(arch: Architecture, tp: int) -> None:
+    if arch.num_q_heads % tp:
+        raise InputError(Issue("tp", f"must divide num_attention_heads ({arch.num_q_heads}); got {tp}"))
+    kv = arch.num_kv_heads
+    if arch.mla is None and kv % tp and tp % kv:
+        raise InputError(Issue("tp", f"must divide num_key_value_heads ({kv}) or be a multiple of it; got {tp}"))
+
+
+# ----- the hardware ---------------------------------------------------------------------------
+def gpu_of(s: Scenario) -> GPU:
+    gpu = catalog.gpu(s.gpu)
+    return gpu.with_memory_bytes(s.gpu_memory_gib * GIB) if s.gpu_memory_gib is not None else gpu
+
+
+_MACHINES: dict = {}
+
+
+def machine_for(s: Scenario, arch: Architecture | None = None, gpu=None, profile=None, rules=None) -> roofline.Machine:
+    """The hardware model of one scenario, built once and shared by evaluate() and the
+    time-domain engine (which asks for it with the same scenario). It carries the engine's host
+    time per step (an engine rule), so both time a step with the same roofline.step_cost."""
+    arch_key = architecture_key(s)
+    arch = arch or resolve_architecture(s)
+    rules = rules or engine_rules.rules(s.engine, s.engine_version)
+    key = None if arch_key is None else (arch_key, s.profile, s.gpu, s.gpu_memory_gib, s.tp, s.weight_dtype, s.kv_dtype,
+                                         s.engine == "textbook", rules.cpu_step_s, rules.cpu_row_s)
+    hit = _MACHINES.get(key)
+    if hit is not None:
+        return hit
+    profile = profile or load_profile(s.profile)
+    gpu = gpu or gpu_of(s)
+    fp8_compute = s.weight_dtype == "fp8" and bool(gpu.fp8_dense_flops)
+    machine = roofline.Machine(arch, gpu, profile, s.tp, DTYPE_BYTES[s.weight_dtype], DTYPE_BYTES[s.kv_dtype], fp8_compute,
+                               weight_dtype=s.weight_dtype, model_id=s.model if s.config is None else "",
+                               embedding_bytes_per_param=embedding_bytes_per_param(s), cpu_step_s=rules.cpu_step_s,
+                               cpu_row_s=rules.cpu_row_s)
+    if key is not None:
+        if len(_MACHINES) > CACHE_LIMIT:
+            _MACHINES.clear()
+        _MACHINES[key] = machine
+    return machine
+
+
+def embedding_bytes_per_param(s: Scenario) -> float | None:
+    """Real engines load a quantized checkpoint's embedding and lm_head in BF16; the textbook
+    panel stores every weight at the chosen dtype."""
+    if s.engine == "textbook" or DTYPE_BYTES[s.weight_dtype] >= DTYPE_BYTES["bf16"]:
+        return None
+    return DTYPE_BYTES["bf16"]
+
+
+# ----- the setup: everything but the workload --------------------------------------------------
+# The Scenario fields a setup depends on besides the architecture (architecture_key stands for
+# model, config and force_mha): everything but the workload (prompt_tokens, output_tokens,
+# concurrency, allocation, max_model_len) and the price.
+_SETUP_FIELDS = attrgetter("gpu", "gpu_memory_gib", "tp", "kv_dtype", "weight_dtype", "gpu_memory_utilization",
+                           "block_size_tokens", "engine", "engine_version", "profile", "max_num_batched_tokens",
+                           "max_num_seqs", "mem_fraction_static", "model")
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What an evaluation derives from the hardware, engine and model fields alone: the hardware
+    model, the engine's limits, the HBM budget and the Result fields they fix. Nothing here
+    depends on the prompt or the batch, so a slider over either (and the 64-point prompt sweep
+    of a chart) reuses it; built by `setup`, once per distinct set of those fields."""
+
+    arch: Architecture
+    gpu: GPU
+    profile: EfficiencyProfile
+    rules: engine_rules.EngineRules
+    kv_bytes_per_element: float
+    kv_bytes_per_token: float
+    limits: engine_defaults.EngineLimits  # max_num_seqs is None for SGLang: it depends on max_model_len
+    mem: memory.MemoryBudget
+    machine: roofline.Machine
+    chunk_tokens: int | None  # prefill pass size: None (one pass) for the textbook engine
+    profile_mismatch: str | None  # the warning when the profile was fitted on another GPU
+    result_base: dict  # Result's defaults with the fields fixed here filled in
+
+
+_SETUPS: dict = {}
+
+
+def setup(s: Scenario) -> Setup:
+    """The setup of a validated scenario, cached by the values it depends on. Raises InputError
+    for a tp that does not divide the heads."""
+    arch_key = architecture_key(s)
+    key = None if arch_key is None else (arch_key, _SETUP_FIELDS(s))
+    hit = _SETUPS.get(key)
+    if hit is not None:
+        return hit
+    arch = resolve_architecture(s)
+    check_parallelism(arch, s.tp)
+    profile = profiles._load_profile(s.profile)  # the name was checked by validate
+    rules = engine_rules.rules(s.engine, s.engine_version)
+    gpu = gpu_of(s)
+    kv_el = DTYPE_BYTES[s.kv_dtype]
+    kv_per_token = arch.kv_bytes_per_token(kv_el, s.tp)
+    limits = engine_defaults.resolve(s.engine, gpu, s.tp, s.max_num_batched_tokens, s.max_num_seqs, s.mem_fraction_static)
+    mem = memory.budget(
+        arch=arch, gpu=gpu, engine=s.engine, tp=s.tp, weight_bytes_per_param=DTYPE_BYTES[s.weight_dtype],
+        kv_bytes_per_token=kv_per_token, gpu_memory_utilization=s.gpu_memory_utilization,
+        mem_fraction_static=limits.mem_fraction_static or 0.0, max_num_batched_tokens=limits.max_num_batched_tokens,
+        max_num_seqs=limits.max_num_seqs or 0, block_size_tokens=s.block_size_tokens,
+        rules=rules, embedding_bytes_per_param=embedding_bytes_per_param(s),
+    )
+    machine = machine_for(s, arch, gpu, profile, rules)
+    mismatch = None
+    if profile.gpu is not None and profile.gpu != gpu.id:
+        mismatch = (f"The efficiency profile {profile.name} was fitted on {profile.gpu}, not {gpu.id}: its fractions "
+                    f"are applied to this GPU's datasheet peaks. Pick the textbook profile or one for {gpu.id}.")
+    fixed = dict(
+        model_name=arch.name,
+        gpu_name=gpu.name,
+        context_tokens=arch.max_position_embeddings,
+        attention_kind=arch.attention_kind,
+        kv_bytes_per_token=kv_per_token,
+        _kv_formula_builder=partial(bytes_per_token_formula, arch, kv_el, s.tp),
+        params_total=arch.params_total,
+        params_active=arch.params_active,
+        capacity_bytes=mem.capacity_bytes,
+        usable_bytes=mem.usable_bytes,
+        context_reserve_bytes=mem.context_reserve_bytes,
+        weight_bytes=mem.weight_bytes,
+        non_torch_bytes=mem.non_torch_bytes,
+        activation_reserve_bytes=mem.activation_reserve_bytes,
+        kv_pool_bytes=mem.kv_pool_bytes,
+        kv_pool_tokens=mem.kv_pool_tokens,
+        startup_bytes=mem.startup_bytes,
+        kv_num_blocks=mem.num_blocks,
+        effective_max_num_batched_tokens=limits.max_num_batched_tokens,
+        effective_mem_fraction_static=limits.mem_fraction_static,
+        peak_flops=machine.peak_flops,
+        hbm_bandwidth_bytes_per_s=gpu.hbm_bandwidth_bytes_per_s,
+        ridge_intensity=machine.ridge_intensity,
+        hbm_bandwidth_achieved_bytes_per_s=gpu.hbm_bandwidth_bytes_per_s * profile.bandwidth_efficiency,
+        profile=profile.name,
+        engine_version=rules.version,
+        cpu_step_s=rules.cpu_step_s,
+        ttft_frontend_s=rules.frontend_s,
+        step_model="per_kernel" if profile.per_kernel else "whole_step",
+    )
+    built = Setup(
+        arch=arch, gpu=gpu, profile=profile, rules=rules, kv_bytes_per_element=kv_el, kv_bytes_per_token=kv_per_token,
+        limits=limits, mem=mem, machine=machine,
+        # Real engines split a long prompt into passes of max_num_batched_tokens (chunked
+        # prefill); the textbook panel runs it in one pass.
+        chunk_tokens=None if s.engine == "textbook" else limits.max_num_batched_tokens,
+        profile_mismatch=mismatch, result_base={**RESULT_DEFAULTS, **fixed},
+    )
+    if key is not None:
+        if len(_SETUPS) > CACHE_LIMIT:
+            _SETUPS.clear()
+        _SETUPS[key] = built
+    return built
