@@ -1,15 +1,16 @@
-"""Every setting of the serving lab as plain data (standard library only): names, choices, bounds,
-defaults, the presets, the `EngineConfig` a state runs, and the link that reopens it.
+"""Every setting of the serving lab, in one table (standard library only): its name, the part of the
+engine's `EngineConfig` it fills, its label and help, its choices or bounds. Everything else is derived
+from `LAB_FIELDS`: the field lists, the defaults and presets, the `EngineConfig` a state runs, the link
+codec (`lab_url`), the browser's widgets (`lab_controls`) and the Panel server's param class
+(`engine_views.settings.LabSettings`, generated from this table).
 
-The Panel server's `engine_views.settings.LabSettings` declares its param widgets from these
-tables, and the static site's `lab_page.LabPage` keeps the same settings as a dict, so both
-runtimes run the same configuration for the same state. Bounds and help come from the engine's
-`ENGINE_FIELDS` and sim's `FIELDS`; choices from the engine's own tuples.
+Adding a setting: one `LabField` row here (plus the engine field it sets, which gives a number its
+bounds and help: `sim.engine.ENGINE_FIELDS`, or `sim.FIELDS` for the hardware side).
 """
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
+from dataclasses import dataclass
 
 from kvlab.sim import Scenario
 from kvlab.sim.engine import (
@@ -29,11 +30,9 @@ from kvlab.sim.engine import (
     Workload,
     preset,
 )
-from kvlab.sim.fields import Bound, check_number
 from kvlab.sim.scenario import FIELDS as SCENARIO_BOUNDS
 from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 
-from ..query_limits import query_pairs
 from .settings import gpu_choices, model_choices
 
 NO_COMPARISON = "none"
@@ -56,27 +55,6 @@ PRESET_LABELS = {
     "prefix-eviction": "400 shared prefixes under eviction pressure",
     "disagg-1p1d": "Disaggregated: 1 prefill + 1 decode instance",
 }
-
-WORKLOAD_FIELDS = ("arrival", "rate_per_s", "burst_cv", "clients", "think_time_s", "num_requests", "prompt_dist",
-                   "prompt_tokens", "prompt_min_tokens", "prompt_max_tokens", "prompt_sigma", "output_dist", "output_tokens",
-                   "output_min_tokens", "output_max_tokens", "output_sigma", "prefix_tokens", "prefix_fraction",
-                   "prefix_groups", "seed")
-SCHEDULING_FIELDS = ("policy", "admission", "watermark_fraction", "new_token_ratio", "tokenize_s_per_token", "tokenizer",
-                     "block_table", "block_table_s_per_block")
-KV_FIELDS = ("preemption", "swap_space_gib", "prefix_caching", "host_cache_gib")
-CLUSTER_FIELDS = ("disaggregated", "replicas", "prefill_instances", "decode_instances")
-SCENARIO_KEYS = ("model", "gpu", "tp", "kv_dtype", "weight_dtype", "engine", "gpu_memory_utilization", "mem_fraction_static",
-                 "max_num_seqs", "max_num_batched_tokens", "gpu_memory_gib")
-TARGET_FIELDS = ("ttft_target_s", "itl_target_s")
-# Everything that changes a run (the sweep range and the display choices do not).
-RUN_FIELDS = SCENARIO_KEYS + WORKLOAD_FIELDS + SCHEDULING_FIELDS + KV_FIELDS + CLUSTER_FIELDS + TARGET_FIELDS + ("compare_policy",)
-SWEEP_FIELDS = ("sweep_low_per_s", "sweep_high_per_s", "sweep_points")
-URL_FIELDS = ("preset", *RUN_FIELDS, *SWEEP_FIELDS)
-BOOLEAN_FIELDS = ("prefix_caching", "disaggregated")
-# The sweep's own range (not an engine field): a rate per second and a number of points.
-SWEEP_BOUNDS = {"sweep_low_per_s": (0.001, 100_000.0, False), "sweep_high_per_s": (0.001, 100_000.0, False),
-                "sweep_points": (2, 24, True)}
-SWEEP_DEFAULTS = {"sweep_low_per_s": 0.5, "sweep_high_per_s": 10.0, "sweep_points": 8}
 # The display choices of two views (not settings of the run; not in links).
 METRICS = {"TTFT": "ttft_s", "ITL": "itl_s", "TPOT (mean ITL per request)": "tpot_s", "End to end": "e2e_s"}
 LOG_SOURCES = ("vLLM log", "SGLang log", "Prometheus /metrics")
@@ -87,41 +65,161 @@ def lab_models() -> dict[str, str]:
     return {label: mid for label, mid in model_choices().items() if mid != "custom"}
 
 
+@dataclass(frozen=True)
+class LabField:
+    """One setting. `group` is the part of the EngineConfig it fills ("scenario", "workload",
+    "scheduling", "kv", "cluster", "targets") or the lab's own ("preset", "compare", "sweep").
+    `options`: a chosen-from-a-list setting's values (a tuple, or a function giving a tuple or a
+    {label: value} dict). A number without `options` takes its bounds and help from the engine's
+    `ENGINE_FIELDS` (sim's `FIELDS` for a "scenario" one), or from `bounds` (low, high, integer)."""
+
+    name: str
+    group: str
+    label: str
+    doc: str | None = None
+    options: object = None
+    boolean: bool = False
+    bounds: tuple | None = None
+
+
+F = LabField
+# In the order of the sidebar's groups; the link lists the settings in this order.
+LAB_FIELDS = (
+    F("preset", "preset", "Start from", "a named situation; loading one sets every field below", options=LAB_PRESETS),
+    # ---- hardware and model (sim.Scenario)
+    F("model", "scenario", "Model", options=lab_models),
+    F("gpu", "scenario", "GPU", options=gpu_choices),
+    F("tp", "scenario", "Tensor parallel size", "GPUs per engine instance", options=(1, 2, 4, 8)),
+    F("kv_dtype", "scenario", "KV cache precision", options=tuple(KV_DTYPES)),
+    F("weight_dtype", "scenario", "Weight precision", options=tuple(WEIGHT_DTYPES)),
+    F("engine", "scenario", "Memory accounting", options=("vllm", "sglang", "textbook")),
+    F("gpu_memory_utilization", "scenario", "gpu_memory_utilization"),
+    F("mem_fraction_static", "scenario", "mem_fraction_static (SGLang)"),
+    F("max_num_seqs", "scenario", "max_num_seqs"),
+    F("max_num_batched_tokens", "scenario", "max_num_batched_tokens (chunk budget)"),
+    F("gpu_memory_gib", "scenario", "GPU memory override (GiB)"),
+    # ---- workload
+    F("arrival", "workload", "Arrivals", options=tuple(ARRIVALS)),
+    F("rate_per_s", "workload", "Request rate (per s)"),
+    F("burst_cv", "workload", "Burstiness (gamma CV)"),
+    F("clients", "workload", "Closed-loop clients"),
+    F("think_time_s", "workload", "Think time (s)"),
+    F("num_requests", "workload", "Requests"),
+    F("prompt_dist", "workload", "Prompt lengths", options=tuple(LENGTH_DISTS)),
+    F("prompt_tokens", "workload", "Prompt median (tokens)"),
+    F("prompt_min_tokens", "workload", "Shortest prompt"),
+    F("prompt_max_tokens", "workload", "Longest prompt"),
+    F("prompt_sigma", "workload", "Prompt spread (sigma)"),
+    F("output_dist", "workload", "Output lengths", options=tuple(LENGTH_DISTS)),
+    F("output_tokens", "workload", "Output median (tokens)"),
+    F("output_min_tokens", "workload", "Shortest output"),
+    F("output_max_tokens", "workload", "Longest output"),
+    F("output_sigma", "workload", "Output spread (sigma)"),
+    F("prefix_tokens", "workload", "Shared prefix (tokens)"),
+    F("prefix_fraction", "workload", "Share of requests with it"),
+    F("prefix_groups", "workload", "Distinct prefixes"),
+    F("seed", "workload", "Random seed"),
+    # ---- scheduler
+    F("policy", "scheduling", "Scheduling policy", options=tuple(POLICIES)),
+    F("admission", "scheduling", "Admission", options=tuple(ADMISSIONS)),
+    F("watermark_fraction", "scheduling", "Free-block watermark"),
+    F("new_token_ratio", "scheduling", "new_token_ratio (reserve)"),
+    F("tokenize_s_per_token", "scheduling", "Tokenizer s per token"),
+    F("tokenizer", "scheduling", "Tokenizer runs on", options=tuple(TOKENIZERS)),
+    F("block_table", "scheduling", "Block tables", options=tuple(BLOCK_TABLES)),
+    F("block_table_s_per_block", "scheduling", "Block-table s per block"),
+    # ---- KV memory
+    F("preemption", "kv", "Preemption", options=tuple(PREEMPTIONS)),
+    F("swap_space_gib", "kv", "swap_space (GiB)"),
+    F("prefix_caching", "kv", "Prefix caching", boolean=True),
+    F("host_cache_gib", "kv", "Host prefix tier (GiB)"),
+    # ---- cluster
+    F("disaggregated", "cluster", "Disaggregate prefill and decode", boolean=True),
+    F("replicas", "cluster", "Colocated replicas"),
+    F("prefill_instances", "cluster", "Prefill instances"),
+    F("decode_instances", "cluster", "Decode instances"),
+    # ---- goodput targets
+    F("ttft_target_s", "targets", "TTFT target (s)"),
+    F("itl_target_s", "targets", "ITL target (s)"),
+    # ---- the comparison run
+    F("compare_policy", "compare", "Compare with", "a second policy run on the same seeded workload",
+      options=(NO_COMPARISON, *POLICIES)),
+    # ---- the rate sweep's own range (no engine field: a rate per second and a number of points)
+    F("sweep_low_per_s", "sweep", "Sweep from (req/s)", bounds=(0.001, 100_000.0, False)),
+    F("sweep_high_per_s", "sweep", "Sweep to (req/s)", bounds=(0.001, 100_000.0, False)),
+    F("sweep_points", "sweep", "Sweep points", bounds=(2, 24, True)),
+)
+del F
+FIELDS_BY_NAME = {f.name: f for f in LAB_FIELDS}
+# The engine's dataclass each group fills (the targets are EngineConfig's own fields).
+ENGINE_GROUPS = {"scenario": Scenario, "workload": Workload, "scheduling": Scheduling, "kv": KVManagement, "cluster": Cluster}
+
+
+def group_fields(*groups: str) -> tuple[str, ...]:
+    return tuple(f.name for f in LAB_FIELDS if f.group in groups)
+
+
+SCENARIO_KEYS = group_fields("scenario")
+WORKLOAD_FIELDS = group_fields("workload")
+SCHEDULING_FIELDS = group_fields("scheduling")
+KV_FIELDS = group_fields("kv")
+CLUSTER_FIELDS = group_fields("cluster")
+TARGET_FIELDS = group_fields("targets")
+# Everything that changes a run (the preset only through the values it loads; the sweep range and the
+# display choices not at all).
+RUN_FIELDS = SCENARIO_KEYS + WORKLOAD_FIELDS + SCHEDULING_FIELDS + KV_FIELDS + CLUSTER_FIELDS + TARGET_FIELDS + group_fields("compare")
+SWEEP_FIELDS = group_fields("sweep")
+URL_FIELDS = tuple(f.name for f in LAB_FIELDS)  # every setting: what a link carries
+BOOLEAN_FIELDS = tuple(f.name for f in LAB_FIELDS if f.boolean)
+SWEEP_DEFAULTS = {"sweep_low_per_s": 0.5, "sweep_high_per_s": 10.0, "sweep_points": 8}
+
+
+def lab_options(name: str):
+    """A chosen-from-a-list setting's options as its widget lists them (a tuple, or {label: value}); None otherwise."""
+    if name == "metric":
+        return tuple(METRICS)
+    if name == "log_source":
+        return LOG_SOURCES
+    f = FIELDS_BY_NAME.get(name)
+    if f is None or f.options is None:
+        return None
+    return f.options() if callable(f.options) else f.options
+
+
 def lab_choices(name: str) -> tuple | None:
     """The values a chosen-from-a-list setting may take, in the order its widget lists them; None otherwise."""
-    table = {
-        "preset": LAB_PRESETS, "model": lambda: tuple(lab_models().values()), "gpu": lambda: tuple(gpu_choices().values()),
-        "tp": (1, 2, 4, 8), "kv_dtype": tuple(KV_DTYPES), "weight_dtype": tuple(WEIGHT_DTYPES),
-        "engine": ("vllm", "sglang", "textbook"), "arrival": tuple(ARRIVALS), "prompt_dist": tuple(LENGTH_DISTS),
-        "output_dist": tuple(LENGTH_DISTS), "policy": tuple(POLICIES), "compare_policy": (NO_COMPARISON, *POLICIES),
-        "admission": tuple(ADMISSIONS), "tokenizer": tuple(TOKENIZERS), "block_table": tuple(BLOCK_TABLES),
-        "preemption": tuple(PREEMPTIONS), "metric": tuple(METRICS), "log_source": LOG_SOURCES,
-    }
-    found = table.get(name)
-    return found() if callable(found) else found
+    options = lab_options(name)
+    return tuple(options.values()) if isinstance(options, dict) else options
 
 
 def bound(name: str):
     """(low, high, integer, optional) of a numeric setting, or None."""
-    if name in ENGINE_FIELDS:
-        b = ENGINE_FIELDS[name]
-        return b.low, b.high, b.integer, False
-    if name in SCENARIO_KEYS and name in SCENARIO_BOUNDS:
+    f = FIELDS_BY_NAME.get(name)
+    if f is None or f.options is not None or f.boolean:
+        return None
+    if f.bounds is not None:
+        return (*f.bounds, False)
+    if f.group == "scenario":
         b = SCENARIO_BOUNDS[name]
         return b.low, b.high, b.integer, b.optional
-    if name in SWEEP_BOUNDS:
-        return (*SWEEP_BOUNDS[name], False)
-    return None
+    b = ENGINE_FIELDS[name]
+    return b.low, b.high, b.integer, False
+
+
+def field_help(name: str) -> str | None:
+    """The help text of a setting: its own, else its engine (or sim) field's."""
+    f = FIELDS_BY_NAME[name]
+    if f.doc is not None or bound(name) is None or f.bounds is not None:
+        return f.doc
+    return (SCENARIO_BOUNDS[name] if f.group == "scenario" else ENGINE_FIELDS[name]).help
 
 
 def preset_values(name: str) -> dict:
     """Every run setting as preset `name` sets it (what loading it in "Start from" does)."""
     cfg = preset(name)
-    values = {}
-    for group, keys in ((cfg.workload, WORKLOAD_FIELDS), (cfg.scheduling, SCHEDULING_FIELDS), (cfg.kv, KV_FIELDS),
-                        (cfg.cluster, CLUSTER_FIELDS), (cfg.scenario, SCENARIO_KEYS)):
-        values.update({k: getattr(group, k) for k in keys})
-    values.update(ttft_target_s=cfg.ttft_target_s, itl_target_s=cfg.itl_target_s)
+    parts = {"scenario": cfg.scenario, "workload": cfg.workload, "scheduling": cfg.scheduling, "kv": cfg.kv,
+             "cluster": cfg.cluster, "targets": cfg}
+    values = {f.name: getattr(parts[f.group], f.name) for f in LAB_FIELDS if f.group in parts}
     values["compare_policy"] = "fcfs" if cfg.scheduling.policy != "fcfs" else "chunked"
     values["sweep_high_per_s"] = max(2 * values["rate_per_s"], 1.0)
     values["sweep_low_per_s"] = values["sweep_high_per_s"] / 16
@@ -133,109 +231,28 @@ def lab_defaults() -> dict:
     return {"preset": "default", **preset_values("default"), **SWEEP_DEFAULTS, "metric": "TTFT", "log_source": LOG_SOURCES[0]}
 
 
+def merge_values(values: dict, changes: dict) -> dict:
+    """`values` with `changes` applied as the lab applies them: a new preset first (it loads every
+    run setting), then the other changes on top. Loading the preset already chosen changes nothing."""
+    out = dict(values)
+    new = changes.get("preset", out["preset"])
+    if new != out["preset"]:
+        out.update(preset_values(new))
+        out["preset"] = new
+    out.update({k: v for k, v in changes.items() if k != "preset"})
+    return out
+
+
 def lab_config(values: dict, policy: str | None = None, trace=None) -> EngineConfig:
     """The EngineConfig for this state (with `policy` instead of the chosen one if given)."""
-    workload = Workload(**{k: values[k] for k in WORKLOAD_FIELDS}, trace=trace)
-    sched = Scheduling(**{k: values[k] for k in SCHEDULING_FIELDS})
+    parts = {group: {f: values[f] for f in group_fields(group)} for group in ENGINE_GROUPS}
+    parts["workload"]["trace"] = trace
     if policy is not None:
-        sched = sched.with_(policy=policy)
-    kv = KVManagement(**{k: values[k] for k in KV_FIELDS})
-    cluster = Cluster(**{k: values[k] for k in CLUSTER_FIELDS})
-    return EngineConfig(scenario=Scenario(**{k: values[k] for k in SCENARIO_KEYS}), workload=workload, scheduling=sched,
-                        kv=kv, cluster=cluster, ttft_target_s=values["ttft_target_s"], itl_target_s=values["itl_target_s"])
+        parts["scheduling"]["policy"] = policy
+    built = {group: cls(**parts[group]) for group, cls in ENGINE_GROUPS.items()}
+    return EngineConfig(scenario=built["scenario"], workload=built["workload"], scheduling=built["scheduling"],
+                        kv=built["kv"], cluster=built["cluster"], **{k: values[k] for k in TARGET_FIELDS})
 
 
 def policy_label(policy: str) -> str:
     return POLICY_LABELS.get(policy, policy)
-
-
-def check_value(name: str, value):
-    """(the value as the setting holds it, None) or (None, why it is refused)."""
-    options = lab_choices(name)
-    if options is not None:
-        try:
-            ok = value in options and not isinstance(value, bool)
-        except TypeError:
-            ok = False
-        return (value, None) if ok else (None, f"must be one of {', '.join(map(str, options))}")
-    if name in BOOLEAN_FIELDS:
-        return (value, None) if isinstance(value, bool) else (None, "must be true or false")
-    b = bound(name)
-    if b is None:
-        return None, "is not a setting of the lab"
-    low, high, integer, optional = b
-    if value is None:
-        return (None, None) if optional else (None, f"is required: a number between {low:g} and {high:g}")
-    if isinstance(value, float) and integer and value.is_integer():
-        value = int(value)
-    elif isinstance(value, int) and not isinstance(value, bool) and not integer:
-        value = float(value)
-    issue = check_number(name, value, Bound(low, high, integer, "", optional))
-    return (value, None) if issue is None else (None, issue.message)
-
-
-def _from_text(name: str, text: str):
-    """A link's text as the setting's value (then check_value decides); raise ValueError."""
-    options = lab_choices(name)
-    if options is not None:
-        for option in options:
-            if str(option) == text:
-                return option
-        raise ValueError(f"must be one of {', '.join(map(str, options))}, got {text[:30]!r}")
-    if name in BOOLEAN_FIELDS:
-        if text.lower() in ("true", "1", "yes", "on"):
-            return True
-        if text.lower() in ("false", "0", "no", "off"):
-            return False
-        raise ValueError(f"expected true or false, got {text[:30]!r}")
-    b = bound(name)
-    if b is not None and b[3] and text == "":
-        return None
-    return int(text) if b is not None and b[2] else float(text)
-
-
-def parse_lab_query(search: str) -> tuple[dict, list[str]]:
-    """A link -> (the lab's settings, a notice per value ignored). The preset is applied first, then
-    the other values on top of it, as `engine_views.urlstate.apply_query` does on the server."""
-    read, notices = query_pairs(search)
-    pairs = dict(read)
-    values = lab_defaults()
-    order = (["preset"] if "preset" in pairs else []) + [k for k in pairs if k != "preset"]
-    for key in order:
-        if key not in URL_FIELDS:
-            continue
-        try:
-            value = _from_text(key, pairs[key])
-            value, why = check_value(key, value)
-            if why:
-                raise ValueError(why)
-        except (ValueError, TypeError) as e:
-            notices.append(f"{key}: {e} (ignored)")
-            continue
-        if key == "preset" and value != values["preset"]:  # as on the server: loading the same preset again changes nothing
-            values.update(preset_values(value))
-        values[key] = value
-    return values, notices
-
-
-_BASELINES: dict[str, dict] = {}
-
-
-def _baseline(name: str) -> dict:
-    if name not in _BASELINES:
-        base = lab_defaults()
-        if name != "default":
-            base.update(preset_values(name))
-        _BASELINES[name] = base
-    return _BASELINES[name]
-
-
-def encode_lab_query(values: dict) -> str:
-    """The preset, then only what differs from it: a short link that reopens the same state."""
-    base = _baseline(values["preset"])
-    out = {"preset": values["preset"]} if values["preset"] != "default" else {}
-    for key in URL_FIELDS:
-        value = values[key]
-        if key != "preset" and value != base[key]:
-            out[key] = "" if value is None else (str(value).lower() if isinstance(value, bool) else str(value))
-    return urlencode(out)
