@@ -71,7 +71,9 @@ class LabField:
     "scheduling", "kv", "cluster", "targets") or the lab's own ("preset", "compare", "sweep").
     `options`: a chosen-from-a-list setting's values (a tuple, or a function giving a tuple or a
     {label: value} dict). A number without `options` takes its bounds and help from the engine's
-    `ENGINE_FIELDS` (sim's `FIELDS` for a "scenario" one), or from `bounds` (low, high, integer)."""
+    `ENGINE_FIELDS` (sim's `FIELDS` for a "scenario" one), or from `bounds` (low, high, integer).
+    `section`: the sidebar section that shows it (`SIDEBAR`; "" for the sweep's range, which its view
+    shows); `widget`: its kind there (`widget_kind`), `step` a number box's or slider's step."""
 
     name: str
     group: str
@@ -80,76 +82,90 @@ class LabField:
     options: object = None
     boolean: bool = False
     bounds: tuple | None = None
+    section: str = ""
+    widget: str = ""
+    step: float | None = None
 
+
+# The sidebar's sections in order: a heading, or a card (collapsed) of its settings. The lab's last
+# setting, the seed, stands alone at the end.
+SIDEBAR = (("Start from", "heading"), ("Workload", "heading"), ("Prompt and output lengths", "card"),
+           ("Shared prefixes", "card"), ("Import a trace", "card"), ("Scheduler", "heading"),
+           ("Admission and CPU costs", "card"), ("KV memory", "card"), ("Hardware and model", "card"), ("Cluster", "card"),
+           ("Goodput targets", "card"), ("", "end"))
+WIDGETS = ("radio", "select", "slider", "checkbox", "int", "float")
 
 F = LabField
-# In the order of the sidebar's groups; the link lists the settings in this order.
+HW, LEN, PRE, ADM, KVM, CL, GT = ("Hardware and model", "Prompt and output lengths", "Shared prefixes", "Admission and CPU costs",
+                                  "KV memory", "Cluster", "Goodput targets")
+# The link lists the settings in this order; the sidebar, each section's settings in it.
 LAB_FIELDS = (
-    F("preset", "preset", "Start from", "a named situation; loading one sets every field below", options=LAB_PRESETS),
+    F("preset", "preset", "Start from", "a named situation; loading one sets every field below", options=LAB_PRESETS,
+      section="Start from", widget="select"),
     # ---- hardware and model (sim.Scenario)
-    F("model", "scenario", "Model", options=lab_models),
-    F("gpu", "scenario", "GPU", options=gpu_choices),
-    F("tp", "scenario", "Tensor parallel size", "GPUs per engine instance", options=(1, 2, 4, 8)),
-    F("kv_dtype", "scenario", "KV cache precision", options=tuple(KV_DTYPES)),
-    F("weight_dtype", "scenario", "Weight precision", options=tuple(WEIGHT_DTYPES)),
-    F("engine", "scenario", "Memory accounting", options=("vllm", "sglang", "textbook")),
-    F("gpu_memory_utilization", "scenario", "gpu_memory_utilization"),
-    F("mem_fraction_static", "scenario", "mem_fraction_static (SGLang)"),
-    F("max_num_seqs", "scenario", "max_num_seqs"),
-    F("max_num_batched_tokens", "scenario", "max_num_batched_tokens (chunk budget)"),
-    F("gpu_memory_gib", "scenario", "GPU memory override (GiB)"),
+    F("model", "scenario", "Model", options=lab_models, section=HW, widget="select"),
+    F("gpu", "scenario", "GPU", options=gpu_choices, section=HW, widget="select"),
+    F("tp", "scenario", "Tensor parallel size", "GPUs per engine instance", options=(1, 2, 4, 8), section=HW),
+    F("kv_dtype", "scenario", "KV cache precision", options=tuple(KV_DTYPES), section=HW),
+    F("weight_dtype", "scenario", "Weight precision", options=tuple(WEIGHT_DTYPES), section=HW),
+    F("engine", "scenario", "Memory accounting", options=("vllm", "sglang", "textbook"), section=HW),
+    F("gpu_memory_utilization", "scenario", "gpu_memory_utilization", section=HW, widget="slider", step=0.01),
+    F("gpu_memory_gib", "scenario", "GPU memory override (GiB)", section=HW),
+    F("mem_fraction_static", "scenario", "mem_fraction_static (SGLang)", section=HW),
+    F("max_num_seqs", "scenario", "max_num_seqs", section=HW),
+    F("max_num_batched_tokens", "scenario", "max_num_batched_tokens (chunk budget)", section=HW),
     # ---- workload
-    F("arrival", "workload", "Arrivals", options=tuple(ARRIVALS)),
-    F("rate_per_s", "workload", "Request rate (per s)"),
-    F("burst_cv", "workload", "Burstiness (gamma CV)"),
-    F("clients", "workload", "Closed-loop clients"),
-    F("think_time_s", "workload", "Think time (s)"),
-    F("num_requests", "workload", "Requests"),
-    F("prompt_dist", "workload", "Prompt lengths", options=tuple(LENGTH_DISTS)),
-    F("prompt_tokens", "workload", "Prompt median (tokens)"),
-    F("prompt_min_tokens", "workload", "Shortest prompt"),
-    F("prompt_max_tokens", "workload", "Longest prompt"),
-    F("prompt_sigma", "workload", "Prompt spread (sigma)"),
-    F("output_dist", "workload", "Output lengths", options=tuple(LENGTH_DISTS)),
-    F("output_tokens", "workload", "Output median (tokens)"),
-    F("output_min_tokens", "workload", "Shortest output"),
-    F("output_max_tokens", "workload", "Longest output"),
-    F("output_sigma", "workload", "Output spread (sigma)"),
-    F("prefix_tokens", "workload", "Shared prefix (tokens)"),
-    F("prefix_fraction", "workload", "Share of requests with it"),
-    F("prefix_groups", "workload", "Distinct prefixes"),
-    F("seed", "workload", "Random seed"),
+    F("arrival", "workload", "Arrivals", options=tuple(ARRIVALS), section="Workload"),
+    F("rate_per_s", "workload", "Request rate (per s)", section="Workload", widget="slider", step=0.1),
+    F("burst_cv", "workload", "Burstiness (gamma CV)", section="Workload", step=0.5),
+    F("clients", "workload", "Closed-loop clients", section="Workload"),
+    F("think_time_s", "workload", "Think time (s)", section="Workload", step=0.5),
+    F("num_requests", "workload", "Requests", section="Workload", step=100),
+    F("prompt_dist", "workload", "Prompt lengths", options=tuple(LENGTH_DISTS), section=LEN),
+    F("prompt_tokens", "workload", "Prompt median (tokens)", section=LEN),
+    F("prompt_min_tokens", "workload", "Shortest prompt", section=LEN),
+    F("prompt_max_tokens", "workload", "Longest prompt", section=LEN),
+    F("prompt_sigma", "workload", "Prompt spread (sigma)", section=LEN),
+    F("output_dist", "workload", "Output lengths", options=tuple(LENGTH_DISTS), section=LEN),
+    F("output_tokens", "workload", "Output median (tokens)", section=LEN),
+    F("output_min_tokens", "workload", "Shortest output", section=LEN),
+    F("output_max_tokens", "workload", "Longest output", section=LEN),
+    F("output_sigma", "workload", "Output spread (sigma)", section=LEN),
+    F("prefix_tokens", "workload", "Shared prefix (tokens)", section=PRE),
+    F("prefix_fraction", "workload", "Share of requests with it", section=PRE),
+    F("prefix_groups", "workload", "Distinct prefixes", section=PRE),
+    F("seed", "workload", "Random seed", section=""),
     # ---- scheduler
-    F("policy", "scheduling", "Scheduling policy", options=tuple(POLICIES)),
-    F("admission", "scheduling", "Admission", options=tuple(ADMISSIONS)),
-    F("watermark_fraction", "scheduling", "Free-block watermark"),
-    F("new_token_ratio", "scheduling", "new_token_ratio (reserve)"),
-    F("tokenize_s_per_token", "scheduling", "Tokenizer s per token"),
-    F("tokenizer", "scheduling", "Tokenizer runs on", options=tuple(TOKENIZERS)),
-    F("block_table", "scheduling", "Block tables", options=tuple(BLOCK_TABLES)),
-    F("block_table_s_per_block", "scheduling", "Block-table s per block"),
+    F("policy", "scheduling", "Scheduling policy", options=tuple(POLICIES), section="Scheduler"),
+    F("admission", "scheduling", "Admission", options=tuple(ADMISSIONS), section=ADM),
+    F("watermark_fraction", "scheduling", "Free-block watermark", section=ADM),
+    F("new_token_ratio", "scheduling", "new_token_ratio (reserve)", section=ADM),
+    F("tokenizer", "scheduling", "Tokenizer runs on", options=tuple(TOKENIZERS), section=ADM),
+    F("tokenize_s_per_token", "scheduling", "Tokenizer s per token", section=ADM),
+    F("block_table", "scheduling", "Block tables", options=tuple(BLOCK_TABLES), section=ADM),
+    F("block_table_s_per_block", "scheduling", "Block-table s per block", section=ADM),
     # ---- KV memory
-    F("preemption", "kv", "Preemption", options=tuple(PREEMPTIONS)),
-    F("swap_space_gib", "kv", "swap_space (GiB)"),
-    F("prefix_caching", "kv", "Prefix caching", boolean=True),
-    F("host_cache_gib", "kv", "Host prefix tier (GiB)"),
+    F("preemption", "kv", "Preemption", options=tuple(PREEMPTIONS), section=KVM),
+    F("swap_space_gib", "kv", "swap_space (GiB)", section=KVM),
+    F("prefix_caching", "kv", "Prefix caching", boolean=True, section=KVM),
+    F("host_cache_gib", "kv", "Host prefix tier (GiB)", section=KVM),
     # ---- cluster
-    F("disaggregated", "cluster", "Disaggregate prefill and decode", boolean=True),
-    F("replicas", "cluster", "Colocated replicas"),
-    F("prefill_instances", "cluster", "Prefill instances"),
-    F("decode_instances", "cluster", "Decode instances"),
+    F("disaggregated", "cluster", "Disaggregate prefill and decode", boolean=True, section=CL),
+    F("replicas", "cluster", "Colocated replicas", section=CL),
+    F("prefill_instances", "cluster", "Prefill instances", section=CL),
+    F("decode_instances", "cluster", "Decode instances", section=CL),
     # ---- goodput targets
-    F("ttft_target_s", "targets", "TTFT target (s)"),
-    F("itl_target_s", "targets", "ITL target (s)"),
+    F("ttft_target_s", "targets", "TTFT target (s)", section=GT),
+    F("itl_target_s", "targets", "ITL target (s)", section=GT),
     # ---- the comparison run
     F("compare_policy", "compare", "Compare with", "a second policy run on the same seeded workload",
-      options=(NO_COMPARISON, *POLICIES)),
-    # ---- the rate sweep's own range (no engine field: a rate per second and a number of points)
+      options=(NO_COMPARISON, *POLICIES), section="Scheduler", widget="select"),
+    # ---- the rate sweep's own range (no engine field: a rate per second and a number of points); its view shows it
     F("sweep_low_per_s", "sweep", "Sweep from (req/s)", bounds=(0.001, 100_000.0, False)),
     F("sweep_high_per_s", "sweep", "Sweep to (req/s)", bounds=(0.001, 100_000.0, False)),
     F("sweep_points", "sweep", "Sweep points", bounds=(2, 24, True)),
 )
-del F
+del F, HW, LEN, PRE, ADM, KVM, CL, GT
 FIELDS_BY_NAME = {f.name: f for f in LAB_FIELDS}
 # The engine's dataclass each group fills (the targets are EngineConfig's own fields).
 ENGINE_GROUPS = {"scenario": Scenario, "workload": Workload, "scheduling": Scheduling, "kv": KVManagement, "cluster": Cluster}
@@ -172,6 +188,24 @@ SWEEP_FIELDS = group_fields("sweep")
 URL_FIELDS = tuple(f.name for f in LAB_FIELDS)  # every setting: what a link carries
 BOOLEAN_FIELDS = tuple(f.name for f in LAB_FIELDS if f.boolean)
 SWEEP_DEFAULTS = {"sweep_low_per_s": 0.5, "sweep_high_per_s": 10.0, "sweep_points": 8}
+
+
+def widget_kind(name: str) -> str:
+    """The sidebar widget of a setting (one of WIDGETS): its row's, else a button group for a choice,
+    a checkbox for a flag, a whole-number or a number box."""
+    f = FIELDS_BY_NAME[name]
+    if f.widget:
+        return f.widget
+    if f.options is not None:
+        return "radio"
+    if f.boolean:
+        return "checkbox"
+    return "int" if bound(name)[2] else "float"
+
+
+def section_fields(section: str) -> tuple[str, ...]:
+    """The settings the sidebar shows in `section` (a SIDEBAR title; "" the ones at its end), in table order."""
+    return tuple(f.name for f in LAB_FIELDS if f.section == section and f.group != "sweep")
 
 
 def lab_options(name: str):
@@ -203,7 +237,7 @@ def bound(name: str):
         b = SCENARIO_BOUNDS[name]
         return b.low, b.high, b.integer, b.optional
     b = ENGINE_FIELDS[name]
-    return b.low, b.high, b.integer, False
+    return b.low, b.high, b.integer, b.optional
 
 
 def field_help(name: str) -> str | None:
