@@ -42,8 +42,7 @@ class LabControls(pn.viewable.Viewer):
     def __init__(self, store: LabStore):
         super().__init__()
         self.store = store
-        s = store.settings
-        p = s.param
+        p = store.settings.param
         w = {name: _widget(p[name], name) for name in SIDEBAR_FIELDS}
         # A slider and an exact box (EditableFloatSlider draws its title outside the slider, which
         # leaves the handle and the box without a name for screen readers).
@@ -58,7 +57,7 @@ class LabControls(pn.viewable.Viewer):
         self.trace = pn.widgets.FileInput(label="Trace file (CSV or JSON lines)", accept=".csv,.jsonl,.json,.txt", multiple=False, **WIDE,
                                           css_classes=["kv-w-lab-trace", f"kv-upload-max-{MAX_TRACE_BYTES}"])
         self.trace.param.watch(self._on_trace, ["value", "filename"])
-        s.param.watch(lambda *_: self._visibility(), ["arrival", "admission", "engine", "disaggregated", "prompt_dist",
+        p.watch(lambda *_: self._visibility(), ["arrival", "admission", "engine", "disaggregated", "prompt_dist",
                                                        "output_dist"])
         self._visibility()
 

@@ -45,14 +45,14 @@ def model_name(view: str, part: str) -> str:
     return part if part.startswith("w.") else f"{view}.{part}"
 
 
-def lab_page_models(run, values: dict, views=None, controls: bool = True) -> dict[str, dict]:
-    """{Bokeh model name: {property: value}} of the lab's views (all, or those named) and its sidebar."""
+def lab_page_models(run: LabSession, values: dict, views=None, controls: bool = True) -> dict[str, dict]:
+    """{Bokeh model name: {property: value}} of the session's views (all, or those named) and its sidebar."""
     from .pages import bokeh_props
 
     out = {}
-    for view, fn in LAB_VIEWS:
+    for view, _ in LAB_VIEWS:
         if views is None or view in views:
-            for part, props in fn(run, values).items():
+            for part, props in run.view_data(view, values).items():
                 out[model_name(view, part)] = bokeh_props(props)
     if controls:
         out.update(view_lab_controls(values))

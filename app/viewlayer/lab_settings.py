@@ -176,14 +176,9 @@ def group_fields(*groups: str) -> tuple[str, ...]:
 
 
 SCENARIO_KEYS = group_fields("scenario")
-WORKLOAD_FIELDS = group_fields("workload")
-SCHEDULING_FIELDS = group_fields("scheduling")
-KV_FIELDS = group_fields("kv")
-CLUSTER_FIELDS = group_fields("cluster")
-TARGET_FIELDS = group_fields("targets")
 # Everything that changes a run (the preset only through the values it loads; the sweep range and the
 # display choices not at all).
-RUN_FIELDS = SCENARIO_KEYS + WORKLOAD_FIELDS + SCHEDULING_FIELDS + KV_FIELDS + CLUSTER_FIELDS + TARGET_FIELDS + group_fields("compare")
+RUN_FIELDS = group_fields(*ENGINE_GROUPS, "targets", "compare")
 SWEEP_FIELDS = group_fields("sweep")
 URL_FIELDS = tuple(f.name for f in LAB_FIELDS)  # every setting: what a link carries
 BOOLEAN_FIELDS = tuple(f.name for f in LAB_FIELDS if f.boolean)
@@ -285,7 +280,7 @@ def lab_config(values: dict, policy: str | None = None, trace=None) -> EngineCon
         parts["scheduling"]["policy"] = policy
     built = {group: cls(**parts[group]) for group, cls in ENGINE_GROUPS.items()}
     return EngineConfig(scenario=built["scenario"], workload=built["workload"], scheduling=built["scheduling"],
-                        kv=built["kv"], cluster=built["cluster"], **{k: values[k] for k in TARGET_FIELDS})
+                        kv=built["kv"], cluster=built["cluster"], **{k: values[k] for k in group_fields("targets")})
 
 
 def policy_label(policy: str) -> str:
