@@ -18,7 +18,7 @@ from kvlab.sim.engine.trace import MAX_TRACE_BYTES
 
 from .lab_controls import RADIO_FIELDS, lab_widget_value, view_lab_controls
 from .lab_runs import finished_run
-from .lab_session import LAB_VIEWS, LabSession
+from .lab_session import LAB_VIEWS, LabSession, read_link
 from .lab_settings import BOOLEAN_FIELDS, lab_defaults
 from .lab_url import check_value
 
@@ -66,10 +66,9 @@ class LabPage(LabSession):
     page = "serving_lab"
 
     def __init__(self, search: str = "", opening: str | None = None):
-        opened = LabSession.from_query(search)
-        super().__init__(opened.values, first_events=FIRST_SLICE_EVENTS, trace_first_rows=TRACE_FIRST_ROWS,
-                         slice_events=FIRST_SLICE_EVENTS)
-        self.link_issues = opened.link_issues
+        values, link_issues = read_link(search)
+        super().__init__(values, link_issues=link_issues, first_events=FIRST_SLICE_EVENTS,
+                         trace_first_rows=TRACE_FIRST_ROWS, slice_events=FIRST_SLICE_EVENTS)
         self._known_opening = opening  # opening_json()'s text from the site, or None
         self.opening_source = ""  # how the default page's opening run came: "file" or "run"
         self.input_notice = ""

@@ -51,12 +51,18 @@ RUN_STATE = {"result": None, "compare": None, "issues": [], "running": False, "p
 SLICE_EVENTS = (500, 200_000)  # bounds of the slice size the timing adapts
 
 
+def read_link(search: str) -> tuple[dict, list[dict]]:
+    """(the settings a link holds, an issue per value it carried that was refused)."""
+    values, notices = parse_lab_query(search)
+    return values, [{"field": "link", "message": n} for n in notices]
+
+
 class LabSession:
-    def __init__(self, values: dict | None = None, *, first_events: int = 1_250, trace_first_rows: int = 20_000,
-                 slice_events: int = 1_250):
+    def __init__(self, values: dict | None = None, *, link_issues: list[dict] | None = None, first_events: int = 1_250,
+                 trace_first_rows: int = 20_000, slice_events: int = 1_250):
         self.values = dict(values) if values is not None else lab_defaults()
         self.trace_rows = None
-        self.link_issues: list[dict] = []  # the values a link carried that were ignored, as issues
+        self.link_issues = list(link_issues or [])  # the values a link carried that were ignored, as issues
         for name, value in RUN_STATE.items():
             setattr(self, name, list(value) if isinstance(value, list) else value)
         self.first_events = first_events  # a run's first slice, run at once when it starts
@@ -71,10 +77,8 @@ class LabSession:
     @classmethod
     def from_query(cls, search: str, **sizes) -> LabSession:
         """The session a link opens (nothing runs yet); what the link carried that was refused is in `link_issues`."""
-        values, notices = parse_lab_query(search)
-        session = cls(values, **sizes)
-        session.link_issues = [{"field": "link", "message": n} for n in notices]
-        return session
+        values, issues = read_link(search)
+        return cls(values, link_issues=issues, **sizes)
 
     @property
     def query(self) -> str:
