@@ -1,9 +1,9 @@
 """What the serving lab's views share: a LabStore to read, a layout built once, data replaced on
 every new result (the same rule as app/views/base.py: never rebuild a figure, only its columns).
 
-What each view shows is its function in the view layer (`viewlayer.lab_page.LAB_VIEWS`, standard
-library), the same function the static site's worker calls: `data()` calls it with the store and
-the settings as a dict, and `apply()` sets each part on the model `build()` registered in `parts`.
+What each view shows is its function in the view layer (`viewlayer.lab_session.LAB_VIEWS`, standard
+library), the same function the static site's worker calls: `data()` asks the store's session for it,
+and `apply()` sets each part on the model `build()` registered in `parts`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import panel as pn
 import param
 
 from ..palette import OKABE_ITO, muted
-from ..viewlayer.lab_page import LAB_VIEWS
 from ..viewlayer.lab_status import seconds  # noqa: F401  (re-exported for the lab's modules)
 from ..views.base import UNDER_TITLE, StoreView, bokeh_pane, chart_title_pane
 from .store import LabStore
@@ -31,7 +30,6 @@ MARK_LABEL_COLORS = {
 # The marks' lines: 3:1 against the page (WCAG 2.1, 1.4.11) in both themes. The mean's grey is
 # 2.9:1 on the dark theme's #212529; there it takes its label's colour.
 MARK_LINE_COLORS = {False: MARK_COLORS, True: {**MARK_COLORS, "mean": MARK_LABEL_COLORS[True]["mean"]}}
-VIEW_FUNCTIONS = dict(LAB_VIEWS)
 
 
 class LabView(StoreView):
@@ -42,10 +40,10 @@ class LabView(StoreView):
 
     def values(self) -> dict:
         """The settings as the view layer reads them (a view with its own chooser adds its choice)."""
-        return self.store.settings.values()
+        return self.store.session.values
 
     def data(self) -> dict:
-        return VIEW_FUNCTIONS[self.view_name](self.store, self.values())
+        return self.store.session.view_data(self.view_name, self.values())
 
 
 def below_plot(fig, text_color: str) -> None:

@@ -1,6 +1,7 @@
 """The serving lab's sidebar: one widget per LabSettings parameter (label, bounds and help from the
-parameter, hence from the engine), grouped as the issue lists them: workload, scheduler, KV memory,
-hardware, cluster, targets. Fields that do not apply (the rate of a closed loop, SGLang's ratio
+parameter, hence from the engine), of the kind and in the section the settings table names
+(`viewlayer.lab_settings.LAB_FIELDS`, `SIDEBAR`): workload, scheduler, KV memory, hardware, cluster,
+targets. Fields that do not apply (the rate of a closed loop, SGLang's ratio
 under watermark admission) are hidden, not removed, so their values survive a round trip."""
 
 from __future__ import annotations
@@ -10,64 +11,43 @@ from kvlab.sim.engine.trace import MAX_TRACE_BYTES
 
 from ..a11y import labelled
 from ..controls import VISUALLY_HIDDEN_LABEL
-from ..viewlayer.lab_controls import hidden_fields
-from .settings import LAB_PRESETS, PRESET_LABELS
+from ..controls import _heading as heading  # the panels' section heading: the same look
+from ..viewlayer.lab_controls import SIDEBAR_FIELDS, hidden_fields
+from ..viewlayer.lab_settings import FIELDS_BY_NAME, PRESET_LABELS, SIDEBAR, section_fields, widget_kind
 from .store import LabStore
 
 WIDE = dict(sizing_mode="stretch_width")
+# The rate's slider spans the rates a student tries; its exact box (and a link) take the engine's whole range.
+RATE_SLIDER = dict(start=0.1, end=40.0)
 
 
-def _heading(text: str) -> pn.pane.HTML:
-    return pn.pane.HTML(f"<h2 style='margin:14px 0 0;font-size:0.95rem;letter-spacing:0.04em;text-transform:uppercase;"
-                        f"opacity:0.85'>{text}</h2>", margin=(0, 10))
+def _widget(p, name: str) -> pn.widgets.Widget:
+    """The widget of setting `name` (its parameter `p`), of the kind the settings table names."""
+    kind, step = widget_kind(name), FIELDS_BY_NAME[name].step
+    extra = {"step": step} if step is not None else {}
+    if kind == "radio":
+        return pn.widgets.RadioButtonGroup.from_param(p, color="primary", variant="outline", **WIDE)
+    if kind == "checkbox":
+        return pn.widgets.Checkbox.from_param(p)
+    if kind == "select":
+        options = {"options": {PRESET_LABELS[k]: k for k in PRESET_LABELS}} if name == "preset" else {}
+        return pn.widgets.Select.from_param(p, **options, **WIDE)
+    if kind == "slider":
+        return pn.widgets.FloatSlider.from_param(p, **(RATE_SLIDER if name == "rate_per_s" else {}), **extra, **WIDE)
+    box = pn.widgets.IntInput if kind == "int" else pn.widgets.FloatInput
+    return box.from_param(p, **extra, **WIDE)
 
 
 class LabControls(pn.viewable.Viewer):
     def __init__(self, store: LabStore):
         super().__init__()
         self.store = store
-        s = store.settings
-        p = s.param
-        choice = dict(color="primary", variant="outline", **WIDE)
-        w = {
-            "preset": pn.widgets.Select.from_param(p.preset, options={PRESET_LABELS[k]: k for k in LAB_PRESETS}, **WIDE),
-            "arrival": pn.widgets.RadioButtonGroup.from_param(p.arrival, **choice),
-            # A slider and an exact box (EditableFloatSlider draws its title outside the slider, which
-            # leaves the handle and the box without a name for screen readers).
-            "rate_per_s": pn.widgets.FloatSlider.from_param(p.rate_per_s, start=0.1, end=40.0, step=0.1, **WIDE),
-            "rate_per_s_exact": pn.widgets.FloatInput.from_param(p.rate_per_s, label=f"{p.rate_per_s.label}, exact value",
-                                                                 step=0.1, width=110, stylesheets=[VISUALLY_HIDDEN_LABEL]),
-            "burst_cv": pn.widgets.FloatInput.from_param(p.burst_cv, step=0.5, **WIDE),
-            "clients": pn.widgets.IntInput.from_param(p.clients, **WIDE),
-            "think_time_s": pn.widgets.FloatInput.from_param(p.think_time_s, step=0.5, **WIDE),
-            "num_requests": pn.widgets.IntInput.from_param(p.num_requests, step=100, **WIDE),
-            "seed": pn.widgets.IntInput.from_param(p.seed, **WIDE),
-            "policy": pn.widgets.RadioButtonGroup.from_param(p.policy, **choice),
-            "compare_policy": pn.widgets.Select.from_param(p.compare_policy, **WIDE),
-            "admission": pn.widgets.RadioButtonGroup.from_param(p.admission, **choice),
-            "tokenizer": pn.widgets.RadioButtonGroup.from_param(p.tokenizer, **choice),
-            "block_table": pn.widgets.RadioButtonGroup.from_param(p.block_table, **choice),
-            "preemption": pn.widgets.RadioButtonGroup.from_param(p.preemption, **choice),
-            "prefix_caching": pn.widgets.Checkbox.from_param(p.prefix_caching),
-            "model": pn.widgets.Select.from_param(p.model, **WIDE),
-            "gpu": pn.widgets.Select.from_param(p.gpu, **WIDE),
-            "tp": pn.widgets.RadioButtonGroup.from_param(p.tp, **choice),
-            "kv_dtype": pn.widgets.RadioButtonGroup.from_param(p.kv_dtype, **choice),
-            "weight_dtype": pn.widgets.RadioButtonGroup.from_param(p.weight_dtype, **choice),
-            "engine": pn.widgets.RadioButtonGroup.from_param(p.engine, **choice),
-            "gpu_memory_utilization": pn.widgets.FloatSlider.from_param(p.gpu_memory_utilization, step=0.01, **WIDE),
-            "disaggregated": pn.widgets.Checkbox.from_param(p.disaggregated),
-        }
-        for name in ("prompt_dist", "output_dist"):
-            w[name] = pn.widgets.RadioButtonGroup.from_param(p[name], **choice)
-        for name in ("prompt_tokens", "prompt_min_tokens", "prompt_max_tokens", "output_tokens", "output_min_tokens",
-                     "output_max_tokens", "prefix_tokens", "prefix_groups", "max_num_seqs", "max_num_batched_tokens",
-                     "replicas", "prefill_instances", "decode_instances"):
-            w[name] = pn.widgets.IntInput.from_param(p[name], **WIDE)
-        for name in ("prompt_sigma", "output_sigma", "prefix_fraction", "watermark_fraction", "new_token_ratio",
-                     "tokenize_s_per_token", "block_table_s_per_block", "swap_space_gib", "host_cache_gib", "mem_fraction_static",
-                     "ttft_target_s", "itl_target_s", "gpu_memory_gib"):
-            w[name] = pn.widgets.FloatInput.from_param(p[name], **WIDE)
+        p = store.settings.param
+        w = {name: _widget(p[name], name) for name in SIDEBAR_FIELDS}
+        # A slider and an exact box (EditableFloatSlider draws its title outside the slider, which
+        # leaves the handle and the box without a name for screen readers).
+        w["rate_per_s_exact"] = pn.widgets.FloatInput.from_param(p.rate_per_s, label=f"{p.rate_per_s.label}, exact value",
+                                                                 step=0.1, width=110, stylesheets=[VISUALLY_HIDDEN_LABEL])
         for name, widget in w.items():
             widget.css_classes = [*widget.css_classes, f"kv-w-lab-{name.replace('_', '-')}"]
         self.widgets = w
@@ -77,7 +57,7 @@ class LabControls(pn.viewable.Viewer):
         self.trace = pn.widgets.FileInput(label="Trace file (CSV or JSON lines)", accept=".csv,.jsonl,.json,.txt", multiple=False, **WIDE,
                                           css_classes=["kv-w-lab-trace", f"kv-upload-max-{MAX_TRACE_BYTES}"])
         self.trace.param.watch(self._on_trace, ["value", "filename"])
-        s.param.watch(lambda *_: self._visibility(), ["arrival", "admission", "engine", "disaggregated", "prompt_dist",
+        p.watch(lambda *_: self._visibility(), ["arrival", "admission", "engine", "disaggregated", "prompt_dist",
                                                        "output_dist"])
         self._visibility()
 
@@ -106,23 +86,13 @@ class LabControls(pn.viewable.Viewer):
                            margin=(6, 10))
         trace_help = pn.pane.HTML("<p class='kv-caption'>CSV or JSON lines: arrival_s, prompt_tokens, output_tokens, and "
                                   "optionally prefix_id, prefix_tokens.</p>", margin=(0, 10))
-        return pn.Column(
-            _heading("Start from"), w["preset"],
-            _heading("Workload"), w["arrival"], pn.Column(w["rate_per_s"], w["rate_per_s_exact"], margin=0, **WIDE), w["burst_cv"],
-            w["clients"], w["think_time_s"], w["num_requests"],
-            card("Prompt and output lengths", "prompt_dist", "prompt_tokens", "prompt_min_tokens", "prompt_max_tokens", "prompt_sigma",
-                 "output_dist", "output_tokens", "output_min_tokens", "output_max_tokens", "output_sigma"),
-            card("Shared prefixes", "prefix_tokens", "prefix_fraction", "prefix_groups"),
-            card("Import a trace", extra=(self.trace, trace_help)),
-            _heading("Scheduler"), w["policy"], w["compare_policy"],
-            card("Admission and CPU costs", "admission", "watermark_fraction", "new_token_ratio", "tokenizer",
-                 "tokenize_s_per_token", "block_table", "block_table_s_per_block"),
-            card("KV memory", "preemption", "swap_space_gib", "prefix_caching", "host_cache_gib"),
-            card("Hardware and model", "model", "gpu", "tp", "kv_dtype", "weight_dtype", "engine", "gpu_memory_utilization",
-                 "gpu_memory_gib",
-                 "mem_fraction_static", "max_num_seqs", "max_num_batched_tokens"),
-            card("Cluster", "disaggregated", "replicas", "prefill_instances", "decode_instances"),
-            card("Goodput targets", "ttft_target_s", "itl_target_s"),
-            w["seed"],
-            sizing_mode="stretch_width", margin=0,
-        )
+        w["rate_per_s"] = pn.Column(w["rate_per_s"], w["rate_per_s_exact"], margin=0, **WIDE)  # the slider and its box
+        items = []
+        for title, kind in SIDEBAR:  # the sections and their settings: the settings table's (viewlayer.lab_settings)
+            names = section_fields(title)
+            if kind == "card":
+                items.append(card(title, *names, extra=(self.trace, trace_help) if title == "Import a trace" else ()))
+            else:
+                items.extend([heading(title)] if kind == "heading" else [])
+                items.extend(w[n] for n in names)
+        return pn.Column(*items, sizing_mode="stretch_width", margin=0)

@@ -21,13 +21,12 @@ from .comparison import PolicyComparison
 from .controls import LabControls
 from .distribution import LatencyDistribution
 from .log_console import LogConsole
-from .settings import LabSettings
+from .settings import URL_FIELDS, LabSettings
 from .store import LabStore
 from .summary import LabNotices, RunStatus, SummaryTiles
 from .sweep_chart import RateSweep
 from .timeline import Timeline
 from .ttft_by_prompt import TtftByPrompt
-from .urlstate import apply_query, encode_query
 
 SLUG = "serving_lab"
 TITLE = "The serving lab"
@@ -93,19 +92,14 @@ def _query() -> str:
 def lab_with_address_bar(query: str = "", synchronous: bool = False):
     """(ServingLab, AddressBar): the lab opened from `query`, and the nav bar whose query follows
     every setting (so the address bar and "Copy link" always hold the current state)."""
-    settings = LabSettings()
-    notices = apply_query(settings, query)
-    store = LabStore(settings, synchronous=synchronous)
-    if notices:
-        store.trace_note = ""
-        store.issues = [{"field": "link", "message": n} for n in notices] + list(store.issues)
+    store = LabStore.from_query(query, synchronous=synchronous)
     lab = ServingLab(store=store)
-    bar = nav_links(SLUG, query=encode_query(settings))
+    bar = nav_links(SLUG, query=store.session.query)
 
     def follow(*_):
-        bar.query = encode_query(settings)
+        bar.query = store.session.query
 
-    settings.param.watch(follow, list(settings.param))
+    store.settings.param.watch(follow, list(URL_FIELDS))
     return lab, bar
 
 

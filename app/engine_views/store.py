@@ -1,12 +1,15 @@
-"""The serving lab's one place that runs the engine on the server.
+"""The serving lab on the server: a param store that wraps the lab's one session
+(`viewlayer.lab_session.LabSession`, the browser's `LabPage` is the same session), as the panels'
+`Store` wraps `viewlayer.state.compute()`.
 
-Settings -> `sim.engine` jobs -> immutable `EngineResult`s -> views. A run goes in slices of
-events, so a long one shows its progress and a Cancel button works: in a served page the slices
-run from a periodic callback on the event loop; in a notebook or a test (`synchronous=True`) they
-run back to back. Any change to a run setting cancels the run in progress and starts again; the
-first slice runs at once, so a run of the default size (a few thousand events) is finished before
-the change's reply leaves the server. The jobs themselves (main run, comparison, sweep) are driven
-by `viewlayer.lab_runs.LabRuns`, the driver the browser's `LabPage` uses too.
+Settings (`LabSettings`, param, what the widgets edit) -> the session (it holds the state, runs the
+engine, gives each view's data) -> the run fields mirrored here as params the views watch, set in one
+held update so every view redraws in one message to the browser. A run goes in slices of events, so a
+long one shows its progress and a Cancel button works: in a served page the slices run from a periodic
+callback on the event loop; in a notebook or a test (`synchronous=True`) they run back to back. Any
+change to a run setting cancels the run in progress and starts again; the first slice runs at once, so
+a run of the default size (a few thousand events) is finished before the change's reply leaves the
+server.
 """
 
 from __future__ import annotations
@@ -19,12 +22,10 @@ import panel as pn
 import param
 from kvlab.sim.engine import EngineResult
 from kvlab.sim.engine.sweep import Sweep
-from kvlab.sim.engine.trace import TraceReader
 
 from .. import server_activity
-from ..viewlayer.lab_runs import LabRuns
-from ..viewlayer.lab_sweep import sweep_rates
-from .settings import NO_COMPARISON, RUN_FIELDS, LabSettings
+from ..viewlayer.lab_session import LabSession
+from .settings import URL_FIELDS, LabSettings
 
 TICK_MS = 30  # period of the slice callback
 SLICE_S = 0.08  # target CPU time of one slice: the page stays responsive between slices
@@ -38,6 +39,9 @@ PIECE_S = 0.01
 PIECE_GAP_S = 0.001
 FIRST_SLICE_EVENTS = 40_000  # enough for a default run to finish in the first slice
 TRACE_FIRST_ROWS = 2_000  # a trace this long is read at once (about 12 ms); longer ones in slices
+# The session's slice sizes here: the first slice of a run (FIRST_SLICE_EVENTS), the rows of a trace
+# read at once, and the first timed slice (the timing sizes the next ones).
+SIZES = {"first_events": FIRST_SLICE_EVENTS, "trace_first_rows": TRACE_FIRST_ROWS, "slice_events": 20_000}
 
 
 class LabStore(param.Parameterized):
@@ -55,82 +59,75 @@ class LabStore(param.Parameterized):
     sweep_progress = param.Number(default=0.0, bounds=(0, 1))
     trace_note = param.String(default="", doc="what the imported trace holds, or why it was refused")
 
-    def __init__(self, settings: LabSettings | None = None, synchronous: bool = False, **params):
-        super().__init__(settings=settings or LabSettings(), **params)
+    def __init__(self, settings: LabSettings | None = None, synchronous: bool = False,
+                 session: LabSession | None = None, **params):
+        """`session`: one opened from a link (`from_query`); `settings` then start from its values."""
+        if settings is None:
+            settings = LabSettings()
+            if session is not None:
+                settings.set_values(session.values)
+        super().__init__(settings=settings, **params)
         self.synchronous = synchronous
-        self._runs = LabRuns()
+        self.session = session or LabSession(settings.values(), **SIZES)
         self._callback = None
-        self._trace_reader: TraceReader | None = None
-        self._trace_name = ""
-        self._events_per_slice = 20_000
-        self.settings.param.watch(lambda *_: self.run(), list(RUN_FIELDS))
+        self.settings.param.watch(self._on_settings, list(URL_FIELDS))
         self.run()
+        self.session.publish_link_issues()
+        self._publish()
 
-    # ----- the main run (and its comparison) ----------------------------------------------
+    @classmethod
+    def from_query(cls, query: str, synchronous: bool = False) -> LabStore:
+        """The lab a link opens; the values it carried that were refused are notices above the run."""
+        return cls(synchronous=synchronous, session=LabSession.from_query(query, **SIZES))
+
+    def _on_settings(self, *events) -> None:
+        """A setting changed: the session takes them all (a changed run setting starts a new run). All:
+        a preset set without its event (param's discard_events) is taken with the values on top."""
+        self.session.update(self.settings.values())
+        self._after()
+
+    # ----- the session's calls ------------------------------------------------------------------------
     def run(self) -> None:
-        """Cancel what is running and start the chosen policy's run, then the comparison's. The
-        main result is published as soon as it is done; the comparison follows a slice later."""
-        s = self.settings
-        compare = s.config(policy=s.compare_policy) if s.compare_policy not in (NO_COMPARISON, s.policy) else None
-        self._apply(self._runs.start(s.config(), compare))
-        self._apply(self._runs.advance(FIRST_SLICE_EVENTS))
-        if self._runs.running:
-            self._ensure_ticking()
+        """Cancel what is running and start the chosen policy's run, then the comparison's."""
+        self.session.run()
+        self._after()
 
     def cancel(self) -> None:
-        self._runs.cancel()
+        self.session.cancel()
         self._tick()
 
-    def _apply(self, changes: dict) -> None:
-        """Set the run fields the driver changed; every view redraws in one message to the browser."""
-        if changes:
-            with _hold():
-                self.param.update(**changes)
-
-    # ----- an imported trace ----------------------------------------------------------------------
     def load_trace(self, data: bytes, filename: str = "trace") -> None:
-        """Parse an uploaded CSV / JSONL trace and run it; a malformed file is refused with the
-        rows at fault (or the limit it passes) named, and the previous settings stay. A big file
+        """Parse an uploaded CSV / JSONL trace and run it (the session's `load_trace`). A big file
         is read in slices from the tick callback, like a run, so other sessions keep answering."""
-        self._trace_reader = TraceReader(data if data is not None else b"")
-        self._trace_name = str(filename)[:200]
-        self.trace_note = f"Reading {self._trace_name}\u2026"
-        self._advance_trace(TRACE_FIRST_ROWS)
-        if self._trace_reader is not None:
-            self._ensure_ticking()
+        self.session.load_trace(data, filename)
+        self._after()
 
-    def _advance_trace(self, rows: int) -> None:
-        reader = self._trace_reader
-        if reader is None or not reader.advance(rows):
-            if reader is not None:
-                self.trace_note = f"Reading {self._trace_name}: {reader.progress:.0%}\u2026"
-            return
-        self._trace_reader = None
-        if reader.issues:
-            self.trace_note = "Trace refused: " + "; ".join(i.message for i in reader.issues)
-            return
-        rows = reader.rows
-        s = self.settings
-        s.trace_rows = rows
-        span = rows[-1].arrival_s - rows[0].arrival_s
-        self.trace_note = f"{len(rows):,} requests from {self._trace_name} over {span:,.1f} s; arrivals now follow the trace."
-        if s.arrival != "trace":
-            s.arrival = "trace"  # a run setting: the change starts the run
-        else:
-            self.run()
-
-    # ----- the rate sweep ---------------------------------------------------------------------
     def sweep_rates(self) -> list[float]:
-        return sweep_rates(self.settings.values())
+        return self.session.sweep_rates()
 
     def run_sweep(self) -> None:
-        self._apply(self._runs.start_sweep(self.settings.config(), self.sweep_rates(), self.settings.seed))
-        self._ensure_ticking()
+        self.session.run_sweep()
+        self._after()
+
+    def _after(self) -> None:
+        self._publish()
+        if self.session.busy:
+            self._ensure_ticking()
+
+    def _publish(self) -> None:
+        """Mirror what the session changed: its run fields into this store's params, and a setting it
+        set itself (arrivals following an imported trace) into the settings, in one held update."""
+        changes, values = self.session.pop_changes()
+        if changes or values:
+            with _hold():
+                if values:
+                    self.settings.param.update(**values)  # the session holds them already: nothing reruns
+                self.param.update(**changes)
 
     # ----- slicing ----------------------------------------------------------------------------
     def _ensure_ticking(self) -> None:
         if self.synchronous:
-            while self._busy():
+            while self.session.busy:
                 self._tick()
             return
         if self._callback is None:
@@ -153,7 +150,7 @@ class LabStore(param.Parameterized):
             if _page_closed(ctx):
                 return
             self._tick(PIECE_S)
-            if not self._busy() or time.perf_counter() >= end:
+            if not self.session.busy or time.perf_counter() >= end:
                 return
 
     def _tick(self, target_s: float = SLICE_S) -> None:
@@ -161,21 +158,11 @@ class LabStore(param.Parameterized):
         served slice (`_served_tick`) asks whether its page is closed: a synchronous store (a
         notebook, a test, a lesson's view built for the static site) and a Cancel click (made on an
         open page) always advance."""
-        t0 = time.perf_counter()
-        if self._trace_reader is not None:
-            self._advance_trace(max(self._events_per_slice // 4, 500))
-        else:
-            self._apply(self._runs.advance(self._events_per_slice))
-        spent = time.perf_counter() - t0
-        if spent > 0:  # wall time only sizes the slices; no result depends on it
-            scale = min(max(target_s / spent, 0.5), 2.0)
-            self._events_per_slice = int(min(max(self._events_per_slice * scale, 500), 200_000))
-        if not self._busy() and self._callback is not None:
+        self.session.timed_slice(target_s)
+        self._publish()
+        if not self.session.busy and self._callback is not None:
             self._callback.stop()
             self._callback = None
-
-    def _busy(self) -> bool:
-        return self._runs.busy or self._trace_reader is not None
 
 
 async def _loop_idle(until: float) -> None:

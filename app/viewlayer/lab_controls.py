@@ -9,16 +9,15 @@ the names the page build gives their Bokeh models from the widgets' `kv-w-lab-*`
 
 from __future__ import annotations
 
-from .lab_settings import BOOLEAN_FIELDS, RUN_FIELDS, SWEEP_FIELDS, lab_choices
+from .lab_settings import BOOLEAN_FIELDS, RUN_FIELDS, SWEEP_FIELDS, bound, lab_choices, widget_kind
 
 PREFIX = "w.lab-"
-RADIO_FIELDS = ("arrival", "policy", "admission", "tokenizer", "block_table", "preemption", "tp", "kv_dtype", "weight_dtype",
-                "engine", "prompt_dist", "output_dist", "metric", "log_source")
-SELECT_FIELDS = ("preset", "compare_policy", "model", "gpu")
 SIDEBAR_FIELDS = ("preset", *RUN_FIELDS)
+# Button groups (their Bokeh property is `active`, an index): the settings the table gives one, and two
+# views' display choices.
+RADIO_FIELDS = (*(n for n in SIDEBAR_FIELDS if widget_kind(n) == "radio"), "metric", "log_source")
 # Optional numbers in a float box: an emptied box reads NaN (Panel itself sends None or NaN for "not set").
-OPTIONAL_FLOATS = ("mem_fraction_static", "gpu_memory_gib")
-
+OPTIONAL_FLOATS = tuple(n for n in SIDEBAR_FIELDS if (b := bound(n)) is not None and b[3] and not b[2])
 
 def widget_name(setting: str) -> str:
     return PREFIX + setting.replace("_", "-")

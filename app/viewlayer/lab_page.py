@@ -1,12 +1,10 @@
-"""The serving lab as one page of the static site: settings in, engine runs in slices, model patches out.
+"""The serving lab as one page of the static site: the lab's session (`lab_session.LabSession`: its
+settings, its runs, its views' data) plus the browser bridge's protocol: settings in, runs in slices,
+model patches out.
 
-`LabPage` is what the browser's worker holds for the lab (the Panel server's `LabStore` does the
-same job with param and a periodic callback; both drive the engine jobs through one
-`lab_runs.LabRuns`). It keeps the settings as a plain dict and the same fields a `LabStore` has
-(`result`, `compare`, `status`, `progress`, ...), so the view functions in `LAB_VIEWS` read either.
-A run advances in slices of about `SLICE_S` of CPU time: between slices the worker posts the
-progress patch and reads its messages (a new setting, Cancel), so the page shows progress and
-never waits on Python.
+`LabPage` is what the browser's worker holds for the lab. A run advances in slices of about `SLICE_S`
+of CPU time: between slices the worker posts the progress patch and reads its messages (a new setting,
+Cancel), so the page shows progress and never waits on Python.
 """
 
 from __future__ import annotations
@@ -14,45 +12,16 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import time
 
 from kvlab.sim.engine.result import EngineResult
-from kvlab.sim.engine.trace import MAX_TRACE_BYTES, TraceReader
+from kvlab.sim.engine.trace import MAX_TRACE_BYTES
 
-from .lab_comparison import view_lab_comparison
 from .lab_controls import RADIO_FIELDS, lab_widget_value, view_lab_controls
-from .lab_distribution import view_lab_distribution
-from .lab_log import view_lab_log
-from .lab_runs import LabRuns, finished_run
-from .lab_settings import (
-    BOOLEAN_FIELDS,
-    NO_COMPARISON,
-    RUN_FIELDS,
-    check_value,
-    encode_lab_query,
-    lab_config,
-    lab_defaults,
-    parse_lab_query,
-    preset_values,
-)
-from .lab_status import view_lab_notices, view_lab_status, view_lab_summary
-from .lab_sweep import sweep_rates, view_lab_sweep
-from .lab_timeline import view_lab_timeline
-from .ttft_by_prompt import view_ttft_by_prompt
+from .lab_runs import finished_run
+from .lab_session import LAB_VIEWS, LabSession, read_link
+from .lab_settings import BOOLEAN_FIELDS, lab_defaults
+from .lab_url import check_value
 
-# (view name, function of (run, settings) -> {part: props}), in page order. A part named `w.*` is a
-# widget found by its own name; every other part is the model `<view>.<part>`.
-LAB_VIEWS = (
-    ("lab_status", view_lab_status),
-    ("lab_notices", view_lab_notices),
-    ("lab_summary", view_lab_summary),
-    ("lab_distribution", view_lab_distribution),
-    ("lab_ttft_by_prompt", lambda run, values: view_ttft_by_prompt(run.result)),
-    ("lab_comparison", view_lab_comparison),
-    ("lab_timeline", view_lab_timeline),
-    ("lab_sweep", view_lab_sweep),
-    ("lab_log", view_lab_log),
-)
 STATUS_VIEWS = ("lab_status", "lab_notices")  # what changes while a run is in progress
 SLICE_S = 0.05  # CPU time of one slice: the progress bar moves about 20 times a second
 # The first slice of a run, before any slice has been timed: about 50 ms in Pyodide (which runs the
@@ -69,7 +38,6 @@ OPENING_SLICE_EVENTS = 40_000
 # soon as Python is up (start says busy), in ticks of FIRST_SLICE_EVENTS that send nothing; a
 # change that comes first finishes it at once.
 OPENING_FORMAT = 1
-SLICE_EVENTS = (500, 200_000)  # bounds of the slice size the timing adapts
 TRACE_FIRST_ROWS = 20_000
 
 
@@ -77,108 +45,36 @@ def model_name(view: str, part: str) -> str:
     return part if part.startswith("w.") else f"{view}.{part}"
 
 
-def lab_page_models(run, values: dict, views=None, controls: bool = True) -> dict[str, dict]:
-    """{Bokeh model name: {property: value}} of the lab's views (all, or those named) and its sidebar."""
+def lab_page_models(run: LabSession, values: dict, views=None, controls: bool = True) -> dict[str, dict]:
+    """{Bokeh model name: {property: value}} of the session's views (all, or those named) and its sidebar."""
     from .pages import bokeh_props
 
     out = {}
-    for view, fn in LAB_VIEWS:
+    for view, _ in LAB_VIEWS:
         if views is None or view in views:
-            for part, props in fn(run, values).items():
+            for part, props in run.view_data(view, values).items():
                 out[model_name(view, part)] = bokeh_props(props)
     if controls:
         out.update(view_lab_controls(values))
     return out
 
 
-class LabPage:
-    """The serving lab in the browser. Every method returns {"patch", "query", "busy"}: `busy` says
-    more slices are due (the worker then calls `tick()` until it is False)."""
+class LabPage(LabSession):
+    """The serving lab in the browser. Every bridge call returns {"patch", "query", "busy"}: `busy`
+    says more slices are due (the worker then calls `tick()` until it is False)."""
 
     page = "serving_lab"
 
     def __init__(self, search: str = "", opening: str | None = None):
-        self.values, notices = parse_lab_query(search)
+        values, link_issues = read_link(search)
+        super().__init__(values, link_issues=link_issues, first_events=FIRST_SLICE_EVENTS,
+                         trace_first_rows=TRACE_FIRST_ROWS, slice_events=FIRST_SLICE_EVENTS)
         self._known_opening = opening  # opening_json()'s text from the site, or None
         self.opening_source = ""  # how the default page's opening run came: "file" or "run"
-        self.link_issues = [{"field": "link", "message": n} for n in notices]
-        self.result = self.compare = None
-        self.issues: list[dict] = []
-        self.trace_note = ""
-        self.trace_rows = None
-        self.status = ""
-        self.running = False
-        self.progress = 0.0
-        self.done_requests = self.total_requests = 0
-        self.sweep = None
-        self.sweep_running = False
-        self.sweep_progress = 0.0
         self.input_notice = ""
-        self._runs = LabRuns()
-        self._reader: TraceReader | None = None
-        self._trace_name = ""
-        self._events_per_slice = FIRST_SLICE_EVENTS
         self._shown: dict[str, dict] = {}
         self.views = None  # every view; a lesson's lab live view shows a few (lesson_page.lab_session)
-        self.query = encode_lab_query(self.values)
         self._opening: str | None = None  # "due", then "running": the default page's opening run (start)
-
-    # ---- the runs (as engine_views.store.LabStore runs them) ---------------------------------------
-    def _config(self, policy=None):
-        return lab_config(self.values, policy, self.trace_rows)
-
-    def _comparison_config(self):
-        """The comparison policy's EngineConfig, or None when none is asked for (or it is the policy itself)."""
-        v = self.values
-        return self._config(v["compare_policy"]) if v["compare_policy"] not in (NO_COMPARISON, v["policy"]) else None
-
-    def run(self, first_events: int = FIRST_SLICE_EVENTS) -> None:
-        self._apply(self._runs.start(self._config(), self._comparison_config()))
-        self._apply(self._runs.advance(first_events))
-
-    def _apply(self, changes: dict) -> None:
-        for name, value in changes.items():
-            setattr(self, name, value)
-
-    def cancel(self) -> None:
-        self._runs.cancel()
-        self._slice(0)
-
-    def run_sweep(self) -> None:
-        self._apply(self._runs.start_sweep(self._config(), sweep_rates(self.values), self.values["seed"]))
-
-    def load_trace(self, data: bytes, filename: str = "trace") -> None:
-        self._reader = TraceReader(data)
-        self._trace_name = str(filename)[:200]
-        self.trace_note = f"Reading {self._trace_name}\u2026"
-        self._advance_trace(TRACE_FIRST_ROWS)
-
-    def _advance_trace(self, rows: int) -> None:
-        reader = self._reader
-        if not reader.advance(rows):
-            self.trace_note = f"Reading {self._trace_name}: {reader.progress:.0%}\u2026"
-            return
-        self._reader = None
-        if reader.issues:
-            self.trace_note = "Trace refused: " + "; ".join(i.message for i in reader.issues)
-            return
-        rows = reader.rows
-        self.trace_rows = rows
-        span = rows[-1].arrival_s - rows[0].arrival_s
-        self.trace_note = f"{len(rows):,} requests from {self._trace_name} over {span:,.1f} s; arrivals now follow the trace."
-        self.values["arrival"] = "trace"
-        self.run()
-
-    @property
-    def busy(self) -> bool:
-        return self._runs.busy or self._reader is not None
-
-    def _slice(self, events: int) -> None:
-        """One slice of whatever is running, in the server store's order."""
-        if self._reader is not None:
-            self._advance_trace(max(events // 4, 500))
-        else:
-            self._apply(self._runs.advance(events))
 
     # ---- what the page shows ------------------------------------------------------------------------
     def models(self) -> dict[str, dict]:
@@ -196,12 +92,7 @@ class LabPage:
             if delta:
                 patch[name] = delta
                 shown.update(delta)
-        self.query = encode_lab_query(self.values)
         return {"patch": patch, "query": self.query, "busy": self.busy}
-
-    def _publish_issues(self) -> None:
-        if self.link_issues:
-            self.issues = self.link_issues + list(self.issues)
 
     # ---- the bridge's calls -------------------------------------------------------------------------
     def start(self) -> dict:
@@ -223,7 +114,7 @@ class LabPage:
             self.opening_source = "run"
             return {"patch": {}, "query": self.query, "busy": True}
         self.run(OPENING_SLICE_EVENTS)
-        self._publish_issues()
+        self.publish_link_issues()
         return self._out()
 
     def _read_opening(self, text: str | None):
@@ -239,8 +130,8 @@ class LabPage:
             compare = EngineResult.from_dict(data["compare"]) if data["compare"] is not None else None
         except (ValueError, TypeError, KeyError, AttributeError):
             return None
-        wanted = self._comparison_config()
-        if main.config != self._config().to_dict():
+        wanted = self.comparison_config()
+        if main.config != self.config().to_dict():
             return None
         if (compare.config if compare else None) != (wanted.to_dict() if wanted else None):
             return None
@@ -259,9 +150,9 @@ class LabPage:
             self._opening = "running"
             self.run(events or OPENING_SLICE_EVENTS)
         elif events is not None:
-            self._slice(events)
+            self.advance(events)
         while events is None and self.busy:
-            self._slice(OPENING_SLICE_EVENTS)
+            self.advance(OPENING_SLICE_EVENTS)
         if self.busy:
             return False
         self._show_as_built()
@@ -276,12 +167,7 @@ class LabPage:
         if not self.busy:
             return self._out()
         before = (self.result, self.compare, self.sweep, self.trace_rows, self.trace_note)
-        t0 = time.perf_counter()
-        self._slice(self._events_per_slice)
-        spent = time.perf_counter() - t0
-        if spent > 0:  # wall time only sizes the slices; no result depends on it
-            scale = min(max(slice_s / spent, 0.5), 2.0)
-            self._events_per_slice = int(min(max(self._events_per_slice * scale, SLICE_EVENTS[0]), SLICE_EVENTS[1]))
+        self.timed_slice(slice_s)
         changed = before != (self.result, self.compare, self.sweep, self.trace_rows, self.trace_note)
         return self._out(None if changed or not self.busy else STATUS_VIEWS)
 
@@ -289,7 +175,7 @@ class LabPage:
         """Run to the end in one call (CPython's tests; the worker slices with tick())."""
         self._open()
         while self.busy:
-            self._slice(self._events_per_slice)
+            self.advance(self._events_per_slice)
         return self._out()
 
     def change(self, widget: str, value) -> dict:
@@ -310,16 +196,7 @@ class LabPage:
             return self._out()
         prop = "active" if name in RADIO_FIELDS or name in BOOLEAN_FIELDS else "value"
         self._shown.setdefault(widget, {})[prop] = value  # the browser shows it already: no echo
-        if name == "preset":
-            if new != self.values["preset"]:
-                self.values.update(preset_values(new))
-                self.values["preset"] = new
-                self.run()
-            return self._out()
-        old = self.values[name]
-        self.values[name] = new
-        if name in RUN_FIELDS and new != old:
-            self.run()
+        self.update({name: new})
         return self._out()
 
     def click(self, widget: str) -> dict:

@@ -1,12 +1,10 @@
 """The serving lab's engine runs, driven the same way in both runtimes: the chosen policy's run, then
 its comparison, and the rate sweep, each advanced a slice of events at a time.
 
-The Panel server's `LabStore` (app/engine_views/store.py) and the browser's `LabPage`
-(lab_page.py) each hold one `LabRuns`. It owns the engine jobs; every call returns the run fields
-that changed, as a dict of the names both hosts share (`result`, `compare`, `issues`, `running`,
-`progress`, `status`, `done_requests`, `total_requests`, `sweep`, `sweep_running`,
-`sweep_progress`). The host applies them its own way (one held `param.update` on the server, plain
-attributes in the browser) and decides when to slice (a periodic callback, the worker's ticks).
+The lab's session (`lab_session.LabSession`, in both runtimes) holds one `LabRuns`. It owns the
+engine jobs; every call returns the run fields that changed, as a dict (`result`, `compare`,
+`issues`, `running`, `progress`, `status`, `done_requests`, `total_requests`, `sweep`,
+`sweep_running`, `sweep_progress`), which the session applies and records for its host.
 Standard library only: it runs in Pyodide.
 """
 

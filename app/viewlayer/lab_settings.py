@@ -1,15 +1,16 @@
-"""Every setting of the serving lab as plain data (standard library only): names, choices, bounds,
-defaults, the presets, the `EngineConfig` a state runs, and the link that reopens it.
+"""Every setting of the serving lab, in one table (standard library only): its name, the part of the
+engine's `EngineConfig` it fills, its label and help, its choices or bounds. Everything else is derived
+from `LAB_FIELDS`: the field lists, the defaults and presets, the `EngineConfig` a state runs, the link
+codec (`lab_url`), the browser's widgets (`lab_controls`) and the Panel server's param class
+(`engine_views.settings.LabSettings`, generated from this table).
 
-The Panel server's `engine_views.settings.LabSettings` declares its param widgets from these
-tables, and the static site's `lab_page.LabPage` keeps the same settings as a dict, so both
-runtimes run the same configuration for the same state. Bounds and help come from the engine's
-`ENGINE_FIELDS` and sim's `FIELDS`; choices from the engine's own tuples.
+Adding a setting: one `LabField` row here (plus the engine field it sets, which gives a number its
+bounds and help: `sim.engine.ENGINE_FIELDS`, or `sim.FIELDS` for the hardware side).
 """
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
+from dataclasses import dataclass
 
 from kvlab.sim import Scenario
 from kvlab.sim.engine import (
@@ -29,11 +30,9 @@ from kvlab.sim.engine import (
     Workload,
     preset,
 )
-from kvlab.sim.fields import Bound, check_number
 from kvlab.sim.scenario import FIELDS as SCENARIO_BOUNDS
 from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 
-from ..query_limits import query_pairs
 from .settings import gpu_choices, model_choices
 
 NO_COMPARISON = "none"
@@ -56,27 +55,6 @@ PRESET_LABELS = {
     "prefix-eviction": "400 shared prefixes under eviction pressure",
     "disagg-1p1d": "Disaggregated: 1 prefill + 1 decode instance",
 }
-
-WORKLOAD_FIELDS = ("arrival", "rate_per_s", "burst_cv", "clients", "think_time_s", "num_requests", "prompt_dist",
-                   "prompt_tokens", "prompt_min_tokens", "prompt_max_tokens", "prompt_sigma", "output_dist", "output_tokens",
-                   "output_min_tokens", "output_max_tokens", "output_sigma", "prefix_tokens", "prefix_fraction",
-                   "prefix_groups", "seed")
-SCHEDULING_FIELDS = ("policy", "admission", "watermark_fraction", "new_token_ratio", "tokenize_s_per_token", "tokenizer",
-                     "block_table", "block_table_s_per_block")
-KV_FIELDS = ("preemption", "swap_space_gib", "prefix_caching", "host_cache_gib")
-CLUSTER_FIELDS = ("disaggregated", "replicas", "prefill_instances", "decode_instances")
-SCENARIO_KEYS = ("model", "gpu", "tp", "kv_dtype", "weight_dtype", "engine", "gpu_memory_utilization", "mem_fraction_static",
-                 "max_num_seqs", "max_num_batched_tokens", "gpu_memory_gib")
-TARGET_FIELDS = ("ttft_target_s", "itl_target_s")
-# Everything that changes a run (the sweep range and the display choices do not).
-RUN_FIELDS = SCENARIO_KEYS + WORKLOAD_FIELDS + SCHEDULING_FIELDS + KV_FIELDS + CLUSTER_FIELDS + TARGET_FIELDS + ("compare_policy",)
-SWEEP_FIELDS = ("sweep_low_per_s", "sweep_high_per_s", "sweep_points")
-URL_FIELDS = ("preset", *RUN_FIELDS, *SWEEP_FIELDS)
-BOOLEAN_FIELDS = ("prefix_caching", "disaggregated")
-# The sweep's own range (not an engine field): a rate per second and a number of points.
-SWEEP_BOUNDS = {"sweep_low_per_s": (0.001, 100_000.0, False), "sweep_high_per_s": (0.001, 100_000.0, False),
-                "sweep_points": (2, 24, True)}
-SWEEP_DEFAULTS = {"sweep_low_per_s": 0.5, "sweep_high_per_s": 10.0, "sweep_points": 8}
 # The display choices of two views (not settings of the run; not in links).
 METRICS = {"TTFT": "ttft_s", "ITL": "itl_s", "TPOT (mean ITL per request)": "tpot_s", "End to end": "e2e_s"}
 LOG_SOURCES = ("vLLM log", "SGLang log", "Prometheus /metrics")
@@ -87,41 +65,190 @@ def lab_models() -> dict[str, str]:
     return {label: mid for label, mid in model_choices().items() if mid != "custom"}
 
 
+@dataclass(frozen=True)
+class LabField:
+    """One setting. `group` is the part of the EngineConfig it fills ("scenario", "workload",
+    "scheduling", "kv", "cluster", "targets") or the lab's own ("preset", "compare", "sweep").
+    `options`: a chosen-from-a-list setting's values (a tuple, or a function giving a tuple or a
+    {label: value} dict). A number without `options` takes its bounds and help from the engine's
+    `ENGINE_FIELDS` (sim's `FIELDS` for a "scenario" one), or from `bounds` (low, high, integer).
+    `section`: the sidebar section that shows it (`SIDEBAR`; "" for the sweep's range, which its view
+    shows); `widget`: its kind there (`widget_kind`), `step` a number box's or slider's step."""
+
+    name: str
+    group: str
+    label: str
+    doc: str | None = None
+    options: object = None
+    boolean: bool = False
+    bounds: tuple | None = None
+    section: str = ""
+    widget: str = ""
+    step: float | None = None
+
+
+# The sidebar's sections in order: a heading, or a card (collapsed) of its settings. The lab's last
+# setting, the seed, stands alone at the end.
+SIDEBAR = (("Start from", "heading"), ("Workload", "heading"), ("Prompt and output lengths", "card"),
+           ("Shared prefixes", "card"), ("Import a trace", "card"), ("Scheduler", "heading"),
+           ("Admission and CPU costs", "card"), ("KV memory", "card"), ("Hardware and model", "card"), ("Cluster", "card"),
+           ("Goodput targets", "card"), ("", "end"))
+WIDGETS = ("radio", "select", "slider", "checkbox", "int", "float")
+
+F = LabField
+HW, LEN, PRE, ADM, KVM, CL, GT = ("Hardware and model", "Prompt and output lengths", "Shared prefixes", "Admission and CPU costs",
+                                  "KV memory", "Cluster", "Goodput targets")
+# The link lists the settings in this order; the sidebar, each section's settings in it.
+LAB_FIELDS = (
+    F("preset", "preset", "Start from", "a named situation; loading one sets every field below", options=LAB_PRESETS,
+      section="Start from", widget="select"),
+    # ---- hardware and model (sim.Scenario)
+    F("model", "scenario", "Model", options=lab_models, section=HW, widget="select"),
+    F("gpu", "scenario", "GPU", options=gpu_choices, section=HW, widget="select"),
+    F("tp", "scenario", "Tensor parallel size", "GPUs per engine instance", options=(1, 2, 4, 8), section=HW),
+    F("kv_dtype", "scenario", "KV cache precision", options=tuple(KV_DTYPES), section=HW),
+    F("weight_dtype", "scenario", "Weight precision", options=tuple(WEIGHT_DTYPES), section=HW),
+    F("engine", "scenario", "Memory accounting", options=("vllm", "sglang", "textbook"), section=HW),
+    F("gpu_memory_utilization", "scenario", "gpu_memory_utilization", section=HW, widget="slider", step=0.01),
+    F("gpu_memory_gib", "scenario", "GPU memory override (GiB)", section=HW),
+    F("mem_fraction_static", "scenario", "mem_fraction_static (SGLang)", section=HW),
+    F("max_num_seqs", "scenario", "max_num_seqs", section=HW),
+    F("max_num_batched_tokens", "scenario", "max_num_batched_tokens (chunk budget)", section=HW),
+    # ---- workload
+    F("arrival", "workload", "Arrivals", options=tuple(ARRIVALS), section="Workload"),
+    F("rate_per_s", "workload", "Request rate (per s)", section="Workload", widget="slider", step=0.1),
+    F("burst_cv", "workload", "Burstiness (gamma CV)", section="Workload", step=0.5),
+    F("clients", "workload", "Closed-loop clients", section="Workload"),
+    F("think_time_s", "workload", "Think time (s)", section="Workload", step=0.5),
+    F("num_requests", "workload", "Requests", section="Workload", step=100),
+    F("prompt_dist", "workload", "Prompt lengths", options=tuple(LENGTH_DISTS), section=LEN),
+    F("prompt_tokens", "workload", "Prompt median (tokens)", section=LEN),
+    F("prompt_min_tokens", "workload", "Shortest prompt", section=LEN),
+    F("prompt_max_tokens", "workload", "Longest prompt", section=LEN),
+    F("prompt_sigma", "workload", "Prompt spread (sigma)", section=LEN),
+    F("output_dist", "workload", "Output lengths", options=tuple(LENGTH_DISTS), section=LEN),
+    F("output_tokens", "workload", "Output median (tokens)", section=LEN),
+    F("output_min_tokens", "workload", "Shortest output", section=LEN),
+    F("output_max_tokens", "workload", "Longest output", section=LEN),
+    F("output_sigma", "workload", "Output spread (sigma)", section=LEN),
+    F("prefix_tokens", "workload", "Shared prefix (tokens)", section=PRE),
+    F("prefix_fraction", "workload", "Share of requests with it", section=PRE),
+    F("prefix_groups", "workload", "Distinct prefixes", section=PRE),
+    F("seed", "workload", "Random seed", section=""),
+    # ---- scheduler
+    F("policy", "scheduling", "Scheduling policy", options=tuple(POLICIES), section="Scheduler"),
+    F("admission", "scheduling", "Admission", options=tuple(ADMISSIONS), section=ADM),
+    F("watermark_fraction", "scheduling", "Free-block watermark", section=ADM),
+    F("new_token_ratio", "scheduling", "new_token_ratio (reserve)", section=ADM),
+    F("tokenizer", "scheduling", "Tokenizer runs on", options=tuple(TOKENIZERS), section=ADM),
+    F("tokenize_s_per_token", "scheduling", "Tokenizer s per token", section=ADM),
+    F("block_table", "scheduling", "Block tables", options=tuple(BLOCK_TABLES), section=ADM),
+    F("block_table_s_per_block", "scheduling", "Block-table s per block", section=ADM),
+    # ---- KV memory
+    F("preemption", "kv", "Preemption", options=tuple(PREEMPTIONS), section=KVM),
+    F("swap_space_gib", "kv", "swap_space (GiB)", section=KVM),
+    F("prefix_caching", "kv", "Prefix caching", boolean=True, section=KVM),
+    F("host_cache_gib", "kv", "Host prefix tier (GiB)", section=KVM),
+    # ---- cluster
+    F("disaggregated", "cluster", "Disaggregate prefill and decode", boolean=True, section=CL),
+    F("replicas", "cluster", "Colocated replicas", section=CL),
+    F("prefill_instances", "cluster", "Prefill instances", section=CL),
+    F("decode_instances", "cluster", "Decode instances", section=CL),
+    # ---- goodput targets
+    F("ttft_target_s", "targets", "TTFT target (s)", section=GT),
+    F("itl_target_s", "targets", "ITL target (s)", section=GT),
+    # ---- the comparison run
+    F("compare_policy", "compare", "Compare with", "a second policy run on the same seeded workload",
+      options=(NO_COMPARISON, *POLICIES), section="Scheduler", widget="select"),
+    # ---- the rate sweep's own range (no engine field: a rate per second and a number of points); its view shows it
+    F("sweep_low_per_s", "sweep", "Sweep from (req/s)", bounds=(0.001, 100_000.0, False)),
+    F("sweep_high_per_s", "sweep", "Sweep to (req/s)", bounds=(0.001, 100_000.0, False)),
+    F("sweep_points", "sweep", "Sweep points", bounds=(2, 24, True)),
+)
+del F, HW, LEN, PRE, ADM, KVM, CL, GT
+FIELDS_BY_NAME = {f.name: f for f in LAB_FIELDS}
+# The engine's dataclass each group fills (the targets are EngineConfig's own fields).
+ENGINE_GROUPS = {"scenario": Scenario, "workload": Workload, "scheduling": Scheduling, "kv": KVManagement, "cluster": Cluster}
+
+
+def group_fields(*groups: str) -> tuple[str, ...]:
+    return tuple(f.name for f in LAB_FIELDS if f.group in groups)
+
+
+SCENARIO_KEYS = group_fields("scenario")
+# Everything that changes a run (the preset only through the values it loads; the sweep range and the
+# display choices not at all).
+RUN_FIELDS = group_fields(*ENGINE_GROUPS, "targets", "compare")
+SWEEP_FIELDS = group_fields("sweep")
+URL_FIELDS = tuple(f.name for f in LAB_FIELDS)  # every setting: what a link carries
+BOOLEAN_FIELDS = tuple(f.name for f in LAB_FIELDS if f.boolean)
+SWEEP_DEFAULTS = {"sweep_low_per_s": 0.5, "sweep_high_per_s": 10.0, "sweep_points": 8}
+
+
+def widget_kind(name: str) -> str:
+    """The sidebar widget of a setting (one of WIDGETS): its row's, else a button group for a choice,
+    a checkbox for a flag, a whole-number or a number box."""
+    f = FIELDS_BY_NAME[name]
+    if f.widget:
+        return f.widget
+    if f.options is not None:
+        return "radio"
+    if f.boolean:
+        return "checkbox"
+    return "int" if bound(name)[2] else "float"
+
+
+def section_fields(section: str) -> tuple[str, ...]:
+    """The settings the sidebar shows in `section` (a SIDEBAR title; "" the ones at its end), in table order."""
+    return tuple(f.name for f in LAB_FIELDS if f.section == section and f.group != "sweep")
+
+
+def lab_options(name: str):
+    """A chosen-from-a-list setting's options as its widget lists them (a tuple, or {label: value}); None otherwise."""
+    if name == "metric":
+        return tuple(METRICS)
+    if name == "log_source":
+        return LOG_SOURCES
+    f = FIELDS_BY_NAME.get(name)
+    if f is None or f.options is None:
+        return None
+    return f.options() if callable(f.options) else f.options
+
+
 def lab_choices(name: str) -> tuple | None:
     """The values a chosen-from-a-list setting may take, in the order its widget lists them; None otherwise."""
-    table = {
-        "preset": LAB_PRESETS, "model": lambda: tuple(lab_models().values()), "gpu": lambda: tuple(gpu_choices().values()),
-        "tp": (1, 2, 4, 8), "kv_dtype": tuple(KV_DTYPES), "weight_dtype": tuple(WEIGHT_DTYPES),
-        "engine": ("vllm", "sglang", "textbook"), "arrival": tuple(ARRIVALS), "prompt_dist": tuple(LENGTH_DISTS),
-        "output_dist": tuple(LENGTH_DISTS), "policy": tuple(POLICIES), "compare_policy": (NO_COMPARISON, *POLICIES),
-        "admission": tuple(ADMISSIONS), "tokenizer": tuple(TOKENIZERS), "block_table": tuple(BLOCK_TABLES),
-        "preemption": tuple(PREEMPTIONS), "metric": tuple(METRICS), "log_source": LOG_SOURCES,
-    }
-    found = table.get(name)
-    return found() if callable(found) else found
+    options = lab_options(name)
+    return tuple(options.values()) if isinstance(options, dict) else options
 
 
 def bound(name: str):
     """(low, high, integer, optional) of a numeric setting, or None."""
-    if name in ENGINE_FIELDS:
-        b = ENGINE_FIELDS[name]
-        return b.low, b.high, b.integer, False
-    if name in SCENARIO_KEYS and name in SCENARIO_BOUNDS:
+    f = FIELDS_BY_NAME.get(name)
+    if f is None or f.options is not None or f.boolean:
+        return None
+    if f.bounds is not None:
+        return (*f.bounds, False)
+    if f.group == "scenario":
         b = SCENARIO_BOUNDS[name]
         return b.low, b.high, b.integer, b.optional
-    if name in SWEEP_BOUNDS:
-        return (*SWEEP_BOUNDS[name], False)
-    return None
+    b = ENGINE_FIELDS[name]
+    return b.low, b.high, b.integer, b.optional
+
+
+def field_help(name: str) -> str | None:
+    """The help text of a setting: its own, else its engine (or sim) field's."""
+    f = FIELDS_BY_NAME[name]
+    if f.doc is not None or bound(name) is None or f.bounds is not None:
+        return f.doc
+    return (SCENARIO_BOUNDS[name] if f.group == "scenario" else ENGINE_FIELDS[name]).help
 
 
 def preset_values(name: str) -> dict:
     """Every run setting as preset `name` sets it (what loading it in "Start from" does)."""
     cfg = preset(name)
-    values = {}
-    for group, keys in ((cfg.workload, WORKLOAD_FIELDS), (cfg.scheduling, SCHEDULING_FIELDS), (cfg.kv, KV_FIELDS),
-                        (cfg.cluster, CLUSTER_FIELDS), (cfg.scenario, SCENARIO_KEYS)):
-        values.update({k: getattr(group, k) for k in keys})
-    values.update(ttft_target_s=cfg.ttft_target_s, itl_target_s=cfg.itl_target_s)
+    parts = {"scenario": cfg.scenario, "workload": cfg.workload, "scheduling": cfg.scheduling, "kv": cfg.kv,
+             "cluster": cfg.cluster, "targets": cfg}
+    values = {f.name: getattr(parts[f.group], f.name) for f in LAB_FIELDS if f.group in parts}
     values["compare_policy"] = "fcfs" if cfg.scheduling.policy != "fcfs" else "chunked"
     values["sweep_high_per_s"] = max(2 * values["rate_per_s"], 1.0)
     values["sweep_low_per_s"] = values["sweep_high_per_s"] / 16
@@ -133,109 +260,28 @@ def lab_defaults() -> dict:
     return {"preset": "default", **preset_values("default"), **SWEEP_DEFAULTS, "metric": "TTFT", "log_source": LOG_SOURCES[0]}
 
 
+def merge_values(values: dict, changes: dict) -> dict:
+    """`values` with `changes` applied as the lab applies them: a new preset first (it loads every
+    run setting), then the other changes on top. Loading the preset already chosen changes nothing."""
+    out = dict(values)
+    new = changes.get("preset", out["preset"])
+    if new != out["preset"]:
+        out.update(preset_values(new))
+        out["preset"] = new
+    out.update({k: v for k, v in changes.items() if k != "preset"})
+    return out
+
+
 def lab_config(values: dict, policy: str | None = None, trace=None) -> EngineConfig:
     """The EngineConfig for this state (with `policy` instead of the chosen one if given)."""
-    workload = Workload(**{k: values[k] for k in WORKLOAD_FIELDS}, trace=trace)
-    sched = Scheduling(**{k: values[k] for k in SCHEDULING_FIELDS})
+    parts = {group: {f: values[f] for f in group_fields(group)} for group in ENGINE_GROUPS}
+    parts["workload"]["trace"] = trace
     if policy is not None:
-        sched = sched.with_(policy=policy)
-    kv = KVManagement(**{k: values[k] for k in KV_FIELDS})
-    cluster = Cluster(**{k: values[k] for k in CLUSTER_FIELDS})
-    return EngineConfig(scenario=Scenario(**{k: values[k] for k in SCENARIO_KEYS}), workload=workload, scheduling=sched,
-                        kv=kv, cluster=cluster, ttft_target_s=values["ttft_target_s"], itl_target_s=values["itl_target_s"])
+        parts["scheduling"]["policy"] = policy
+    built = {group: cls(**parts[group]) for group, cls in ENGINE_GROUPS.items()}
+    return EngineConfig(scenario=built["scenario"], workload=built["workload"], scheduling=built["scheduling"],
+                        kv=built["kv"], cluster=built["cluster"], **{k: values[k] for k in group_fields("targets")})
 
 
 def policy_label(policy: str) -> str:
     return POLICY_LABELS.get(policy, policy)
-
-
-def check_value(name: str, value):
-    """(the value as the setting holds it, None) or (None, why it is refused)."""
-    options = lab_choices(name)
-    if options is not None:
-        try:
-            ok = value in options and not isinstance(value, bool)
-        except TypeError:
-            ok = False
-        return (value, None) if ok else (None, f"must be one of {', '.join(map(str, options))}")
-    if name in BOOLEAN_FIELDS:
-        return (value, None) if isinstance(value, bool) else (None, "must be true or false")
-    b = bound(name)
-    if b is None:
-        return None, "is not a setting of the lab"
-    low, high, integer, optional = b
-    if value is None:
-        return (None, None) if optional else (None, f"is required: a number between {low:g} and {high:g}")
-    if isinstance(value, float) and integer and value.is_integer():
-        value = int(value)
-    elif isinstance(value, int) and not isinstance(value, bool) and not integer:
-        value = float(value)
-    issue = check_number(name, value, Bound(low, high, integer, "", optional))
-    return (value, None) if issue is None else (None, issue.message)
-
-
-def _from_text(name: str, text: str):
-    """A link's text as the setting's value (then check_value decides); raise ValueError."""
-    options = lab_choices(name)
-    if options is not None:
-        for option in options:
-            if str(option) == text:
-                return option
-        raise ValueError(f"must be one of {', '.join(map(str, options))}, got {text[:30]!r}")
-    if name in BOOLEAN_FIELDS:
-        if text.lower() in ("true", "1", "yes", "on"):
-            return True
-        if text.lower() in ("false", "0", "no", "off"):
-            return False
-        raise ValueError(f"expected true or false, got {text[:30]!r}")
-    b = bound(name)
-    if b is not None and b[3] and text == "":
-        return None
-    return int(text) if b is not None and b[2] else float(text)
-
-
-def parse_lab_query(search: str) -> tuple[dict, list[str]]:
-    """A link -> (the lab's settings, a notice per value ignored). The preset is applied first, then
-    the other values on top of it, as `engine_views.urlstate.apply_query` does on the server."""
-    read, notices = query_pairs(search)
-    pairs = dict(read)
-    values = lab_defaults()
-    order = (["preset"] if "preset" in pairs else []) + [k for k in pairs if k != "preset"]
-    for key in order:
-        if key not in URL_FIELDS:
-            continue
-        try:
-            value = _from_text(key, pairs[key])
-            value, why = check_value(key, value)
-            if why:
-                raise ValueError(why)
-        except (ValueError, TypeError) as e:
-            notices.append(f"{key}: {e} (ignored)")
-            continue
-        if key == "preset" and value != values["preset"]:  # as on the server: loading the same preset again changes nothing
-            values.update(preset_values(value))
-        values[key] = value
-    return values, notices
-
-
-_BASELINES: dict[str, dict] = {}
-
-
-def _baseline(name: str) -> dict:
-    if name not in _BASELINES:
-        base = lab_defaults()
-        if name != "default":
-            base.update(preset_values(name))
-        _BASELINES[name] = base
-    return _BASELINES[name]
-
-
-def encode_lab_query(values: dict) -> str:
-    """The preset, then only what differs from it: a short link that reopens the same state."""
-    base = _baseline(values["preset"])
-    out = {"preset": values["preset"]} if values["preset"] != "default" else {}
-    for key in URL_FIELDS:
-        value = values[key]
-        if key != "preset" and value != base[key]:
-            out[key] = "" if value is None else (str(value).lower() if isinstance(value, bool) else str(value))
-    return urlencode(out)

@@ -1,9 +1,9 @@
 """The serving lab's run at a glance: progress (with the Cancel button's state), input problems and
 the headline numbers as distributions (p50 and p99 side by side, never a lone mean).
 
-`run` is anything with the lab store's fields (`result`, `compare`, `issues`, `trace_note`,
+`run` is the lab's session (`lab_session.LabSession`: `result`, `compare`, `issues`, `trace_note`,
 `status`, `running`, `progress`, `done_requests`, `total_requests`, `sweep`, `sweep_running`,
-`sweep_progress`): the Panel server's `LabStore` or the browser's `LabPage`.
+`sweep_progress`), in both runtimes.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 
 from .lab_page import LabPage
-from .lab_settings import check_value, lab_defaults, preset_values
+from .lab_settings import merge_values
+from .lab_url import check_value
 from .pages import PanelPage
 
 _PREFIX = re.compile(r"lv(\d+):(.+)")
@@ -25,16 +26,11 @@ LAB_VIEW_NAMES = {"summary": "lab_summary", "distribution": "lab_distribution", 
 def lab_session(state: dict, views: tuple[str, ...]) -> LabPage:
     """A LabPage from a preset plus `state` (as lessons.render builds a lab live view), showing `views`."""
     page = LabPage()
-    values = lab_defaults()
-    state = dict(state)
-    preset = state.pop("preset", "default")
-    if preset != "default":
-        values.update(preset_values(preset))
-        values["preset"] = preset
-    for key, value in state.items():
-        checked, why = check_value(key, value)
-        values[key] = value if why else checked
-    page.values = values
+    changes = {}
+    for key, value in state.items():  # as lessons.render sets them on the server (a preset first)
+        ok, why = check_value(key, value)
+        changes[key] = value if why else ok
+    page.values = merge_values(page.values, changes)
     page.views = tuple(LAB_VIEW_NAMES[v] for v in views)
     return page
 

@@ -121,7 +121,7 @@ def test_a_long_trace_is_read_in_slices():
     text = "arrival_s,prompt_tokens,output_tokens\n" + "".join(f"{i * 0.01:.2f},50,3\n" for i in range(store_mod.TRACE_FIRST_ROWS + 5000))
     ticks = []
     real_tick = st._tick
-    st._tick = lambda: (ticks.append(st._trace_reader is not None), real_tick())
+    st._tick = lambda: (ticks.append(st.session.reading_trace), real_tick())
     st.load_trace(text.encode(), "long.csv")
     assert ticks and ticks[0] is True  # the rest of the file was read from the tick callback
     assert st.result.completed == store_mod.TRACE_FIRST_ROWS + 5000
