@@ -53,8 +53,9 @@ For a larger model the budget is smaller and each token dearer: one 128k-token c
 
     q2 = Prediction(
         key="a4-throughput",
-        question=(f"With 32 users at 4k the card produces {tok(short.decode_tokens_per_s)} tokens per second in total. "
-                  f"With 32k prompts (so at most {long.max_sequences} running), total tokens per second is about..."),
+        question=(f"With 32 users at 4k the decode steps produce {tok(short.decode_tokens_per_s)} tokens per second "
+                  "(decode-only: the time the GPU spends prefilling prompts is left out). "
+                  f"With 32k prompts (so at most {long.max_sequences} running), decode-only tokens per second is about..."),
         choices=(
             Choice("the same", "Tempting: the weights are read once per step either way. But fewer users share each "
                                "step, and each one's cache read is eight times longer."),
@@ -65,7 +66,9 @@ For a larger model the budget is smaller and each token dearer: one 128k-token c
                       "the same"),
         reveal=(f"**{tok(long.decode_tokens_per_s)} tokens per second**, {long.decode_tokens_per_s / short.decode_tokens_per_s:.0%} "
                 f"of the 4k figure. Each step takes {long.decode_step_s * 1e3:.1f} ms instead of "
-                f"{short.decode_step_s * 1e3:.1f} ms and serves {long.batch} sequences instead of {short.batch}."),
+                f"{short.decode_step_s * 1e3:.1f} ms and serves {long.batch} sequences instead of {short.batch}. Counting all GPU "
+                f"time, the prompts' prefills included, the fall is steeper: {tok(short.served_tokens_per_s)} to "
+                f"{tok(long.served_tokens_per_s)} tokens per second."),
         gives_away=(f"**{tok(long.decode_tokens_per_s)} tokens per second**",),
     )
     s2 = """
@@ -74,11 +77,11 @@ running user's whole cache, so each step is slower too. A product decision about
 decision about throughput.
 """
     step2 = Step(q2, s2, (
-        near("throughput at 4k x 32 is about 2,300 tok/s", short.decode_tokens_per_s, 2323, 0.03),
-        near("throughput at 32k is about 430 tok/s", long.decode_tokens_per_s, 430, 0.03),
+        near("decode-only throughput at 4k x 32 is about 2,300 tok/s", short.decode_tokens_per_s, 2323, 0.03),
+        near("decode-only throughput at 32k is about 430 tok/s", long.decode_tokens_per_s, 430, 0.03),
         near("a 32k decode step takes about 27.9 ms", long.decode_step_s * 1e3, 27.9, 0.03),
     ), LiveView("steady", ("phase_numbers", "step_breakdown"), {"prompt_tokens": 32768}, ("prompt_tokens",),
-                "Decode step time and its parts at the chosen prompt length."),
+                "Decode step time and its parts at the chosen prompt length; the throughput tile counts decode steps only."),
         (TryThis("Open the phases panel, drag Prompt tokens from 4k to 32k and watch the KV read grow in the step.",
                  {}, panel="phases"),))
 
