@@ -133,7 +133,7 @@ that reads fewer bytes finishes sooner.
 """
     step2 = Step(q2, s2, (
         holds("FP8 KV sustains more than BF16 in every seed", min(cap["fp8"]) > max(cap["base"]), f"{cap['base']} vs {cap['fp8']}"),
-        holds("FP8 KV sustains more than 2x HBM in every seed", all(f > d for f, d in zip(cap["fp8"], cap["double"])),
+        holds("FP8 KV sustains more than 2x HBM in every seed", all(f > d for f, d in zip(cap["fp8"], cap["double"], strict=True)),
               f"{cap['fp8']} vs {cap['double']}"),
         holds("with a smaller pool than 2x HBM's", pool["fp8"] < pool["double"], f"{pool['fp8']} vs {pool['double']}"),
     ), LiveView("lab", ("sweep",), {"preset": "seed004-cliff-fp8"}, ("kv_dtype",),

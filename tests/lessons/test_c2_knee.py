@@ -28,7 +28,7 @@ def test_each_right_label_names_the_revealed_figure():
 def test_fp8_beats_twice_the_memory_in_every_seed():
     """The physics the FP8 step teaches: capacity and bandwidth both, so further than more memory alone."""
     fp8, double = c2_knee.saturated("seed004-cliff-fp8"), c2_knee.saturated("cliff-2x-hbm")
-    assert all(f.throughput_per_s > d.throughput_per_s for f, d in zip(fp8, double))
+    assert all(f.throughput_per_s > d.throughput_per_s for f, d in zip(fp8, double, strict=True))
     assert fp8[0].kv_pool_tokens < double[0].kv_pool_tokens
     p = course.lesson("C2").predictions[1]
     assert "more than twice the memory gave" in p.reveal
