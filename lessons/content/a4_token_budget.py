@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, near
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, keyed, near
 from .runs import gib, run, tok
 
 
@@ -27,7 +27,7 @@ def build() -> Lesson:
             Choice("about 3", "This over-corrects: the weights and reserve are already paid for; only the pool is "
                               "divided."),
         ),
-        answer=bucket(long.max_sequences, [(6, "about 3"), (25, "about 12"), (60, "about 46")], "about 80"),
+        **keyed(long.max_sequences, [(6, "about 3"), (25, "about 12"), (60, "about 46")], "about 80"),
         reveal=f"**{long.max_sequences}** requests: the pool holds {tok(long.kv_pool_tokens)} tokens either way.",
         gives_away=(f"**{long.max_sequences}** requests",),
     )
@@ -60,9 +60,9 @@ For a larger model the budget is smaller and each token dearer: one 128k-token c
             Choice("the same", "Tempting: the weights are read once per step either way. But fewer users share each "
                                "step, and each one's cache read is eight times longer."),
             Choice("half", "This counts only the smaller batch, not the longer cache read of each step."),
-            Choice("under a fifth", "Fewer sequences per step, and each step reads far more cache: both cut throughput."),
+            Choice("about a fifth", "Fewer sequences per step, and each step reads far more cache: both cut throughput."),
         ),
-        answer=bucket(long.decode_tokens_per_s / short.decode_tokens_per_s, [(0.2, "under a fifth"), (0.7, "half")],
+        **keyed(long.decode_tokens_per_s / short.decode_tokens_per_s, [(0.3, "about a fifth"), (0.7, "half")],
                       "the same"),
         reveal=(f"**{tok(long.decode_tokens_per_s)} tokens per second**, {long.decode_tokens_per_s / short.decode_tokens_per_s:.0%} "
                 f"of the 4k figure. Each step takes {long.decode_step_s * 1e3:.1f} ms instead of "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, holds, near
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, holds, keyed, near
 from .runs import gib, ms, run, times, tok
 
 
@@ -29,7 +29,7 @@ def build() -> Lesson:
                                  "the step shortens by less than half."),
             Choice("x1", "The step does get shorter: the cache is a large part of what decode reads."),
         ),
-        answer=bucket(gain4k, [(1.1, "x1"), (1.8, "about x1.4")], "x2"),
+        **keyed(gain4k, [(1.1, "x1"), (1.8, "about x1.4")], "x2"),
         reveal=(f"**{times(gain4k)}**: the batch stays {kv8.batch} (the pool was not full: {bf.max_sequences} would fit), and the "
                 f"step falls from {ms(bf.decode_step_s, 2)} to {ms(kv8.decode_step_s, 2)}."),
         gives_away=(f"**{times(gain4k)}**",),
@@ -58,7 +58,7 @@ second. Counting all GPU time, the prefills of new prompts included, it rises le
             Choice("about x1.4", "That was the answer when the pool was not full; here the batch itself doubles."),
             Choice("x4", "FP8 halves the bytes once; it does not both double the batch and halve the step."),
         ),
-        answer=bucket(gain32k, [(1.7, "about x1.4"), (3, "x2")], "x4"),
+        **keyed(gain32k, [(1.7, "about x1.4"), (3, "x2")], "x4"),
         reveal=(f"**{times(gain32k)}**: {long8.max_sequences} sequences instead of {long.max_sequences}, and the step stays "
                 f"{ms(long8.decode_step_s)} because a full pool is read either way."),
         gives_away=(f"**{times(gain32k)}**",),
@@ -94,7 +94,7 @@ speed up, and here the prefills are most of the work: output goes from {tok(long
             Choice("about 40 GiB", "Half of the 61 GiB of weights comes free, and all of it goes to the pool."),
             Choice("unchanged", "Weight precision changes what the weights occupy, and the pool is what they leave."),
         ),
-        answer=bucket(big_w8.kv_pool_bytes / 2**30, [(12, "unchanged"), (30, "about 20 GiB")], "about 40 GiB"),
+        **keyed(big_w8.kv_pool_bytes / 2**30, [(12, "unchanged"), (30, "about 20 GiB")], "about 40 GiB"),
         reveal=f"**{gib(big_w8.kv_pool_bytes)}**, {big_w8.kv_pool_bytes / big.kv_pool_bytes:.1f} times the BF16 pool.",
         gives_away=(f"**{gib(big_w8.kv_pool_bytes)}**",),
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, near
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, keyed, near
 from .runs import pct, run, times, tok
 
 FP8_32K = dict(prompt_tokens=32768, weight_dtype="fp8", kv_dtype="fp8")
@@ -40,7 +40,7 @@ def build() -> Lesson:
             Choice("about 2x", "Closer, but the weights were already a minority of the bytes at 8 users."),
             Choice("about 1.3x", "Weights are the only shared cost, and at 32k they were a small share of the step."),
         ),
-        answer=bucket(gain, [(1.6, "about 1.3x"), (2.6, "about 2x")], f"about {many.batch / few.batch:.1f}x"),
+        **keyed(gain, [(1.6, "about 1.3x"), (2.6, "about 2x")], f"about {many.batch / few.batch:.1f}x"),
         reveal=(f"**{times(gain)}**. Weights were {pct(few.weight_share)} of the bytes a step reads at 8 users and "
                 f"{pct(many.weight_share)} at {many.batch}; each user's stream became {many.itl_s / few.itl_s:.1f}x slower. "
                 f"Counting all GPU time, prefills included: {tok(few.served_tokens_per_s)} to {tok(many.served_tokens_per_s)} "
@@ -74,7 +74,7 @@ as much time as it adds tokens, and decode-only throughput flattens while each u
             Choice("never: decode is always memory-bound", "Decode is memory-bound at ordinary batch sizes, not by "
                                                            "nature: with a small cache and a big batch it crosses."),
         ),
-        answer=bucket(knee, [(100, "about 32"), (600, "about 240")], "never: decode is always memory-bound"),
+        **keyed(knee, [(100, "about 32"), (600, "about 240")], "never: decode is always memory-bound"),
         reveal=(f"**At {knee} sequences** the step's intensity reaches {at.decode_arithmetic_intensity:.0f} FLOP/B, past the "
                 f"ridge at {at.ridge_intensity:.0f}. At 256, weights are {pct(at256.weight_share)} of the bytes."),
         gives_away=(f"**At {knee} sequences**",),

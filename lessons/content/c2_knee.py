@@ -12,7 +12,7 @@ from functools import cache
 from kvlab.sim.engine.sweep import knee, rate_sweep
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, holds, keyed
 from .runs import lab, lab_config, pct, tok
 
 RATES = (0.5, 1.0, 1.5, 1.75, 2.0, 2.25, 2.5, 3.0, 3.5, 4.0)
@@ -74,7 +74,7 @@ def build() -> Lesson:
             Choice("x2", "That takes the pool's growth for the rate's, as if the steps stayed as short with more than "
                          "twice the cache to read."),
         ),
-        answer=bucket(gain_double, [(1.15, "x1: no change"), (1.7, "x1.4")], "x2"),
+        **keyed(gain_double, [(1.15, "x1: no change"), (1.7, "x1.4")], "x2"),
         reveal=(f"**{_band(cap['double'])}** with 160 GiB against {_band(cap['base'])} with 80 GiB: x{gain_double:.2f} "
                 f"on average, for x{pool['double'] / pool['base']:.1f} the pool. About {running['double']:.0f} requests "
                 f"run at once instead of {running['base']:.0f}."),
@@ -119,7 +119,7 @@ spacing of its rates; the sustained rate, measured with the engine kept full, is
             Choice("x2", "The pool doubles, but the prompts' prefills and the weight read take as long as before; "
                          "only the cache part of the work shrinks."),
         ),
-        answer=bucket(gain_fp8, [(1.35, "x1.2"), (1.75, "x1.5")], "x2"),
+        **keyed(gain_fp8, [(1.35, "x1.2"), (1.75, "x1.5")], "x2"),
         reveal=(f"**{_band(cap['fp8'])}**, x{gain_fp8:.2f} on average: more than twice the memory gave (x{gain_double:.2f}), "
                 f"though its pool is smaller ({tok(pool['fp8'])} against {tok(pool['double'])} tokens) and fewer "
                 f"requests run at once ({running['fp8']:.0f} against {running['double']:.0f})."),

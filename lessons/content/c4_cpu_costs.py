@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, holds, keyed
 from .runs import lab, pct
 
 PRESET = "seed000-lanes"
@@ -45,7 +45,7 @@ def build() -> Lesson:
             Choice("about 64x", "That would need admissions per request to grow as well; here every request is admitted "
                                 "once. Per second it can approach 64x when throughput also grows eightfold."),
         ),
-        answer=bucket(per_admission, [(1.5, "not at all"), (20, "several times")], "about 64x"),
+        **keyed(per_admission, [(1.5, "not at all"), (20, "several times")], "about 64x"),
         reveal=(f"**{sched8:.1f} s to {sched64:.1f} s, x{per_admission:.1f}.** With incremental tables: {inc_sched8:.2f} s "
                 f"and {inc_sched64:.2f} s."),
         gives_away=(f"x{per_admission:.1f}.**",),
@@ -77,7 +77,7 @@ x{per_admission:.0f} rather than x64. The per-entry cost here is exaggerated ({P
             Choice("about 10%", "That is what 64 concurrent sequences see, not 8."),
             Choice("about half", "The GPU work still dominates at this concurrency."),
         ),
-        answer=bucket(slow8, [(0.04, "about 1%"), (0.25, "about 10%")], "about half"),
+        **keyed(slow8, [(0.04, "about 1%"), (0.25, "about 10%")], "about half"),
         reveal=f"**{pct(slow8)} at 8 concurrent, {pct(slow64)} at 64.**",
         gives_away=(f"**{pct(slow8)} at 8 concurrent",),
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, holds, keyed
 from .runs import lab, pct
 
 PRESET = "seed001-saturation"
@@ -34,7 +34,7 @@ def build() -> Lesson:
             Choice("about 100", "Halfway guesses ignore the arithmetic: each running request holds thousands of tokens."),
             Choice("fewer than 60", "The pool divided by the tokens each running request holds is well under the limit."),
         ),
-        answer=bucket(running, [(60, "fewer than 60"), (125, "about 100")], f"about {slots}"),
+        **keyed(running, [(60, "fewer than 60"), (125, "about 100")], f"about {slots}"),
         reveal=f"**About {running:.0f} run** while the cache is {pct(usage)} full; the rest wait.",
         gives_away=(f"**About {running:.0f} run**",),
     )
@@ -63,7 +63,7 @@ throughput, completed requests per second, which the queue caps at {r.throughput
             Choice("unchanged", "The pool, not the limit, decides how many run."),
             Choice("fewer", "Raising a ceiling nobody reaches does not lower anything."),
         ),
-        answer=bucket(steady(more, "running") / running, [(0.9, "fewer"), (1.1, "unchanged")], "about twice as many"),
+        **keyed(steady(more, "running") / running, [(0.8, "fewer"), (1.25, "unchanged")], "about twice as many"),
         reveal=(f"**Unchanged at {steady(more, 'running'):.0f}.** Halving the answers instead lets "
                 f"{steady(short, 'running'):.0f} run."),
         gives_away=(f"Halving the answers instead lets {steady(short, 'running'):.0f} run",),

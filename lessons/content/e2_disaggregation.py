@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, holds
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, holds, keyed
 from .runs import lab, ms, secs
 
 PRESET = "disagg-1p1d"
@@ -32,7 +32,7 @@ def build() -> Lesson:
                                 "decodes sharing its GPU."),
             Choice("disaggregated", "The decode GPU never runs a prefill, so decode steps stay short and steady."),
         ),
-        answer="disaggregated" if d8.goodput_per_s > c8.goodput_per_s else "colocated",
+        **keyed(d8.goodput_per_s / c8.goodput_per_s, [(1.0, "colocated")], "disaggregated"),
         reveal=(f"**Disaggregated {d8.goodput_per_s:.2f}, colocated {c8.goodput_per_s:.2f} requests/s.** p99 ITL "
                 f"{ms(d8.itl_s.p99)} against {ms(c8.itl_s.p99)}; median TTFT {ms(d8.ttft_s.p50, 0)} against "
                 f"{ms(c8.ttft_s.p50, 0)} (one GPU does all the prefills, and the cache must travel)."),
@@ -61,7 +61,7 @@ the phases.
             Choice("colocated", "One prefill GPU cannot keep up with 12 prompts a second; two colocated GPUs share it."),
             Choice("disaggregated", "Steady decode helps only if the prefill side keeps up."),
         ),
-        answer="disaggregated" if d12.goodput_per_s > c12.goodput_per_s else "colocated",
+        **keyed(d12.goodput_per_s / c12.goodput_per_s, [(1.0, "colocated")], "disaggregated"),
         reveal=(f"**Colocated {c12.goodput_per_s:.2f}, disaggregated {d12.goodput_per_s:.2f} requests/s.** The decode GPU "
                 f"still keeps every stream steady (median of the requests' mean ITL {ms(d12.tpot_s.p50)}), but the one "
                 f"prefill GPU falls behind: median TTFT {secs(d12.ttft_s.p50)} against the {d12.ttft_target_s:g} s "

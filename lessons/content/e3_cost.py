@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, near
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, keyed, near
 from .runs import run, served_dollars_per_million_tokens, tok
 
 PRICE = 2.5
@@ -36,7 +36,7 @@ def build() -> Lesson:
             Choice("9x as much", "Decode slows (fewer users, longer cache reads) and each prompt's prefill grows "
                                  "eightfold on top: both land on the same bill."),
         ),
-        answer=bucket(ratio, [(3.5, "2x as much"), (7.0, "5x as much")], "9x as much"),
+        **keyed(ratio, [(3.5, "2x as much"), (7.0, "5x as much")], "9x as much"),
         reveal=(f"**{usd(cost32k)}** per million output tokens, {ratio:.1f} times the 4k cost. The decode steps "
                 f"alone would give {usd(short.dollars_per_million_tokens)} and {usd(long.dollars_per_million_tokens)}, "
                 f"{decode_ratio:.1f} times: the prefills are the difference."),
@@ -74,7 +74,7 @@ smaller figures.
             Choice("about half", "That is the decode-only view: twice the users at the same step time. The prefills, "
                                  "which FP8 KV does not speed up, stay on the bill."),
         ),
-        answer=bucket(fp8_share, [(0.65, "about half"), (0.95, "about 15% lower")], "unchanged"),
+        **keyed(fp8_share, [(0.65, "about half"), (0.97, "about 15% lower")], "unchanged"),
         reveal=(f"**{usd(cost32k8)}** per million, {1 - fp8_share:.0%} lower. The decode-only cost halves, from "
                 f"{usd(long.dollars_per_million_tokens)} to {usd(long8.dollars_per_million_tokens)}."),
         gives_away=(f"**{usd(cost32k8)}**", f"{1 - fp8_share:.0%} lower"),
