@@ -55,7 +55,7 @@ For a larger model the budget is smaller and each token dearer: one 128k-token c
         key="a4-throughput",
         question=(f"With 32 users at 4k the decode steps produce {tok(short.decode_tokens_per_s)} tokens per second "
                   "(decode-only: the time the GPU spends prefilling prompts is left out). "
-                  f"With 32k prompts (so at most {long.max_sequences} running), decode-only tokens per second is about..."),
+                  "With 32k prompts and the same 32 users, decode-only tokens per second is about..."),
         choices=(
             Choice("the same", "Tempting: the weights are read once per step either way. But fewer users share each "
                                "step, and each one's cache read is eight times longer."),

@@ -69,8 +69,8 @@ stops shrinking while the weights keep shrinking, and the extra GPUs hold copies
         (TryThis("Choose Qwen3-30B-A3B and switch Tensor parallel size from 4 to 8.", {"model": "qwen3-30b-a3b", "tp": 4}),))
     return Lesson(
         **course.header("B4"),
-        objective="Explain why tensor parallelism grows the pool more than the GPU count, what the all-reduce costs, "
-                  "and where KV heads stop splitting.",
+        objective="Predict what tensor parallelism does to the memory of every GPU (weights, pool, cache per token) and what its "
+                  "all-reduce costs.",
         prerequisites=("A3", "B2"),
         setup="A model that barely fits on one GPU. Spread it over four.",
         steps=(step1, step2),

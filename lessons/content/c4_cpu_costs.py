@@ -101,7 +101,7 @@ new sequence's block table. kvlab models both switches but not the rest of a rea
                  panel="serving_lab")))
     return Lesson(
         **course.header("C4"),
-        objective="Recognise CPU-side costs that grow with concurrency, and why low-concurrency benchmarks miss them.",
+        objective="Find the CPU-side costs of serving, and measure them at a benchmark's concurrency and at production's.",
         prerequisites=("C3",),
         setup="The GPU is not the only thing a request waits for.",
         steps=(step1, step2),

@@ -1,4 +1,4 @@
-"""D1. Saturation: the pool, not the limit."""
+"""D1. Saturation: what sets the running count."""
 
 from __future__ import annotations
 
@@ -85,7 +85,8 @@ A bigger limit only admits more requests that then wait for blocks or get preemp
         **course.header("D1"),
         objective="Diagnose KV saturation from running, waiting and usage, and pick a lever that moves it.",
         prerequisites=("A4", "C1"),
-        setup="A case study: long answers, many clients, and a running count stuck far below the limit.",
+        setup="A case study: long answers and many clients on one SGLang deployment, whose log reports what runs, what "
+              "waits and how full the cache is.",
         steps=(step1, step2),
         recap=("Saturation: usage above 0.9, a queue, running below the limit.",
                "The limit does not bind; tokens per request and bytes per token do."),

@@ -1,4 +1,4 @@
-"""D2. mem_fraction_static: leverage at the margin."""
+"""D2. mem_fraction_static: five points of memory."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ so raising it far enough fails at start-up or under the first large batch.
                  {**SGL, "mem_fraction_static": 0.85}),))
     return Lesson(
         **course.header("D2"),
-        objective="Compute SGLang's pool from mem_fraction_static, and see why a few points can be most of the pool.",
+        objective="Compute SGLang's pool from mem_fraction_static, and what a change of a few points does to it.",
         prerequisites=("A3",),
         setup="A case study tuned SGLang's memory fraction by reasoning about percentages. Check the arithmetic.",
         steps=(step1,),
