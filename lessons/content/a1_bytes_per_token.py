@@ -8,7 +8,7 @@ from kvlab.sim import catalog, evaluate
 from kvlab.sim.units import KIB, MIB
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, keyed
 from .runs import BASE, kib, run
 
 
@@ -34,7 +34,7 @@ def build() -> Lesson:
     mha_guess = llama_bytes * 64 / 8  # query heads in place of KV heads: the slip to explain
     mqa_guess = llama_bytes / 8
 
-    q1_answer = bucket(llama_bytes, [(100 * KIB, "40 KiB"), (1 * MIB, "320 KiB")], "2.5 MiB")
+    q1_answer = keyed(llama_bytes, [(100 * KIB, "40 KiB"), (1 * MIB, "320 KiB")], "2.5 MiB")
     q1 = Prediction(
         key="a1-llama",
         question=("Llama-3.1-70B has 80 layers, 64 query heads, 8 KV heads and head_dim 128. Stored in BF16 "
@@ -47,7 +47,7 @@ def build() -> Lesson:
             Choice("2.5 MiB", "This counts the 64 query heads. Queries are used once and thrown away; only keys and values "
                               "are kept, and the 64 query heads share 8 KV heads (grouped-query attention)."),
         ),
-        answer=q1_answer,
+        **q1_answer,
         reveal=(f"The simulator reads config.json and gets `{llama_tp1_formula}`, which is **{_size(llama_bytes)} "
                 f"per token**. Counting query heads instead would give {_size(mha_guess)}; one shared head, "
                 f"{_size(mqa_guess)}."),
@@ -81,7 +81,7 @@ this number: several query heads read the same keys and values.
         (TryThis("Pick another model, or 'Paste a config.json…' and paste one from a model card; check the formula's "
                  "factors against the file.", {"model": "llama-3.1-70b", "tp": 8}),))
 
-    q2_answer = bucket(big.kv_bytes_per_token, [(200 * KIB, "160 KiB"), (1 * MIB, "256 KiB")], "2 MiB")
+    q2_answer = keyed(big.kv_bytes_per_token, [(200 * KIB, "160 KiB"), (1 * MIB, "256 KiB")], "2 MiB")
     q2 = Prediction(
         key="a1-headdim",
         question=("Qwen3-32B: 64 layers, hidden_size 5120, 64 query heads, 8 KV heads, and its config.json also says "
@@ -93,7 +93,7 @@ this number: several query heads read the same keys and values.
             Choice("256 KiB", "2 x 64 layers x 8 KV heads x 128 x 2 bytes, with the head_dim the file states."),
             Choice("2 MiB", "That counts all 64 query heads: the multi-head figure, eight times the real one."),
         ),
-        answer=q2_answer,
+        **q2_answer,
         reveal=(f"**{kib(big.kv_bytes_per_token)}** (`{big.kv_formula}`). Delete head_dim from the file and the "
                 f"simulator falls back to 5120 / 64 = 80, giving {kib(big_guess.kv_bytes_per_token)}: an underestimate of "
                 f"{1 - big_guess.kv_bytes_per_token / big.kv_bytes_per_token:.0%}."),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, near
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, keyed, near
 from .runs import kib, run
 
 
@@ -24,7 +24,7 @@ def build() -> Lesson:
             Choice("about 22", "Four times the KV heads, four times the bytes per token, a quarter of the requests."),
             Choice("none", "It still fits; only the 32B model runs out entirely."),
         ),
-        answer=bucket(mha.max_sequences, [(1, "none"), (30, "about 22"), (65, "about 45")], "about 90"),
+        **keyed(mha.max_sequences, [(1, "none"), (30, "about 22"), (65, "about 45")], "about 90"),
         reveal=(f"**{mha.max_sequences}**. Bytes per token go from {kib(gqa.kv_bytes_per_token)} to {kib(mha.kv_bytes_per_token)}; "
                 f"parameters only from {gqa.params_total / 1e9:.2f}B to {mha.params_total / 1e9:.2f}B."),
         gives_away=(f"**{mha.max_sequences}**",),
@@ -57,7 +57,7 @@ MHA, Qwen3-32B cannot hold even one 4k request ({big_mha.max_sequences} fit).
             Choice("about a fifth as much", "Multi-head latent attention caches one compressed vector per layer, "
                                             "shared by all heads, and rebuilds keys and values from it."),
         ),
-        answer=bucket(mla.kv_bytes_per_token / llama.kv_bytes_per_token, [(0.5, "about a fifth as much"),
+        **keyed(mla.kv_bytes_per_token / llama.kv_bytes_per_token, [(0.5, "about a fifth as much"),
                                                                           (2, "about the same")], "several MiB"),
         reveal=f"**{kib(mla.kv_bytes_per_token)}** per token: `{mla.kv_formula}`.",
         gives_away=(f"**{kib(mla.kv_bytes_per_token)}**",),

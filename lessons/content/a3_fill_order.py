@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, holds, near
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, holds, keyed, near
 from .runs import gib, run
 
 BIG = dict(model="qwen3-32b", prompt_tokens=32768)
@@ -31,7 +31,7 @@ def build() -> Lesson:
             Choice("about twelve", "That is the figure for the 8B model, whose weights are a quarter the size and whose "
                                    "tokens cost less."),
         ),
-        answer=bucket(big.max_sequences, [(1, "none"), (2, "one"), (8, "about four")], "about twelve"),
+        **keyed(big.max_sequences, [(0.5, "none"), (1.5, "one"), (7, "about four")], "about twelve"),
         reveal=(f"**{big.max_sequences}.** Of {gib(big.usable_bytes)} usable, the weights take {gib(big.weight_bytes)} and "
                 f"the activation reserve {gib(big.activation_reserve_bytes)}, leaving a pool of {gib(big.kv_pool_bytes)}; "
                 f"one request needs {gib(big.kv_bytes_per_sequence)}."),
@@ -69,8 +69,9 @@ The pool is a remainder. The 8B model on the same card leaves {gib(small.kv_pool
                                                          "longer fit, so loading fails first."),
             Choice("it refuses to start: the weights do not fit", "0.72 x 80 GiB is less than the weights."),
         ),
-        answer=("it refuses to start: the weights do not fit" if tight.max_sequences == 0 and
-                any("weights need" in w for w in tight.warnings) else "it starts and holds one request, with less headroom"),
+        # The key is read from the requests that fit (none: the engine refuses); a claim checks the refusal names the weights.
+        **keyed(tight.max_sequences, [(0.5, "it refuses to start: the weights do not fit")],
+                "it starts and holds one request, with less headroom"),
         reveal=(f"0.72 x 80 GiB = {gib(tight.usable_bytes)}, and the weights need {gib(tight.weight_bytes)}. The simulator's "
                 f"message: \u201c{tight.warnings[0] if tight.warnings else ''}\u201d"),
         gives_away=(gib(tight.usable_bytes),),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, near
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, keyed, near
 from .runs import gib, run, tok
 
 
@@ -27,7 +27,7 @@ def build() -> Lesson:
             Choice("about 3", "This over-corrects: the weights and reserve are already paid for; only the pool is "
                               "divided."),
         ),
-        answer=bucket(long.max_sequences, [(6, "about 3"), (25, "about 12"), (60, "about 46")], "about 80"),
+        **keyed(long.max_sequences, [(6, "about 3"), (25, "about 12"), (60, "about 46")], "about 80"),
         reveal=f"**{long.max_sequences}** requests: the pool holds {tok(long.kv_pool_tokens)} tokens either way.",
         gives_away=(f"**{long.max_sequences}** requests",),
     )
@@ -53,19 +53,22 @@ For a larger model the budget is smaller and each token dearer: one 128k-token c
 
     q2 = Prediction(
         key="a4-throughput",
-        question=(f"With 32 users at 4k the card produces {tok(short.decode_tokens_per_s)} tokens per second in total. "
-                  f"With 32k prompts (so at most {long.max_sequences} running), total tokens per second is about..."),
+        question=(f"With 32 users at 4k the decode steps produce {tok(short.decode_tokens_per_s)} tokens per second "
+                  "(decode-only: the time the GPU spends prefilling prompts is left out). "
+                  "With 32k prompts and the same 32 users, decode-only tokens per second is about..."),
         choices=(
             Choice("the same", "Tempting: the weights are read once per step either way. But fewer users share each "
                                "step, and each one's cache read is eight times longer."),
             Choice("half", "This counts only the smaller batch, not the longer cache read of each step."),
-            Choice("under a fifth", "Fewer sequences per step, and each step reads far more cache: both cut throughput."),
+            Choice("about a fifth", "Fewer sequences per step, and each step reads far more cache: both cut throughput."),
         ),
-        answer=bucket(long.decode_tokens_per_s / short.decode_tokens_per_s, [(0.2, "under a fifth"), (0.7, "half")],
+        **keyed(long.decode_tokens_per_s / short.decode_tokens_per_s, [(0.3, "about a fifth"), (0.7, "half")],
                       "the same"),
         reveal=(f"**{tok(long.decode_tokens_per_s)} tokens per second**, {long.decode_tokens_per_s / short.decode_tokens_per_s:.0%} "
                 f"of the 4k figure. Each step takes {long.decode_step_s * 1e3:.1f} ms instead of "
-                f"{short.decode_step_s * 1e3:.1f} ms and serves {long.batch} sequences instead of {short.batch}."),
+                f"{short.decode_step_s * 1e3:.1f} ms and serves {long.batch} sequences instead of {short.batch}. Counting all GPU "
+                f"time, the prompts' prefills included, the fall is steeper: {tok(short.served_tokens_per_s)} to "
+                f"{tok(long.served_tokens_per_s)} tokens per second."),
         gives_away=(f"**{tok(long.decode_tokens_per_s)} tokens per second**",),
     )
     s2 = """
@@ -74,11 +77,11 @@ running user's whole cache, so each step is slower too. A product decision about
 decision about throughput.
 """
     step2 = Step(q2, s2, (
-        near("throughput at 4k x 32 is about 2,300 tok/s", short.decode_tokens_per_s, 2323, 0.03),
-        near("throughput at 32k is about 430 tok/s", long.decode_tokens_per_s, 430, 0.03),
+        near("decode-only throughput at 4k x 32 is about 2,300 tok/s", short.decode_tokens_per_s, 2323, 0.03),
+        near("decode-only throughput at 32k is about 430 tok/s", long.decode_tokens_per_s, 430, 0.03),
         near("a 32k decode step takes about 27.9 ms", long.decode_step_s * 1e3, 27.9, 0.03),
     ), LiveView("steady", ("phase_numbers", "step_breakdown"), {"prompt_tokens": 32768}, ("prompt_tokens",),
-                "Decode step time and its parts at the chosen prompt length."),
+                "Decode step time and its parts at the chosen prompt length; the throughput tile counts decode steps only."),
         (TryThis("Open the phases panel, drag Prompt tokens from 4k to 32k and watch the KV read grow in the step.",
                  {}, panel="phases"),))
 

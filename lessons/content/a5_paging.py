@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, holds
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, holds, keyed
 from .runs import gib, run, tok
 
 SHAPE = dict(prompt_tokens=1024, output_tokens=3072, concurrency=512)
@@ -33,7 +33,7 @@ def build() -> Lesson:
             Choice("about 4x as many", "That would need requests to hold a quarter of their length on average; they hold "
                                        "the prompt plus half the output."),
         ),
-        answer=bucket(paged.max_sequences / exact.max_sequences, [(1.2, f"the same {exact.max_sequences}"),
+        **keyed(paged.max_sequences / exact.max_sequences, [(1.2, f"the same {exact.max_sequences}"),
                                                                   (2.5, "about 1.6x as many")], "about 4x as many"),
         reveal=f"**{paged.max_sequences}** with paging against {exact.max_sequences}.",
         gives_away=(f"**{paged.max_sequences}**",),
@@ -65,7 +65,7 @@ filled block. Even against the ideal of reserving the exact final length, {exact
             Choice("fewer than 15", f"Each request reserves {tok(reserved_tokens)} tokens and uses 4k at most: "
                                     "about a tenth of what it holds."),
         ),
-        answer=bucket(reserve.max_sequences, [(15, "fewer than 15"), (70, "about 40")], f"still about {exact.max_sequences}"),
+        **keyed(reserve.max_sequences, [(15, "fewer than 15"), (70, "about 40")], f"still about {exact.max_sequences}"),
         reveal=(f"**{reserve.max_sequences}.** On average {waste_reserve:.0%} of the reserved memory holds nothing. With "
                 f"max_model_len set to 8,192, {reserve8k.max_sequences} fit."),
         gives_away=(f"**{reserve.max_sequences}.**",),

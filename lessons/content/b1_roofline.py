@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, near
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, keyed, near
 from .runs import ms, run, times
 
 
@@ -34,7 +34,7 @@ def build() -> Lesson:
             Choice("about the same", "Both steps read every weight once; at this size the reading, not the arithmetic, "
                                      "sets the time."),
         ),
-        answer=bucket(ratio_short, [(1.3, "about the same"), (4, "about 2x")], "about 8x"),
+        **keyed(ratio_short, [(1.3, "about the same"), (4, "about 2x")], "about 8x"),
         reveal=(f"**{ms(small.ttft_s)} and {ms(tiny.ttft_s)}**: both are the time to read {tiny.weight_bytes / 2**30:.1f} GiB "
                 f"of weights at the achieved share of {tiny.hbm_bandwidth_bytes_per_s / 1e12:.2f} TB/s."),
         gives_away=(f"**{ms(small.ttft_s)} and {ms(tiny.ttft_s)}**",),
@@ -75,7 +75,7 @@ that is Unit C.)
                                            "that grows faster than the rest."),
             Choice("less than 8x", "Sub-linear growth would need fixed costs to dominate; at 4k they are already small."),
         ),
-        answer=bucket(ratio_long, [(7.5, "less than 8x"), (8.5, "about 8x as long")], "more than 8x as long"),
+        **keyed(ratio_long, [(7.5, "less than 8x"), (8.5, "about 8x as long")], "more than 8x as long"),
         reveal=f"**{ms(p32k.ttft_s)}**, {times(ratio_long, 1)} the 4k prefill.",
         gives_away=(f"**{ms(p32k.ttft_s)}**",),
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, near
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, keyed, near
 from .runs import gib, ms, run, times
 
 SCENE = dict(model="qwen3-14b", concurrency=64)
@@ -26,7 +26,7 @@ def build() -> Lesson:
                                         "is not."),
             Choice("about 3x faster", "That is the A100-to-H100 compute ratio; the H200 has the H100's compute."),
         ),
-        answer=bucket(ttft_change, [(0.8, "about 3x faster"), (0.97, "about 1.4x faster")], "nothing"),
+        **keyed(ttft_change, [(0.5, "about 3x faster"), (0.85, "about 1.4x faster")], "nothing"),
         reveal=f"**{ms(h100.ttft_s)} on both.**",
         gives_away=(f"**{ms(h100.ttft_s)} on both.**",),
     )
@@ -54,7 +54,7 @@ time to first token goes from {ms(a100.ttft_s)} to {ms(h100.ttft_s)}, {times(a10
                                   "bandwidth ratio."),
             Choice("about 9 ms", "That would be three times faster: more than the bandwidth ratio allows."),
         ),
-        answer=bucket(h200.itl_s * 1e3, [(14, "about 9 ms"), (25, "about 20 ms")], f"{ms(h100.itl_s)}"),
+        **keyed(h200.itl_s * 1e3, [(14, "about 9 ms"), (25, "about 20 ms")], f"{ms(h100.itl_s)}"),
         reveal=f"**{ms(h200.itl_s)}**, {times(itl_change)} faster.",
         gives_away=(f"**{ms(h200.itl_s)}**",),
     )

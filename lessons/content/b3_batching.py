@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, near
-from .runs import pct, run, times
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, keyed, near
+from .runs import pct, run, times, tok
 
 FP8_32K = dict(prompt_tokens=32768, weight_dtype="fp8", kv_dtype="fp8")
 SHORT = dict(model="qwen3-14b", prompt_tokens=128, output_tokens=16)
@@ -32,31 +32,33 @@ def build() -> Lesson:
     q1 = Prediction(
         key="b3-ceiling",
         question=(f"{few.model_name}, FP8 weights and cache, 32k prompts. Raise the users from 8 to 256; the pool caps "
-                  f"the batch at {many.batch}, so the batch grows {many.batch / few.batch:.1f}x. Total tokens per "
-                  "second grows..."),
+                  f"the batch at {many.batch}, so the batch grows {many.batch / few.batch:.1f}x. Decode-only tokens per "
+                  "second (the decode steps' output, prefill time left out) grows..."),
         choices=(
             Choice(f"about {many.batch / few.batch:.1f}x", "This assumes each step costs the same with more users. "
                    "Each user adds a 32k-token cache read to every step."),
             Choice("about 2x", "Closer, but the weights were already a minority of the bytes at 8 users."),
             Choice("about 1.3x", "Weights are the only shared cost, and at 32k they were a small share of the step."),
         ),
-        answer=bucket(gain, [(1.6, "about 1.3x"), (2.6, "about 2x")], f"about {many.batch / few.batch:.1f}x"),
+        **keyed(gain, [(1.6, "about 1.3x"), (2.6, "about 2x")], f"about {many.batch / few.batch:.1f}x"),
         reveal=(f"**{times(gain)}**. Weights were {pct(few.weight_share)} of the bytes a step reads at 8 users and "
-                f"{pct(many.weight_share)} at {many.batch}; each user's stream became {many.itl_s / few.itl_s:.1f}x slower."),
+                f"{pct(many.weight_share)} at {many.batch}; each user's stream became {many.itl_s / few.itl_s:.1f}x slower. "
+                f"Counting all GPU time, prefills included: {tok(few.served_tokens_per_s)} to {tok(many.served_tokens_per_s)} "
+                "tokens per second."),
         gives_away=(f"**{times(gain)}**",),
     )
     s1 = """
 Batching pays because the weights are read once per step and shared by every sequence in it. The cache is not
 shared: each sequence adds its own. Once the cache is most of what a step reads, another sequence adds almost
-as much time as it adds tokens, and total throughput flattens while each user slows down.
+as much time as it adds tokens, and decode-only throughput flattens while each user slows down.
 """
     step1 = Step(q1, s1, (
         equal("the FP8 32k batch goes from 8 to 27", (few.batch, many.batch), (8, 27)),
-        near("throughput grows about 1.26x", gain, 1.26, 0.03),
+        near("decode-only throughput grows about 1.26x", gain, 1.26, 0.03),
         near("each stream is about 2.7x slower", many.itl_s / few.itl_s, 2.7, 0.03),
         equal("weight share falls from 30% to 11%", (round(few.weight_share * 100), round(many.weight_share * 100)), (30, 11)),
     ), LiveView("steady", ("batch_chart", "step_breakdown"), {**FP8_32K, "concurrency": 256}, ("concurrency",),
-                "Throughput against batch size: the perfect-sharing line and what the step model gives."),
+                "Decode-only throughput against batch size: the perfect-sharing line and what the step model gives."),
         (TryThis("On the phases panel, drag Concurrent requests from 8 to 256 with FP8 weights and cache at 32k.",
                  {**FP8_32K, "concurrency": 8}, panel="phases"),))
 
@@ -72,7 +74,7 @@ as much time as it adds tokens, and total throughput flattens while each user sl
             Choice("never: decode is always memory-bound", "Decode is memory-bound at ordinary batch sizes, not by "
                                                            "nature: with a small cache and a big batch it crosses."),
         ),
-        answer=bucket(knee, [(100, "about 32"), (600, "about 240")], "never: decode is always memory-bound"),
+        **keyed(knee, [(100, "about 32"), (600, "about 240")], "never: decode is always memory-bound"),
         reveal=(f"**At {knee} sequences** the step's intensity reaches {at.decode_arithmetic_intensity:.0f} FLOP/B, past the "
                 f"ridge at {at.ridge_intensity:.0f}. At 256, weights are {pct(at256.weight_share)} of the bytes."),
         gives_away=(f"**At {knee} sequences**",),
@@ -87,7 +89,7 @@ Long contexts push the crossing out of reach: the cache bytes grow with every us
         equal("at 256, weights are 83% of the step's bytes", round(at256.weight_share * 100), 83),
         equal("at 256 the step is compute-bound", at256.decode_bound, "compute"),
     ), LiveView("steady", ("roofline", "batch_chart"), {**SHORT, "concurrency": 256}, ("concurrency",),
-                "Short requests at a large batch: the decode point sits right of the ridge."),
+                "Short requests at a large batch: the decode point sits right of the ridge (throughput here is decode-only)."),
         (TryThis("On the phases panel, drag Concurrent requests up from 32 and watch the decode point reach the ridge.",
                  {**SHORT, "concurrency": 32}, panel="phases"),))
     return Lesson(

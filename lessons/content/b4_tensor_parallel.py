@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal, holds
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, holds, keyed
 from .runs import gib, kib, ms, run
 
 MODEL = dict(model="qwen3-32b")
@@ -25,7 +25,7 @@ def build() -> Lesson:
                                 "fourfold."),
             Choice("the same", "Every GPU still holds part of every request; but the pools add up."),
         ),
-        answer=bucket(four.max_sequences, [(15, "the same"), (100, "about 36")], "about 200"),
+        **keyed(four.max_sequences, [(15, "the same"), (100, "about 36")], "about 200"),
         reveal=(f"**{four.max_sequences}.** Each GPU's weights fall from {gib(one.weight_bytes)} to {gib(four.weight_bytes)}, "
                 f"and its pool grows from {gib(one.kv_pool_bytes)} to {gib(four.kv_pool_bytes)}."),
         gives_away=(f"**{four.max_sequences}.**",),
@@ -54,7 +54,7 @@ step here.
             Choice("stays the same", "With more GPUs than KV heads, heads are copied: each GPU still keeps one whole head."),
             Choice("doubles", "Replication does not add heads per GPU; it adds copies across GPUs."),
         ),
-        answer=bucket(moe8.kv_bytes_per_token / moe4.kv_bytes_per_token, [(0.75, "halves again"), (1.5, "stays the same")],
+        **keyed(moe8.kv_bytes_per_token / moe4.kv_bytes_per_token, [(0.75, "halves again"), (1.5, "stays the same")],
                       "doubles"),
         reveal=f"**{kib(moe8.kv_bytes_per_token)} per token at both sizes** (`{moe8.kv_formula}`).",
         gives_away=(f"**{kib(moe8.kv_bytes_per_token)} per token at both sizes**",),
@@ -69,8 +69,8 @@ stops shrinking while the weights keep shrinking, and the extra GPUs hold copies
         (TryThis("Choose Qwen3-30B-A3B and switch Tensor parallel size from 4 to 8.", {"model": "qwen3-30b-a3b", "tp": 4}),))
     return Lesson(
         **course.header("B4"),
-        objective="Explain why tensor parallelism grows the pool more than the GPU count, what the all-reduce costs, "
-                  "and where KV heads stop splitting.",
+        objective="Predict what tensor parallelism does to the memory of every GPU (weights, pool, cache per token) and what its "
+                  "all-reduce costs.",
         prerequisites=("A3", "B2"),
         setup="A model that barely fits on one GPU. Spread it over four.",
         steps=(step1, step2),

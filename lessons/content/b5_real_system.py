@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, between, bucket, holds, near
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, between, holds, keyed, near
 from .runs import lab, run
 
 MAX_LEN = 32768
@@ -30,7 +30,7 @@ def build() -> Lesson:
                                      "of 32k."),
             Choice("fewer", "The line is a worst case, not an optimistic figure."),
         ),
-        answer=bucket(ratio, [(0.9, "fewer"), (4, f"about {boot.max_concurrency:.0f}")], "about 10x that"),
+        **keyed(ratio, [(0.9, "fewer"), (4, f"about {boot.max_concurrency:.0f}")], "about 10x that"),
         reveal=f"**{real.max_sequences}** of them: {ratio:.0f} times the logged figure.",
         gives_away=(f"**{real.max_sequences}** of them",),
     )
@@ -61,7 +61,8 @@ arrival rate x time each spends there. In the lab's default run, {ll['arrival_ra
                                            "hold what was admitted."),
             Choice("Avg generation throughput", "Throughput changes for many reasons; it does not name memory."),
         ),
-        answer="a preemption warning" if sat.preemptions > 0 and any("preempted" in x for x in sat.vllm_log) else "GPU KV cache usage",
+        # Keyed by the saturated run's preemptions (a claim checks each is logged as a warning).
+        **keyed(sat.preemptions, [(0.5, "GPU KV cache usage")], "a preemption warning"),
         reveal=(f"**Preemptions.** In the saturated lab run, {sat.preemptions:,} of them, each logged as a warning and "
                 "counted in the metrics."),
         gives_away=("**Preemptions.**",),

@@ -6,7 +6,7 @@ from kvlab.app.viewlayer.ttft_by_prompt import ttft_by_prompt_length
 from kvlab.sim import Scenario, evaluate
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, between, bucket, holds
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, between, holds, keyed
 from .runs import lab, secs
 
 PRESET = "long-prompts-light"
@@ -43,7 +43,7 @@ def build() -> Lesson:
             Choice("about 8x", "The slowest first tokens belong to the longest prompts, whose prefill alone takes "
                                "seconds."),
         ),
-        answer=bucket(ratio, [(1.5, "about the same"), (4, "about 2x")], "about 8x"),
+        **keyed(ratio, [(1.5, "about the same"), (4, "about 2x")], "about 8x"),
         reveal=(f"**p50 {secs(r.ttft_s.p50)}, p99 {secs(r.ttft_s.p99)}**: {ratio:.1f} times the median. The mean is "
                 f"{secs(r.ttft_s.mean)}."),
         gives_away=(f"p99 {secs(r.ttft_s.p99)}",),
@@ -81,8 +81,8 @@ ITL at most {r.itl_target_s * 1e3:g} ms.
             Choice("no: the longest prompts' own prefill takes longer than that", "At p99 the prompt is tens of "
                    "thousands of tokens; its prefill on an idle machine is already over a second."),
         ),
-        answer=("no: the longest prompts' own prefill takes longer than that" if floor > 1.0
-                else "yes, with decode priority or separate lanes"),
+        **keyed(floor, [(1.0, "yes, with decode priority or separate lanes")],
+                "no: the longest prompts' own prefill takes longer than that"),
         reveal=(f"The 99th-percentile prompt has {p99_prompt:,} tokens; its prefill alone, on idle GPUs, takes "
                 f"**{secs(floor)}**. Grouped by prompt length, prompts over {longest['low_tokens']:,} tokens have a median "
                 f"TTFT of {secs(longest['p50_s'])}, prompts up to {shortest['high_tokens']:,} tokens "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, holds, keyed
 from .runs import lab, secs
 
 LIGHT = "long-prompts-light"
@@ -30,7 +30,7 @@ def build() -> Lesson:
             Choice("much worse", "Most steps used to be pure decode, a few milliseconds each. Now a decode often rides "
                                  "in a step that also computes a 2,048-token chunk, and that step is longer."),
         ),
-        answer=bucket(p99_ratio, [(0.5, "much better"), (2, "about the same")], "much worse"),
+        **keyed(p99_ratio, [(0.5, "much better"), (2, "about the same")], "much worse"),
         reveal=(f"**p99 ITL goes from {secs(whole.itl_s.p99)} to {secs(chunk.itl_s.p99)}** ({p99_ratio:.0f}x worse), while the "
                 f"worst gap falls from {secs(whole.itl_s.max)} to {secs(chunk.itl_s.max)}. p99 TTFT: {secs(whole.ttft_s.p99)} "
                 f"whole, {secs(chunk.ttft_s.p99)} chunked."),
@@ -66,13 +66,13 @@ It is a trade, and the chunk size (`max_num_batched_tokens`) is the dial: 512-to
         question=(f"Now the same deployment near saturation ({busy_whole.config['workload']['rate_per_s']:g} req/s). "
                   "Chunking's effect on p99 ITL is..."),
         choices=(
-            Choice("worse, as at light load", "At this load stalls are frequent enough to set the 99th percentile "
+            Choice("worse", "At this load stalls are frequent enough to set the 99th percentile "
                                               "themselves."),
             Choice("about 10x better", "Many decodes now wait behind whole prompts; bounding each wait to a chunk "
                                        "removes the tail."),
             Choice("unchanged", "The engine is busy with both policies, but in very different ways."),
         ),
-        answer=bucket(busy_whole.itl_s.p99 / busy_chunk.itl_s.p99, [(0.8, "worse, as at light load"), (3, "unchanged")],
+        **keyed(busy_whole.itl_s.p99 / busy_chunk.itl_s.p99, [(0.8, "worse"), (3, "unchanged")],
                       "about 10x better"),
         reveal=(f"**p99 ITL {secs(busy_whole.itl_s.p99)} whole, {secs(busy_chunk.itl_s.p99)} chunked**; p99 TTFT "
                 f"{secs(busy_whole.ttft_s.p99)} and {secs(busy_chunk.ttft_s.p99)}."),

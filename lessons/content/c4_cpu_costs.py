@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, holds, keyed
 from .runs import lab, pct
 
 PRESET = "seed000-lanes"
@@ -11,9 +11,17 @@ PER_BLOCK_S = 2e-6  # exaggerated per-entry cost (the engine default is 1e-7) so
 REQUESTS = 640
 
 
+def closed_state(n: int, table: str) -> dict:
+    """The closed loop the text describes, as lab settings: n clients each with one request in flight, n running
+    at most, the same 640 requests. The live views and try-this links open exactly this state, so they show the
+    experiment the figures come from (an open queue at the preset's rate would be overloaded at 8)."""
+    return {"preset": PRESET, "arrival": "closed", "clients": n, "max_num_seqs": n, "num_requests": REQUESTS,
+            "block_table": table, "block_table_s_per_block": PER_BLOCK_S}
+
+
 def closed(n: int, table: str):
-    return lab(PRESET, arrival="closed", clients=n, max_num_seqs=n, block_table=table, block_table_s_per_block=PER_BLOCK_S,
-               num_requests=REQUESTS)
+    state = closed_state(n, table)
+    return lab(state.pop("preset"), **state)
 
 
 def build() -> Lesson:
@@ -37,7 +45,7 @@ def build() -> Lesson:
             Choice("about 64x", "That would need admissions per request to grow as well; here every request is admitted "
                                 "once. Per second it can approach 64x when throughput also grows eightfold."),
         ),
-        answer=bucket(per_admission, [(1.5, "not at all"), (20, "several times")], "about 64x"),
+        **keyed(per_admission, [(1.5, "not at all"), (20, "several times")], "about 64x"),
         reveal=(f"**{sched8:.1f} s to {sched64:.1f} s, x{per_admission:.1f}.** With incremental tables: {inc_sched8:.2f} s "
                 f"and {inc_sched64:.2f} s."),
         gives_away=(f"x{per_admission:.1f}.**",),
@@ -53,11 +61,12 @@ x{per_admission:.0f} rather than x64. The per-entry cost here is exaggerated ({P
         holds("full rewrites cost several times more at 64 than at 8", 3 <= per_admission <= 12, f"x{per_admission:.2f}"),
         holds("incremental tables cost the same at 8 and 64", abs(inc_sched64 / inc_sched8 - 1) < 0.2,
               f"{inc_sched8:.3f} vs {inc_sched64:.3f}"),
-    ), LiveView("lab", ("summary",), {"preset": PRESET, "block_table": "full_recompute",
-                                      "block_table_s_per_block": PER_BLOCK_S}, ("block_table", "max_num_seqs"),
-                "Full block-table rewrites with an exaggerated per-entry cost."),
-        (TryThis("In the serving lab, set the block table to full_recompute and block-table s per block to 2e-06, then "
-                 "change max_num_seqs from 8 to 64.", {"preset": PRESET}, panel="serving_lab"),))
+    ), LiveView("lab", ("summary",), closed_state(64, "full_recompute"), ("block_table", "clients", "max_num_seqs"),
+                "A closed loop of 64 clients with full block-table rewrites at an exaggerated per-entry cost; switch "
+                "to incremental tables, or lower clients and max_num_seqs to 8."),
+        (TryThis("The serving lab opens on the closed loop of 8 clients with full rewrites (2e-06 s per entry): note the "
+                 "throughput, then set clients and max_num_seqs to 64 and compare.", closed_state(8, "full_recompute"),
+                 panel="serving_lab"),))
 
     q2 = Prediction(
         key="c4-benchmark",
@@ -68,7 +77,7 @@ x{per_admission:.0f} rather than x64. The per-entry cost here is exaggerated ({P
             Choice("about 10%", "That is what 64 concurrent sequences see, not 8."),
             Choice("about half", "The GPU work still dominates at this concurrency."),
         ),
-        answer=bucket(slow8, [(0.04, "about 1%"), (0.25, "about 10%")], "about half"),
+        **keyed(slow8, [(0.04, "about 1%"), (0.25, "about 10%")], "about half"),
         reveal=f"**{pct(slow8)} at 8 concurrent, {pct(slow64)} at 64.**",
         gives_away=(f"**{pct(slow8)} at 8 concurrent",),
     )
@@ -80,13 +89,19 @@ new sequence's block table. kvlab models both switches but not the rest of a rea
     step2 = Step(q2, s2, (
         holds("full rewrites cost under 4% at 8 concurrent", slow8 < 0.04, f"{slow8:.4f}"),
         holds("full rewrites cost at least 3x as much at 64", slow64 > 3 * slow8, f"{slow8:.4f} vs {slow64:.4f}"),
-    ), LiveView("lab", ("summary",), {"preset": PRESET, "block_table": "full_recompute", "block_table_s_per_block": PER_BLOCK_S,
-                                      "max_num_seqs": 8}, ("max_num_seqs", "tokenizer"), "The same at 8 concurrent."),
-        (TryThis("In the serving lab, switch the tokenizer between request_thread and worker_pool on the shared-queue case.",
-                 {"preset": "seed000-shared-queue"}, panel="serving_lab"),))
+    ), LiveView("lab", ("summary",), closed_state(8, "full_recompute"), ("block_table", "clients", "max_num_seqs"),
+                "The benchmark's closed loop of 8 clients with full rewrites; switch to incremental tables and compare "
+                "throughput."),
+        (TryThis("The serving lab opens on the benchmark (8 clients, full rewrites): switch the block table to "
+                 "incremental and compare throughput; then do the same with clients and max_num_seqs at 64.",
+                 closed_state(8, "full_recompute"), panel="serving_lab"),
+         TryThis("On the same closed loop of 64 clients, switch the tokenizer between request_thread and worker_pool and "
+                 "compare median TTFT.",
+                 {**closed_state(64, "incremental"), "tokenizer": "request_thread", "tokenize_s_per_token": 1.5e-6},
+                 panel="serving_lab")))
     return Lesson(
         **course.header("C4"),
-        objective="Recognise CPU-side costs that grow with concurrency, and why low-concurrency benchmarks miss them.",
+        objective="Find the CPU-side costs of serving, and measure them at a benchmark's concurrency and at production's.",
         prerequisites=("C3",),
         setup="The GPU is not the only thing a request waits for.",
         steps=(step1, step2),

@@ -1,9 +1,9 @@
-"""D1. Saturation: the pool, not the limit."""
+"""D1. Saturation: what sets the running count."""
 
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, holds, keyed
 from .runs import lab, pct
 
 PRESET = "seed001-saturation"
@@ -34,7 +34,7 @@ def build() -> Lesson:
             Choice("about 100", "Halfway guesses ignore the arithmetic: each running request holds thousands of tokens."),
             Choice("fewer than 60", "The pool divided by the tokens each running request holds is well under the limit."),
         ),
-        answer=bucket(running, [(60, "fewer than 60"), (125, "about 100")], f"about {slots}"),
+        **keyed(running, [(60, "fewer than 60"), (125, "about 100")], f"about {slots}"),
         reveal=f"**About {running:.0f} run** while the cache is {pct(usage)} full; the rest wait.",
         gives_away=(f"**About {running:.0f} run**",),
     )
@@ -63,7 +63,7 @@ throughput, completed requests per second, which the queue caps at {r.throughput
             Choice("unchanged", "The pool, not the limit, decides how many run."),
             Choice("fewer", "Raising a ceiling nobody reaches does not lower anything."),
         ),
-        answer=bucket(steady(more, "running") / running, [(0.9, "fewer"), (1.1, "unchanged")], "about twice as many"),
+        **keyed(steady(more, "running") / running, [(0.8, "fewer"), (1.25, "unchanged")], "about twice as many"),
         reveal=(f"**Unchanged at {steady(more, 'running'):.0f}.** Halving the answers instead lets "
                 f"{steady(short, 'running'):.0f} run."),
         gives_away=(f"Halving the answers instead lets {steady(short, 'running'):.0f} run",),
@@ -85,7 +85,8 @@ A bigger limit only admits more requests that then wait for blocks or get preemp
         **course.header("D1"),
         objective="Diagnose KV saturation from running, waiting and usage, and pick a lever that moves it.",
         prerequisites=("A4", "C1"),
-        setup="A case study: long answers, many clients, and a running count stuck far below the limit.",
+        setup="A case study: long answers and many clients on one SGLang deployment, whose log reports what runs, what "
+              "waits and how full the cache is.",
         steps=(step1, step2),
         recap=("Saturation: usage above 0.9, a queue, running below the limit.",
                "The limit does not bind; tokens per request and bytes per token do."),

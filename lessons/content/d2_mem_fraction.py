@@ -1,9 +1,9 @@
-"""D2. mem_fraction_static: leverage at the margin."""
+"""D2. mem_fraction_static: five points of memory."""
 
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, equal
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, keyed
 from .runs import gib, run, tok
 
 SGL = dict(model="qwen3-32b", engine="sglang")
@@ -24,7 +24,7 @@ def build() -> Lesson:
                                 "share of what is left."),
             Choice("about 67%", "Pool = fraction x total - weights: five points of 80 GiB added to a pool of about 6 GiB."),
         ),
-        answer=bucket(gain, [(0.15, "about 6%"), (0.45, "about 25%")], "about 67%"),
+        **keyed(gain, [(0.15, "about 6%"), (0.45, "about 25%")], "about 67%"),
         reveal=(f"**{tok(low.kv_pool_tokens)} to {tok(high.kv_pool_tokens)} tokens, +{gain:.0%}.** The pool goes from "
                 f"{gib(low.kv_pool_bytes)} to {gib(high.kv_pool_bytes)}."),
         gives_away=(f"+{gain:.0%}.",),
@@ -47,7 +47,7 @@ so raising it far enough fails at start-up or under the first large batch.
                  {**SGL, "mem_fraction_static": 0.85}),))
     return Lesson(
         **course.header("D2"),
-        objective="Compute SGLang's pool from mem_fraction_static, and see why a few points can be most of the pool.",
+        objective="Compute SGLang's pool from mem_fraction_static, and what a change of a few points does to it.",
         prerequisites=("A3",),
         setup="A case study tuned SGLang's memory fraction by reasoning about percentages. Check the arithmetic.",
         steps=(step1,),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, holds, keyed
 from .runs import lab, secs
 
 PRESET = "preemption-demo"
@@ -26,7 +26,7 @@ def build() -> Lesson:
                                                   "someone must give its blocks back."),
             Choice("less often than B", "Holding back room can only make admission more careful, not cause preemptions."),
         ),
-        answer=bucket(ratio, [(0.8, "less often than B"), (2, "about as often as B")], "several times as often as B"),
+        **keyed(ratio, [(0.8, "less often than B"), (2, "about as often as B")], "several times as often as B"),
         reveal=(f"**{water.preemptions:,} preemptions against {reserve.preemptions:,}** ({ratio:.1f}x)."),
         gives_away=(f"**{water.preemptions:,} preemptions",),
     )
@@ -54,7 +54,7 @@ as warnings and in its metrics as a counter; in production that counter should s
                                            "requests come back hardly matters."),
             Choice("rises a lot", "Swap traffic uses the PCIe link, not the GPU's compute; it does not add much wait."),
         ),
-        answer=bucket(ttft_ratio, [(0.9, "falls a lot"), (1.1, "stays about the same")], "rises a lot"),
+        **keyed(ttft_ratio, [(0.8, "falls a lot"), (1.25, "stays about the same")], "rises a lot"),
         reveal=f"**{secs(water.ttft_s.p99)} with recompute, {secs(swap.ttft_s.p99)} with swap.**",
         gives_away=(f"{secs(swap.ttft_s.p99)} with swap",),
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from kvlab.sim import catalog
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, holds, keyed
 from .runs import lab, ms, pct, run
 
 PRESET = "prefix-eviction"
@@ -30,7 +30,7 @@ def build() -> Lesson:
             Choice("about half", "The host holds many more prefixes than the GPU pool, so far more reuses find their blocks."),
             Choice("nearly all", "Only reuses can hit: the first request with each prefix still computes it."),
         ),
-        answer=bucket(on.prefix_hit_rate, [(off.prefix_hit_rate * 1.3, "the same"), (0.75, "about half")], "nearly all"),
+        **keyed(on.prefix_hit_rate, [(off.prefix_hit_rate * 1.3, "the same"), (0.75, "about half")], "nearly all"),
         reveal=(f"**{pct(on.prefix_hit_rate)}**, and median TTFT goes from {ms(off.ttft_s.p50)} to {ms(on.ttft_s.p50)}."),
         gives_away=(f"**{pct(on.prefix_hit_rate)}**",),
     )
@@ -58,7 +58,7 @@ does not make anything on the GPU faster.
                                                    "per token."),
             Choice("nothing: a hit is free", "A GPU hit is nearly free; a host hit is a copy."),
         ),
-        answer=bucket(copy_s / recompute_s, [(0.01, "nothing: a hit is free"), (1, "a fraction of recomputing it")],
+        **keyed(copy_s / recompute_s, [(0.01, "nothing: a hit is free"), (1, "a fraction of recomputing it")],
                       "longer than recomputing it"),
         reveal=f"**{ms(copy_s)} to copy, against {ms(recompute_s)} to recompute** on an idle GPU.",
         gives_away=(f"**{ms(copy_s)} to copy",),

@@ -7,7 +7,7 @@ from functools import cache
 from kvlab.sim.engine.sweep import rate_sweep
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, holds, keyed
 from .runs import lab, lab_config, pct, secs
 
 PRESET = "prefix-rag"
@@ -40,7 +40,7 @@ def build() -> Lesson:
         ),
         # The engine's front end (25 ms) and host time per step stay with or without a hit, so the
         # median lands near x0.35: the bucket edge sits at 0.4.
-        answer=bucket(ratio, [(0.4, "about x0.3"), (0.7, "x0.5")], "x0.9"),
+        **keyed(ratio, [(0.4, "about x0.3"), (0.7, "x0.5")], "x0.9"),
         reveal=(f"**{secs(off.ttft_s.p50)} to {secs(on.ttft_s.p50)}** (x{ratio:.2f}); {pct(on.prefix_hit_rate)} of prompt "
                 "tokens were found in the cache."),
         gives_away=(f"{secs(on.ttft_s.p50)}** (x{ratio:.2f})",),
@@ -69,7 +69,7 @@ varies last, and keep the shared part byte-for-byte identical: one changed token
             Choice("much more", "Prefill of the shared part was most of the GPU's work; without it the same GPU serves "
                                 "more requests."),
         ),
-        answer=bucket(cap_on / cap_off, [(1.05, "the same"), (1.25, "a little more")], "much more"),
+        **keyed(cap_on / cap_off, [(1.05, "the same"), (1.25, "a little more")], "much more"),
         reveal=f"**{cap_on:.1f} requests/s** at the highest rate swept, {cap_on / cap_off:.2f} times.",
         gives_away=(f"**{cap_on:.1f} requests/s**",),
     )

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, holds
-from .runs import lab, ms
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, holds, keyed
+from .runs import lab, ms, secs
 
 PRESET = "disagg-1p1d"
+STEP2_STATE = {"preset": PRESET, "rate_per_s": 12.0, "itl_target_s": 0.025}
 
 
 def pair(rate: float, itl_target_s: float):
@@ -17,19 +18,21 @@ def pair(rate: float, itl_target_s: float):
 
 def build() -> Lesson:
     d8, c8 = pair(8.0, 0.015)
-    d12, c12 = pair(12.0, 0.025)
+    d12, c12 = pair(STEP2_STATE["rate_per_s"], STEP2_STATE["itl_target_s"])
 
     q1 = Prediction(
         key="e2-low",
-        question=("Two H100s serve Qwen3-8B at 8 requests/s, and a request counts only if its inter-token latency stays "
-                  "under 15 ms. Option A: two colocated replicas. Option B: one prefill GPU and one decode GPU, moving each "
-                  "request's cache between them. Which completes more requests within the target (goodput)?"),
+        question=(f"Two H100s serve Qwen3-8B at 8 requests/s. A request counts as good only if both targets hold: its "
+                  f"first token within {d8.ttft_target_s:g} s, and its mean inter-token latency at most "
+                  f"{ms(d8.itl_target_s, 0)}. Option A: two colocated replicas. Option B: one prefill GPU and one decode "
+                  "GPU, moving each request's cache between them. Which completes more good requests per second "
+                  "(goodput)?"),
         choices=(
             Choice("colocated", "Colocated replicas have twice the prefill capacity, but every prefill interrupts the "
                                 "decodes sharing its GPU."),
             Choice("disaggregated", "The decode GPU never runs a prefill, so decode steps stay short and steady."),
         ),
-        answer="disaggregated" if d8.goodput_per_s > c8.goodput_per_s else "colocated",
+        **keyed(d8.goodput_per_s / c8.goodput_per_s, [(1.0, "colocated")], "disaggregated"),
         reveal=(f"**Disaggregated {d8.goodput_per_s:.2f}, colocated {c8.goodput_per_s:.2f} requests/s.** p99 ITL "
                 f"{ms(d8.itl_s.p99)} against {ms(c8.itl_s.p99)}; median TTFT {ms(d8.ttft_s.p50, 0)} against "
                 f"{ms(c8.ttft_s.p50, 0)} (one GPU does all the prefills, and the cache must travel)."),
@@ -52,34 +55,45 @@ the phases.
 
     q2 = Prediction(
         key="e2-high",
-        question="Now 12 requests/s and a looser 25 ms target. Which has more goodput?",
+        question=(f"Now 12 requests/s, a looser inter-token target of at most {ms(d12.itl_target_s, 0)}, and the same "
+                  f"first-token target of {d12.ttft_target_s:g} s. Which has more goodput?"),
         choices=(
             Choice("colocated", "One prefill GPU cannot keep up with 12 prompts a second; two colocated GPUs share it."),
             Choice("disaggregated", "Steady decode helps only if the prefill side keeps up."),
         ),
-        answer="disaggregated" if d12.goodput_per_s > c12.goodput_per_s else "colocated",
-        reveal=f"**Colocated {c12.goodput_per_s:.2f}, disaggregated {d12.goodput_per_s:.2f} requests/s.**",
+        **keyed(d12.goodput_per_s / c12.goodput_per_s, [(1.0, "colocated")], "disaggregated"),
+        reveal=(f"**Colocated {c12.goodput_per_s:.2f}, disaggregated {d12.goodput_per_s:.2f} requests/s.** The decode GPU "
+                f"still keeps every stream steady (median of the requests' mean ITL {ms(d12.tpot_s.p50)}), but the one "
+                f"prefill GPU falls behind: median TTFT {secs(d12.ttft_s.p50)} against the {d12.ttft_target_s:g} s "
+                f"target, where the colocated pair gives {secs(c12.ttft_s.p50)}."),
         gives_away=(f"**Colocated {c12.goodput_per_s:.2f}",),
     )
     s2 = """
-The split is a sizing decision: the prefill pool must keep up with arrivals, and the decode pool with the
-running streams. 1P+1D is right for one load and target and wrong for another; the ratio has to follow the
+Goodput needs both targets, and here the first-token one decides: a request whose first token comes too late
+is lost however steady its stream. The split is a sizing decision: the prefill pool must keep up with arrivals,
+and the decode pool with the running streams. 1P+1D is right for one load and target and wrong for another; the ratio has to follow the
 traffic.
 """
     step2 = Step(q2, s2, (
         holds("at 12 req/s, 25 ms, colocated has the higher goodput", c12.goodput_per_s > d12.goodput_per_s,
               f"{c12.goodput_per_s:.2f} vs {d12.goodput_per_s:.2f}"),
-    ), LiveView("lab", ("summary",), {"preset": PRESET, "rate_per_s": 12.0, "itl_target_s": 0.025}, ("disaggregated",),
-                "1P+1D at 12 requests/s."),
-        (TryThis("In the serving lab, raise the rate to 12 and compare again; then try 1 prefill and 2 decode instances.",
-                 {"preset": PRESET}, panel="serving_lab"),))
+        holds("at 12 req/s disaggregated's median TTFT misses the first-token target", d12.ttft_s.p50 > d12.ttft_target_s,
+              f"{d12.ttft_s.p50:.2f} s vs {d12.ttft_target_s:g} s"),
+        holds("at 12 req/s disaggregated's median mean ITL meets the 25 ms target", d12.tpot_s.p50 <= d12.itl_target_s,
+              f"{d12.tpot_s.p50 * 1e3:.1f} ms"),
+    ), LiveView("lab", ("summary",), STEP2_STATE, ("disaggregated",),
+                "1P+1D at 12 requests/s with the 25 ms inter-token target."),
+        (TryThis("The serving lab opens at 12 requests/s with the 25 ms inter-token target: note goodput, then untick "
+                 "disaggregated and set 2 colocated replicas; then try 1 prefill and 2 decode instances.",
+                 STEP2_STATE, panel="serving_lab"),))
     return Lesson(
         **course.header("E2"),
         objective="Judge when one prefill plus one decode instance beats two colocated ones, and what the KV transfer costs.",
         prerequisites=("C3",),
         setup="Two GPUs, two ways to use them.",
         steps=(step1, step2),
-        recap=("Disaggregation buys steady decode at the price of KV transfer and a fixed split.",
+        recap=("Goodput counts a request only if its first token and its stream both meet their targets.",
+               "Disaggregation buys steady decode at the price of KV transfer and a fixed split.",
                "It wins where ITL targets are tight and prefill keeps up; it loses when one side saturates."),
         not_captured=("The KV transfer uses one link bandwidth per GPU with no contention or protocol overhead.",),
         ideas=("disaggregation", "kv-transfer"),

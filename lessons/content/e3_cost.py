@@ -1,10 +1,10 @@
-"""E3. Bytes per dollar."""
+"""E3. Bytes per dollar: what a million output tokens cost once every second of GPU time is billed."""
 
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, near
-from .runs import run
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, keyed, near
+from .runs import run, served_dollars_per_million_tokens, tok
 
 PRICE = 2.5
 
@@ -17,71 +17,97 @@ def build() -> Lesson:
     short = run(dollars_per_gpu_hour=PRICE)
     long = run(dollars_per_gpu_hour=PRICE, prompt_tokens=32768)
     long8 = run(dollars_per_gpu_hour=PRICE, prompt_tokens=32768, kv_dtype="fp8")
-    ratio = long.dollars_per_million_tokens / short.dollars_per_million_tokens
+    cost4k, cost32k, cost32k8 = (served_dollars_per_million_tokens(r) for r in (short, long, long8))
+    ratio = cost32k / cost4k
+    decode_ratio = long.dollars_per_million_tokens / short.dollars_per_million_tokens
+    fp8_share = cost32k8 / cost32k
 
     q1 = Prediction(
         key="e3-context",
-        question=(f"One H100 at {usd(PRICE)} per hour serves {short.model_name}: with 4k-token prompts, output tokens cost "
-                  f"{usd(short.dollars_per_million_tokens)} per million. With 32k-token prompts, a million output tokens "
-                  "cost about..."),
+        question=(f"One H100 at {usd(PRICE)} per hour serves {short.model_name} with 32 requests in flight. With 4k-token "
+                  f"prompts, and every second of GPU time billed (the prompts' prefills as well as the decode steps), "
+                  f"a million output tokens cost {usd(cost4k)}. Make the prompts 32k tokens long. A million output "
+                  "tokens now cost about..."),
         choices=(
-            Choice("the same", "The GPU-hour costs the same; what changes is how many tokens it produces in that hour."),
-            Choice("about 2x", "Longer prompts cost more than their prefill: they shrink the batch and slow every step."),
-            Choice("about 5x", "The hour is the same; the tokens it yields fall to about a fifth, because fewer users "
-                               "fit and each step reads more cache."),
+            Choice("2x as much", "Fewer users fit at 32k and each step reads more cache; the prompts are longer too. "
+                                 "Any one of those alone would already cost more than twice."),
+            Choice("5x as much", "That is what the decode steps alone cost: it leaves out the time the GPU spends "
+                                 "prefilling prompts eight times as long."),
+            Choice("9x as much", "Decode slows (fewer users, longer cache reads) and each prompt's prefill grows "
+                                 "eightfold on top: both land on the same bill."),
         ),
-        answer=bucket(ratio, [(1.3, "the same"), (3.5, "about 2x")], "about 5x"),
-        reveal=f"**{usd(long.dollars_per_million_tokens)}**, {ratio:.1f} times as much.",
-        gives_away=(f"**{usd(long.dollars_per_million_tokens)}**",),
+        **keyed(ratio, [(3.5, "2x as much"), (7.0, "5x as much")], "9x as much"),
+        reveal=(f"**{usd(cost32k)}** per million output tokens, {ratio:.1f} times the 4k cost. The decode steps "
+                f"alone would give {usd(short.dollars_per_million_tokens)} and {usd(long.dollars_per_million_tokens)}, "
+                f"{decode_ratio:.1f} times: the prefills are the difference."),
+        gives_away=(f"**{usd(cost32k)}**", f"{ratio:.1f} times"),
     )
     s1 = f"""
-Cost per token is the price of an hour divided by the tokens the hour produces, and tokens per hour come
-from bytes: how many users the pool holds and how many bytes each step reads. At 4k the card makes
-{short.decode_tokens_per_s:,.0f} tokens a second; at 32k, {long.decode_tokens_per_s:,.0f}. The panels show the cost
-per million tokens as soon as a price is set.
+A GPU-hour buys the tokens the GPU produces in that hour, so the cost of a token is the hour's price over the
+tokens per hour. Which tokens per hour is the question. Counting the decode steps only, the card makes
+{tok(short.decode_tokens_per_s)} tokens a second at 4k and {tok(long.decode_tokens_per_s)} at 32k. Counting all
+its time, the prefills of newly admitted prompts included, it makes {tok(short.served_tokens_per_s)} and
+{tok(long.served_tokens_per_s)}. At 32k each prompt's prefill costs the running batch
+{long.prefill_in_batch_s:.2f} s of GPU time, against {short.prefill_in_batch_s:.2f} s at 4k: long context is paid for
+once in the prompt and again in every decode step. The panels' cost tile counts decode steps only, so it shows the
+smaller figures.
 """
     step1 = Step(q1, s1, (
-        near("4k output tokens cost about $0.30 per million at $2.50/h", short.dollars_per_million_tokens, 0.30, 0.03),
-        near("32k costs about $1.62 per million", long.dollars_per_million_tokens, 1.62, 0.03),
-        near("32k costs about 5.4x 4k", ratio, 5.4, 0.03),
+        near("4k: about $0.62 per million output tokens, all GPU time billed", cost4k, 0.62, 0.03),
+        near("32k: about $5.80 per million", cost32k, 5.80, 0.03),
+        near("32k costs about 9.3x 4k", ratio, 9.3, 0.03),
+        near("decode steps alone: 32k costs about 5.4x 4k", decode_ratio, 5.4, 0.03),
     ), LiveView("steady", ("phase_numbers",), {"dollars_per_gpu_hour": PRICE, "prompt_tokens": 32768}, ("prompt_tokens",
-                "dollars_per_gpu_hour"), "Throughput and cost per million tokens at the chosen prompt length and price."),
-        (TryThis("On the phases panel, set a price per GPU-hour (advanced settings), then drag Prompt tokens from 4k to 32k.",
-                 {"dollars_per_gpu_hour": PRICE}, panel="phases"),))
+                "dollars_per_gpu_hour"), "The phases panel's tiles at the chosen prompt length and price: its "
+                "throughput and cost count decode steps only, without the prefills."),
+        (TryThis("On the phases panel, set a price per GPU-hour (advanced settings), then drag Prompt tokens from 4k to "
+                 "32k: the tiles give the decode-only cost.", {"dollars_per_gpu_hour": PRICE}, panel="phases"),))
 
     q2 = Prediction(
         key="e3-fp8",
-        question="At 32k, store the cache in FP8. The cost per million tokens becomes...",
+        question=("Keep the 32k prompts and store the cache in FP8, which lets twice as many users fit. Counting all GPU "
+                  "time again, the cost per million output tokens becomes..."),
         choices=(
-            Choice("unchanged", "FP8 changes nothing about the price, but it doubles what the pool holds here."),
-            Choice("half", "The pool was the limit at 32k; twice the users at the same step time is twice the tokens."),
-            Choice("a quarter", "Halving bytes doubles users; it does not also halve the step here."),
+            Choice("unchanged", "FP8 does change the decode steps here: twice the users share each step's read."),
+            Choice("about 15% lower", "The decode steps now serve twice the users, but a 32k prefill costs the same "
+                                      "compute in FP8, and at 32k the prefills are most of the GPU's time."),
+            Choice("about half", "That is the decode-only view: twice the users at the same step time. The prefills, "
+                                 "which FP8 KV does not speed up, stay on the bill."),
         ),
-        answer=bucket(long8.dollars_per_million_tokens / long.dollars_per_million_tokens, [(0.35, "a quarter"), (0.75, "half")],
-                      "unchanged"),
-        reveal=f"**{usd(long8.dollars_per_million_tokens)}** per million.",
-        gives_away=(f"**{usd(long8.dollars_per_million_tokens)}**",),
+        **keyed(fp8_share, [(0.65, "about half"), (0.97, "about 15% lower")], "unchanged"),
+        reveal=(f"**{usd(cost32k8)}** per million, {1 - fp8_share:.0%} lower. The decode-only cost halves, from "
+                f"{usd(long.dollars_per_million_tokens)} to {usd(long8.dollars_per_million_tokens)}."),
+        gives_away=(f"**{usd(cost32k8)}**", f"{1 - fp8_share:.0%} lower"),
     )
-    s2 = """
-Every lever in this course is a cost lever when read this way: fewer bytes per token, fewer tokens per
-request (shorter prompts, prefix caching), or more useful work per byte read (batching). The cheapest token is
-the one whose bytes you did not move.
+    s2 = f"""
+FP8 KV doubles the users at 32k ({long.batch} to {long8.batch}) and with them the decode rate
+({tok(long.decode_tokens_per_s)} to {tok(long8.decode_tokens_per_s)} tokens a second). All-GPU-time output rises only
+from {tok(long.served_tokens_per_s)} to {tok(long8.served_tokens_per_s)}, because every request still brings a 32k
+prompt to prefill, and that work is compute, which the cache's precision does not touch. A lever cuts cost in
+proportion to the share of GPU time it speeds up: read the bill by phase before choosing one. Shorter prompts and
+prefix caching (which skips the shared part of a prompt) attack the prefill share; fewer bytes per token and batching
+attack the decode share.
 """
     step2 = Step(q2, s2, (
-        near("FP8 KV at 32k costs about $0.81 per million", long8.dollars_per_million_tokens, 0.81, 0.03),
+        near("FP8 KV at 32k: about $4.99 per million, all GPU time billed", cost32k8, 4.99, 0.03),
+        near("FP8 KV at 32k cuts the all-GPU-time cost by about 14%", 1 - fp8_share, 0.14, 0.1),
+        near("FP8 KV at 32k halves the decode-only cost", long8.dollars_per_million_tokens / long.dollars_per_million_tokens,
+             0.5, 0.01),
     ), LiveView("steady", ("phase_numbers", "hbm_bar"), {"dollars_per_gpu_hour": PRICE, "prompt_tokens": 32768, "kv_dtype": "fp8"},
-                ("kv_dtype",), "Cost with an FP8 cache at 32k."),
-        (TryThis("With a price set and 32k prompts, switch KV cache precision to FP8.",
-                 {"dollars_per_gpu_hour": PRICE, "prompt_tokens": 32768}),))
+                ("kv_dtype",), "An FP8 cache at 32k: the pool holds twice the users; the cost tile (decode steps "
+                "only) halves."),
+        (TryThis("With a price set and 32k prompts, switch KV cache precision to FP8 and compare the decode-only cost "
+                 "tile before and after.", {"dollars_per_gpu_hour": PRICE, "prompt_tokens": 32768}),))
     return Lesson(
         **course.header("E3"),
-        objective="Compute cost per million tokens from the bytes a workload moves, and see context length drive it.",
+        objective="Price a million tokens from all the GPU time a workload uses, and see where context length puts the cost.",
         prerequisites=("A4", "A6"),
-        setup="A GPU-hour has a price. What it buys is a number of tokens, and bytes decide that number.",
+        setup="A GPU-hour has a price. What it buys is a number of tokens, and bytes and FLOPs decide that number.",
         steps=(step1, step2),
-        recap=("Cost per token = price per hour / tokens per hour; tokens per hour follow from bytes.",
-               "Long context is expensive twice: fewer users, slower steps."),
-        not_captured=("Cost here counts output tokens in steady decode; prompt processing, idle time and the host are "
-                      "not billed separately.",),
+        recap=("Cost per token = price per hour / tokens per hour, with every second of GPU time counted.",
+               "Long context costs twice: longer prefills and slower decode steps for fewer users.",
+               "A lever cuts cost only in the share of GPU time it speeds up."),
+        not_captured=("Cost here is a steady closed loop of 32 requests: prefills and decode steps of the running batch. "
+                      "Idle time between requests, the host, networking and input-token pricing are not modelled.",),
         ideas=("bytes-per-dollar", "context-drives-cost"),
     )

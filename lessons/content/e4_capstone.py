@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import course
 from .d1_saturation import steady
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, bucket, holds
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, holds, keyed
 from .runs import lab, pct, secs
 
 TAIL, SAT = "long-prompts-light", "seed001-saturation"
@@ -26,7 +26,7 @@ def build() -> Lesson:
                                      "prompts, which FP8 KV does not touch."),
             Choice("higher", "FP8 KV does not slow prefill in this model."),
         ),
-        answer=bucket(tail_change, [(0.8, "much lower"), (1.05, "about the same")], "higher"),
+        **keyed(tail_change, [(0.8, "much lower"), (1.2, "about the same")], "higher"),
         reveal=f"**{secs(tail8.ttft_s.p99)}** with FP8 KV, against {secs(tail.ttft_s.p99)}.",
         gives_away=(f"**{secs(tail8.ttft_s.p99)}** with FP8 KV",),
     )
@@ -52,7 +52,7 @@ nothing for it.
             Choice("about double", "The same pool holds twice the tokens, so about twice the requests run."),
             Choice("four times", "FP8 halves bytes once."),
         ),
-        answer=bucket(run_b / run_a, [(1.2, "about the same"), (3, "about double")], "four times"),
+        **keyed(run_b / run_a, [(1.2, "about the same"), (3, "about double")], "four times"),
         reveal=(f"**{run_b:.0f} running** instead of {run_a:.0f}; completed requests per second go from "
                 f"{sat.throughput_per_s:.2f} to {sat8.throughput_per_s:.2f}."),
         gives_away=(f"**{run_b:.0f} running**",),

@@ -61,6 +61,11 @@ class Prediction:
     answer: str
     reveal: str
     gives_away: tuple[str, ...] = ()
+    # The simulated figure the key is read from and the edges of its buckets (`keyed` fills all
+    # three). tests/lessons/answer_keys.json snapshots answer and figure, so a key that flips when
+    # sim changes fails a test instead of silently contradicting the explanations written for it.
+    figure: float | None = None
+    edges: tuple[float, ...] = ()
 
     def choice(self, label: str) -> Choice:
         return next(c for c in self.choices if c.label == label)
@@ -133,6 +138,21 @@ def bucket(value: float, edges: list[tuple[float, str]], last: str) -> str:
         if value < edge:
             return label
     return last
+
+
+def keyed(value: float, edges: list[tuple[float, str]], last: str) -> dict:
+    """A prediction's answer, figure and edges (Prediction keyword arguments): the label `bucket`
+    picks for the simulated `value`, kept with the value and the edges it was compared to. A
+    yes-or-no key is one edge: `keyed(a / b, [(1.0, "b")], "a")`."""
+    return {"answer": bucket(value, edges, last), "figure": float(value), "edges": tuple(float(e) for e, _ in edges)}
+
+
+def edge_margin(figure: float, edges: tuple[float, ...]) -> float:
+    """How far the figure sits from its nearest bucket edge: the larger of the two over the smaller,
+    less one (0.1: they differ by 10% of the smaller). inf without edges or with the figure at zero;
+    figures and edges are positive."""
+    return min((max(figure, e) / min(figure, e) - 1 if min(figure, e) > 0 else float("inf") for e in edges),
+               default=float("inf"))
 
 
 def visible_blocks(lesson: Lesson, answered: set[str]) -> list[tuple[str, str]]:

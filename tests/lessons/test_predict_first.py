@@ -1,0 +1,75 @@
+"""Predict first: before a pick, the rendered page must not give the pick away.
+
+Reads each lesson's Panel page as a student first sees it (nothing picked: header, setup, every step's
+question and choices, the limits box) and, for each question, the text outside its own question and outside
+the choice buttons (they offer options and state nothing). It fails when that text holds
+- a number of the right choice's label (A4's second question said "at most 12 running" above the first's
+  "about 12"), or
+- four words in a row of the right choice's explanation (D1's title, "the pool, not the limit", was the
+  explanation of its second answer).
+Leaks by paraphrase (an objective that states a result in other words) are beyond a string test; the
+lessons' titles, objectives and setups are written to pose, not answer (docs/lessons.md).
+"""
+
+import html
+import re
+
+import pytest
+
+pn = pytest.importorskip("panel")
+
+from kvlab.lessons import course  # noqa: E402
+from kvlab.lessons.render import lesson_body  # noqa: E402
+
+PHRASE_WORDS = 4
+# A number standing alone in the page's text ("12 running", "x1.4", "67%"), not part of a name ("Qwen3-8B")
+# or of a unit-suffixed figure ("32k").
+STANDALONE_NUMBER = re.compile(r"(?<![\w.\-])[x\u00d7]?(\d+(?:\.\d+)?%?)(?![\w%]|\.\d)")
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+(?:\.[0-9]+)?%?", text.lower().replace("\u00d7", "x"))
+
+
+def _numbers(label: str) -> list[str]:
+    return re.findall(r"\d+(?:\.\d+)?%?", label.replace(",", ""))
+
+
+def _visible_text(obj, skip: set[int]) -> list[str]:
+    if getattr(obj, "visible", True) is False or id(obj) in skip:
+        return []
+    if isinstance(obj, pn.widgets.Button):
+        return [obj.label]
+    out = []
+    if isinstance(obj, (pn.pane.Markdown, pn.pane.HTML)) and isinstance(obj.object, str):
+        out.append(html.unescape(re.sub(r"<[^>]+>", " ", obj.object)))
+    if hasattr(obj, "objects"):
+        for child in obj.objects:
+            out += _visible_text(child, skip)
+    elif hasattr(obj, "__panel__"):
+        out += _visible_text(obj.__panel__(), skip)
+    return out
+
+
+def leaks(lesson) -> list[str]:
+    body = lesson_body(lesson)
+    found = []
+    for sv in body.steps:
+        p = sv.step.prediction
+        question_pane = sv.layout.objects[0].objects[0]
+        # Choice buttons offer options and state nothing; the header's reading time is no figure.
+        skip = {id(question_pane), *(id(b) for other in body.steps for b in other.buttons)}
+        text = re.sub(r"\b\d+ minutes\b", " ", " ".join(_visible_text(body.layout, skip)))
+        padded = " " + " ".join(_words(text)) + " "
+        numbers = set(STANDALONE_NUMBER.findall(text.replace(",", "")))
+        found += [f"{p.key}: the number {n} of its answer {p.answer!r}" for n in _numbers(p.answer) if n in numbers]
+        why = _words(p.choice(p.answer).why)
+        phrases = {" ".join(why[i:i + PHRASE_WORDS]) for i in range(len(why) - PHRASE_WORDS + 1)}
+        found += [f"{p.key}: '{g}' of its answer's explanation" for g in sorted(phrases) if f" {g} " in padded]
+    return found
+
+
+@pytest.mark.parametrize("code", course.written())
+def test_nothing_before_a_pick_gives_it_away(code):
+    found = leaks(course.lesson(code))
+    assert not found, f"{code}: visible before the pick: {found}"

@@ -1,0 +1,55 @@
+"""Throughput and cost in the lessons say which GPU time they count.
+
+sim gives two rates: decode_tokens_per_s (the decode steps' output, the prompts' prefills left out) and
+served_tokens_per_s (all GPU time). sim's dollars_per_million_tokens divides by the first, so a lesson that
+prices tokens with it leaves the prefills off the bill: at 32k prompts, most of it."""
+
+import re
+
+import pytest
+from kvlab.lessons import course
+from kvlab.lessons.content import runs
+
+from .test_lessons import LESSONS, _all_text
+
+PRICE = 2.5
+
+
+def _served_cost(r):
+    """Price per hour over all-GPU-time output per hour, per million tokens (the test's own arithmetic)."""
+    return PRICE / 3600 / r.served_tokens_per_s * 1e6
+
+
+def test_e3_prices_all_gpu_time():
+    e3 = course.lesson("E3")
+    short = runs.run(dollars_per_gpu_hour=PRICE)
+    long = runs.run(dollars_per_gpu_hour=PRICE, prompt_tokens=32768)
+    long8 = runs.run(dollars_per_gpu_hour=PRICE, prompt_tokens=32768, kv_dtype="fp8")
+    context, fp8 = e3.predictions
+    assert f"${_served_cost(short):.2f}" in context.question
+    assert f"**${_served_cost(long):.2f}**" in context.reveal
+    assert context.answer == "9x as much", context.answer  # 32k costs about 9.3x 4k, not the decode-only 5.4x
+    assert f"**${_served_cost(long8):.2f}**" in fp8.reveal
+    assert fp8.answer == "about 15% lower", fp8.answer  # not "half": FP8 KV does not speed the 32k prefills
+
+
+def test_served_cost_helper_agrees_with_the_price():
+    r = runs.run(dollars_per_gpu_hour=PRICE, prompt_tokens=32768)
+    assert runs.served_dollars_per_million_tokens(r) == pytest.approx(_served_cost(r), rel=1e-9)
+    assert runs.served_dollars_per_million_tokens(runs.run()) is None  # no price, no cost
+
+
+UNLABELLED_TOTAL = re.compile(r"\btotal (tokens per second|throughput)|tokens per second in total", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda les: les.code)
+def test_no_decode_only_rate_reads_as_total(lesson):
+    text = _all_text(lesson)
+    hit = UNLABELLED_TOTAL.search(text)
+    assert hit is None, f"{lesson.code}: '{hit.group(0)}' (say decode-only, or count all GPU time)"
+
+
+@pytest.mark.parametrize("code,key", [("A4", "a4-throughput"), ("A6", "a6-kv4k"), ("A6", "a6-kv32k"), ("B3", "b3-ceiling")])
+def test_throughput_questions_say_decode_only(code, key):
+    p = next(p for p in course.lesson(code).predictions if p.key == key)
+    assert "decode-only" in p.question.lower(), p.question
