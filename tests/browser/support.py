@@ -87,15 +87,22 @@ def start_server(port: int, setup: bool = True, timeout_s: float = 180.0, log_pa
 
 
 def stop_server(proc: subprocess.Popen) -> None:
+    """Stops the server, and raises if it logged an error after the last test that used it ended
+    (tests/browser/conftest.py reads what it logs during each test, and before the next one)."""
+    log = getattr(proc, "kvlab_log", None)
+    late = ""
+    if log in SERVER_LOGS:
+        time.sleep(0.2)  # a callback's error is logged a moment after the page shows the last reply
+        late = log.read_new()
+        SERVER_LOGS.remove(log)
     proc.terminate()
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-    log = getattr(proc, "kvlab_log", None)
-    if log in SERVER_LOGS:
-        SERVER_LOGS.remove(log)
+    if server_errors(late):
+        raise AssertionError(f"panel serve logged an error after the last test that used it ended ({log.path}):\n{late[-3000:]}")
 
 
 # Sets a Bokeh slider's value as a drag would (the recipe in design.md section 4): the model's

@@ -87,6 +87,26 @@ CLIPPED_BUTTONS_JS = f"""(width) => {{ {DEEP_ALL}
     return r.width > 0 && (r.right > width + 1 || r.left < -1); }}).map((b) => b.textContent.trim()); }}"""
 
 
+# Every word of the lab's comparison table that the layout broke across lines, other than at one
+# of its soft hyphens (U+00AD, where a long word may break with a hyphen shown). At 320 px the
+# table's cells broke "(comparison)" as "(compari" / "son)", and "Preemptions" inside the word;
+# its long words now carry soft hyphens (app/viewlayer/lab_comparison.py).
+# A piece's first and last characters are compared: a range that starts after a soft hyphen also
+# holds the hyphen drawn at the end of the line before, so each character's own box is its last.
+BROKEN_WORDS_JS = f"""() => {{ {DEEP_ALL} const out = [];
+  const top = (n, i) => {{ const r = document.createRange(); r.setStart(n, i); r.setEnd(n, i + 1);
+                            const q = [...r.getClientRects()]; return Math.round(q[q.length - 1].top); }};
+  for (const table of deepAll('table[data-kv="lab-compare"]')) {{
+    const walk = document.createTreeWalker(table, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {{
+      for (const m of n.data.matchAll(/[^\\s\\u00ad]+/g)) {{
+        if (top(n, m.index) !== top(n, m.index + m[0].length - 1)) out.push(m[0]); }} }} }}
+  return out; }}"""
+# The headline number of a panel: inside the phone's width once the layout settles, and larger than body text.
+HEADLINE = '[data-kv="max_sequences"], [data-kv="ttft"]'
+HEADLINE_INSIDE_JS = """(el) => { const r = el.getBoundingClientRect(); return r.left >= 0 && r.right <= 390; }"""
+
+
 def _phone_pages():
     from .axe import PAGES
     return PAGES
@@ -96,7 +116,10 @@ def _phone_pages():
 def test_phone_screenshot_of_every_page(browser, server, path, ready):
     """Every page at 390x844, as a phone shows it (docs/img/phone-<page>.png with the refresh switch).
     The first screen must hold the page's numbers or text: nothing wider than the phone, no button
-    cut off at its edge; and nothing wider than 320 px once the window is that narrow."""
+    cut off at its edge, a panel's headline number inside the window and larger than body text;
+    and nothing wider than 320 px once the window is that narrow. The lab's comparison table breaks
+    no word but at its soft hyphens, at 390 and at 320 px. (One load of each page for all of these:
+    each page load is what the browser suite's time goes to.)"""
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     page = context.new_page()
     try:
@@ -108,6 +131,10 @@ def test_phone_screenshot_of_every_page(browser, server, path, ready):
         assert overflow <= 1, f"{path}: {overflow}px of sideways scroll on a 390 px phone"
         clipped = page.evaluate(CLIPPED_BUTTONS_JS, 390)
         assert not clipped, f"{path}: buttons cut off at the phone's edge: {clipped}"
+        if path in ("/admission", "/phases"):
+            headline = page.locator(HEADLINE).first
+            page.wait_for_function(HEADLINE_INSIDE_JS, arg=headline.element_handle(), timeout=10_000)
+            assert headline.bounding_box()["height"] >= 24, f"{path}: the headline number is no larger than body text"
         if path in lessons_checked_on_phone():
             assert_accessible(page, f"{path} phone light")  # test_a11y's checks, on this load
         IMG.mkdir(parents=True, exist_ok=True)
@@ -118,10 +145,15 @@ def test_phone_screenshot_of_every_page(browser, server, path, ready):
         # identifier), its objective beside its term (A3) and the lab's tables once did. (Words
         # drawn inside charts are canvas text, checked at 320 px and up by test_chart_labels.)
         if path == "/serving_lab":
-            page.locator('table[data-kv="lab-compare"]').wait_for(timeout=60_000)
+            page.locator('table[data-kv="lab-compare"]').first.wait_for(timeout=60_000)
+            page.wait_for_timeout(300)
+            assert page.evaluate(BROKEN_WORDS_JS) == [], f"{path}: words broken at 390 px"
+            assert page.locator('table[data-kv="lab-compare"] td').count() >= 40  # the table was there to measure
         page.set_viewport_size({"width": 320, "height": 700})
         page.wait_for_timeout(300)
         overflow = page.evaluate("document.documentElement.scrollWidth") - 320
         assert overflow <= 1, f"{path}: {overflow}px of sideways scroll at 320 px"
+        if path == "/serving_lab":
+            assert page.evaluate(BROKEN_WORDS_JS) == [], f"{path}: words broken at 320 px"
     finally:
         context.close()

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kvlab.sim.engine import Cluster, collect, prepare, simulate
+from kvlab.sim.engine import clock as engine_clock
 from kvlab.sim.engine.presets import default
 
 from .conftest import ROOMY, TIGHT, small
@@ -27,6 +28,12 @@ VARIANTS = {
     "closed-loop": dict(arrival="closed", clients=48),
     "bursty": dict(arrival="gamma", burst_cv=5.0),
     "cpu-costs": dict(tokenize_s_per_token=2e-6, block_table="full_recompute"),
+    # 400 sequences of 128-token prompts decoding together: their steps start compute-bound and
+    # turn memory-bound as the KV read grows, inside a closed-form run (the TIGHT pool's batches
+    # stay memory-bound, so no other variant has a run whose steps cross from one bound to the other)
+    "crosses-compute-to-memory": dict(n=400, scenario=ROOMY.with_(max_num_seqs=1024, max_num_batched_tokens=8192),
+                                      arrival="closed", clients=400, prompt_dist="fixed", prompt_tokens=128,
+                                      output_dist="fixed", output_tokens=800),
 }
 
 
@@ -77,6 +84,22 @@ def test_the_tight_pool_really_is_full_and_preempts():
     assert simulate(small(preemption="swap")).swaps > 0
 
 
+def test_the_crossing_variant_really_crosses(monkeypatch):
+    """The closed form's hardest case, a run whose steps change bound part-way, must be among the
+    runs compared with stepping below: count the runs planned across their crossing step."""
+    crossing = []
+    real_total_s = engine_clock.DecodeRun.total_s
+
+    def total_s(run, k):
+        if run._switch is not None and 0 < run._switch < k:
+            crossing.append((run._switch, k))
+        return real_total_s(run, k)
+
+    monkeypatch.setattr(engine_clock.DecodeRun, "total_s", total_s)
+    _run(small(**VARIANTS["crosses-compute-to-memory"]))
+    assert len(crossing) >= 5
+
+
 @pytest.mark.parametrize("mode", ["recompute", "swap"])
 def test_preempted_requests_resume_and_finish(mode):
     sim, r = _run(small(n=400, rate=14.0, preemption=mode))
@@ -119,7 +142,7 @@ CLOSED_FORM_CASES = {k: v for k, v in VARIANTS.items() if k != "reserve-admissio
 @pytest.mark.parametrize("name", list(CLOSED_FORM_CASES))
 def test_closed_form_runs_equal_stepping_every_step(name):
     """Jumping over decode steps in closed form gives the same timeline as one event per step."""
-    cfg = small(n=200, **CLOSED_FORM_CASES[name])
+    cfg = small(**{"n": 200, **CLOSED_FORM_CASES[name]})
     fast_sim, fast = _run(cfg)
     slow_sim, slow = _run(cfg, max_run_steps=1)
     assert slow_sim.events > fast_sim.events

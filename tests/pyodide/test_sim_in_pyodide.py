@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from kvlab.app.site_wheel import SIM_WHEEL, build_wheel
@@ -103,19 +104,34 @@ def _compare(cpython: list[str], other: list[str], label: str, cases: list[dict]
 
 
 PLACES = [(role, where) for role in ("newest", "site") for where in ("node", "chromium")]
-_runs: dict[tuple[str, str], dict] = {}
 
 
-def _pyodide_run(role: str, where: str, payload: str, wheel) -> dict:
-    """One Pyodide session per runtime and place evaluates the grid and runs the engine cases."""
-    if (role, where) not in _runs:
-        rt = harness.runtime(role)
-        if rt is None:
-            pytest.skip(harness.missing_reason(role))
-        run = harness.run_in_node if where == "node" else harness.run_in_chromium
-        reply, _ = run(rt, RUNNER, "run_all", payload, [wheel])
-        _runs[(role, where)] = {"version": rt.version, **json.loads(reply)}
-    return _runs[(role, where)]
+def _one_place(role: str, where: str, payload: str, wheel) -> dict | None:
+    """One Pyodide session evaluates the grid and runs the engine cases (None: no such runtime)."""
+    rt = harness.runtime(role)
+    if rt is None:
+        return None
+    run = harness.run_in_node if where == "node" else harness.run_in_chromium
+    reply, _ = run(rt, RUNNER, "run_all", payload, [wheel])
+    return {"version": rt.version, **json.loads(reply)}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def pyodide_runs(payload, sim_wheel):
+    """The four sessions, started together when the module starts: each is a Node or Chromium
+    process busy on one core while this process waits, so on two cores they take about half the
+    time they took one after another, and the CPython references are computed meanwhile."""
+    pool = ThreadPoolExecutor(max_workers=len(PLACES))
+    futures = {place: pool.submit(_one_place, *place, payload, sim_wheel) for place in PLACES}
+    yield futures
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _pyodide_run(runs: dict, role: str, where: str) -> dict:
+    run = runs[(role, where)].result()
+    if run is None:
+        pytest.skip(harness.missing_reason(role))
+    return run
 
 
 @pytest.fixture(scope="module")
@@ -149,19 +165,21 @@ def test_engine_cases_exercise_the_engine(cpython_engine_results):
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("role", "where"), PLACES)
-def test_grid_matches_cpython_exactly(role, where, sim_wheel, payload, scenarios_json, cpython_results):
-    reply = _pyodide_run(role, where, payload, sim_wheel)["evaluate"]
+def test_grid_matches_cpython_exactly(role, where, pyodide_runs, scenarios_json, cpython_results):
+    run = _pyodide_run(pyodide_runs, role, where)
+    reply = run["evaluate"]
     assert reply["platform"] == "emscripten", f"not Pyodide: {reply['platform']}"
     assert "site-packages" in reply["sim_file"], f"sim was not imported from the wheel: {reply['sim_file']}"
     cases = json.loads(scenarios_json)
-    _compare(cpython_results, reply["results"], f"Pyodide {_runs[(role, where)]['version']} (Python {reply['python']}) in {where}",
+    _compare(cpython_results, reply["results"], f"Pyodide {run['version']} (Python {reply['python']}) in {where}",
              cases, lambda: _with_312_sum(grid_runner.evaluate_all, cases))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("role", "where"), PLACES)
-def test_engine_matches_cpython_exactly(role, where, sim_wheel, payload, engine_cases, cpython_engine_results):
-    reply = _pyodide_run(role, where, payload, sim_wheel)["engine"]
+def test_engine_matches_cpython_exactly(role, where, pyodide_runs, engine_cases, cpython_engine_results):
+    run = _pyodide_run(pyodide_runs, role, where)
+    reply = run["engine"]
     assert reply["platform"] == "emscripten"
-    _compare(cpython_engine_results, reply["results"], f"engine in Pyodide {_runs[(role, where)]['version']} in {where}",
+    _compare(cpython_engine_results, reply["results"], f"engine in Pyodide {run['version']} in {where}",
              engine_cases, lambda: _with_312_sum(grid_runner.simulate_all, engine_cases))
