@@ -28,8 +28,10 @@ def _view_fit_curve(result, settings, fit=None) -> dict:
     r, s = result, settings
     offered = s.get("concurrency")
     offered = offered if isinstance(offered, int) else None  # no line while there is no result to read it from
+    # A Label's y cannot be None (bokeh refuses it), so with no result the empty label sits at 1.
     requests = {"requests": {"location": offered},
-                "requests_label": {"y": offered, "y_units": "data", "text": f"{offered:,} requests offered" if offered else ""}}
+                "requests_label": {"y": offered or 1, "y_units": "data",
+                                   "text": f"{offered:,} requests offered" if offered else ""}}
     if fit is None or r is None or not r.ok:
         return {"curve": {"data": {"x": [], "y": []}}, "point": {"data": {k: [] for k in POINT_COLUMNS}},
                 "empty": {"text": ""}, **requests}

@@ -138,3 +138,15 @@ def test_the_panels_show_sims_verdict(state):
         assert shown["itl"] == shown["ttft"] == "\u2014"
         panes = "".join(pane.object or "" for pane in pn.Column(panel.main).select(pn.pane.HTML))
         assert r.refusal["reason"] in panes and escape(r.refusal["message"]) in panes
+
+
+@pytest.mark.parametrize("make", [admission_panel, phases_panel])
+def test_an_unreadable_paste_redraws_every_view(make):
+    """With no result (a paste that is not JSON) every view still applies its data to its bokeh models:
+    a None where bokeh wants a number raised inside the watcher and left the page half-updated."""
+    panel = make(prompt_tokens=32768)
+    panel.settings.param.update(model=CUSTOM_MODEL, config_text='{"num_hidden_layers": 36')
+    assert panel.store.result is None
+    assert "config: is not valid JSON" in displayed(panel.main)["errors"]
+    panel.settings.param.update(model="qwen3-8b")
+    assert displayed(panel.main)["max_sequences" if make is admission_panel else "itl"] != "\u2014"
