@@ -36,7 +36,7 @@ CYCLE = [("lanes", "separate prefill / decode lanes"), ("fcfs", "shared FCFS que
 
 def start(port: int) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "panel", "serve", str(ROOT / "app" / "pages" / "serving_lab.py"), "--address", "127.0.0.1",
-           "--port", str(port), "--allow-websocket-origin", f"127.0.0.1:{port}", "--setup", str(ROOT / "app" / "server_setup.py")]
+           "--port", str(port), "--allow-websocket-origin", f"127.0.0.1:{port}", "--setup", str(ROOT / "app" / "server" / "setup.py")]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kvlab.app.site_wheel import SIM_WHEEL, build_wheel  # noqa: E402
+from kvlab.app.site.wheels import SIM_WHEEL, build_wheel  # noqa: E402
 
 from tests.pyodide import grid, harness  # noqa: E402
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import panel as pn
 from kvlab.sim.engine.trace import MAX_TRACE_BYTES
 
-from ..a11y import labelled
-from ..controls import VISUALLY_HIDDEN_LABEL
+from ..shell.a11y import labelled
 from ..viewlayer.lab_controls import hidden_fields
+from ..views.controls import VISUALLY_HIDDEN_LABEL
 from .settings import LAB_PRESETS, PRESET_LABELS
 from .store import LabStore
 

@@ -25,7 +25,6 @@ from kvlab.sim.engine import (
 from kvlab.sim.scenario import FIELDS as SCENARIO_FIELDS
 from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 
-from ..state import gpu_choices
 from ..viewlayer.lab_settings import (  # noqa: F401  (re-exported: the lab's modules and tests import them from here)
     CLUSTER_FIELDS,
     KV_FIELDS,
@@ -44,6 +43,7 @@ from ..viewlayer.lab_settings import (  # noqa: F401  (re-exported: the lab's mo
     policy_label,
     preset_values,
 )
+from ..views.state import gpu_choices
 
 DEFAULT = preset("default")
 

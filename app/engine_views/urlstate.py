@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 
 import param
 
-from ..query_limits import query_pairs
+from ..viewlayer.query_limits import query_pairs
 from .settings import RUN_FIELDS, LabSettings
 
 URL_FIELDS = ("preset", *RUN_FIELDS, "sweep_low_per_s", "sweep_high_per_s", "sweep_points")

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from kvlab.sim import catalog
 
-from .. import format as fmt
-from .. import html
-from ..palette import COLORS
-from . import readouts
+from . import format as fmt
+from . import html, readouts
+from .palette import COLORS
 
 GIB = 2**30
 SEGMENTS = (

@@ -33,7 +33,7 @@ from kvlab.sim.fields import Bound, check_number
 from kvlab.sim.scenario import FIELDS as SCENARIO_BOUNDS
 from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 
-from ..query_limits import query_pairs
+from .query_limits import query_pairs
 from .settings import gpu_choices, model_choices
 
 NO_COMPARISON = "none"

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from kvlab.sim import load_profile
 
-from .. import format as fmt
-from ..palette import COLORS
+from . import format as fmt
 from . import readouts
+from .palette import COLORS
 
 TITLE = "Roofline: where prefill and decode land"
 POINT_COLUMNS = ("x", "y", "color", "marker", "name", "text", "flops", "dx", "align")

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from kvlab.sim import InputError, Result, evaluate
 from kvlab.sim.evaluate import resolve_architecture
 
-from ..config_paste import parse_config_text
 from . import series
+from .config_paste import parse_config_text
 from .settings import CUSTOM_MODEL, scenario
 
 CURVES = ("fit", "batch")

@@ -7,10 +7,9 @@ do not overlap and add on after (their row appears only when they are non-zero).
 
 from __future__ import annotations
 
-from .. import format as fmt
-from .. import html
-from ..palette import COLORS
-from . import readouts
+from . import format as fmt
+from . import html, readouts
+from .palette import COLORS
 
 MEMORY, COMPUTE, SERIAL = "memory", "compute", "not overlapped"
 FADED = 0.4

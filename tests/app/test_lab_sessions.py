@@ -27,7 +27,7 @@ from bokeh.document import Document  # noqa: E402
 from bokeh.util.token import get_session_id  # noqa: E402
 from kvlab.app.engine_views.lab import ServingLab, build_lab_page  # noqa: E402
 from kvlab.app.engine_views.store import LabStore  # noqa: E402
-from kvlab.app.session_expiry import install as install_session_expiry  # noqa: E402
+from kvlab.app.server.patches import apply as apply_patch  # noqa: E402
 from tornado.ioloop import IOLoop  # noqa: E402
 
 from tests.browser.support import free_port  # noqa: E402
@@ -98,11 +98,11 @@ PER_SESSION = 2
 
 def test_closed_lab_sessions_leave_nothing_behind():
     port = free_port()
-    # kvlab serve's session expiry (app/session_expiry.py): a session whose websocket closed is
+    # kvlab serve's session expiry (app/server/patches.py): a session whose websocket closed is
     # discarded at the next check, here every 0.1 s, although unused sessions keep Bokeh's 15 s
     # lifetime; so settle() gives the server SETTLE_S, well under that lifetime, to let go.
     # (Bokeh ignores these options under any other name: `check_unused_sessions=100` left 17 s.)
-    install_session_expiry()
+    apply_patch("expire_closed_sessions")
     thread = pn.serve({"serving_lab": build_lab_page}, port=port, address="127.0.0.1", threaded=True, show=False,
                       check_unused_sessions_milliseconds=CHECK_MS, websocket_origin=[f"127.0.0.1:{port}"])
     base = f"http://127.0.0.1:{port}"

@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 import pytest
-from kvlab.app import serve
+from kvlab.app.server import serve
 
 
 def test_serves_every_page_script_on_loopback_with_the_setup_script():

@@ -13,7 +13,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from kvlab.app.serve import SERVER_OPTIONS, page_scripts
+from kvlab.app.server.serve import SERVER_OPTIONS, page_scripts
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -63,7 +63,7 @@ def start_server(port: int, setup: bool = True, timeout_s: float = 180.0, log_pa
     if any(Path(p).stem == "index" for p in pages):
         cmd += ["--index", "index"]
     if setup:
-        cmd += ["--setup", str(ROOT / "app" / "server_setup.py")]
+        cmd += ["--setup", str(ROOT / "app" / "server" / "setup.py")]
     log = open(log_path or os.devnull, "w")  # the child keeps its own descriptor; ours is closed below
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     log.close()

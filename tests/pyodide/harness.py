@@ -4,7 +4,7 @@ Shared by the Pyodide tests, the site tests and benchmarks/pyodide_*.py. No pyte
 decide whether a missing runtime is a skip (tests) or an error (benchmarks).
 
 Runtimes are named by role, not version: "newest" is the latest Pyodide on npm, the one the static
-site ships (app/build_site.py pins it); "site" is the release Panel's `panel convert` pins
+site ships (app/site/ pins it); "site" is the release Panel's `panel convert` pins
 (package.json aliases it as pyodide-panel), kept as a second runtime sim is proven in.
 """
 

@@ -9,15 +9,9 @@ import stat
 import zipfile
 
 import pytest
-from kvlab.app.build_site import (
-    DEFAULT_PAGE_GLOBS,
-    LIVE_PAGES,
-    PYODIDE_FILES,
-    PYODIDE_VERSION,
-    SHARED_PAGE_SCRIPTS,
-    discover_pages,
-)
-from kvlab.app.site_wheel import ROOT, SIM_WHEEL, VIEW_WHEEL, build_wheel
+from kvlab.app.site.assets import PYODIDE_FILES, PYODIDE_VERSION, SHARED_PAGE_SCRIPTS
+from kvlab.app.site.discover import DEFAULT_PAGE_GLOBS, LIVE_PAGES, discover_pages
+from kvlab.app.site.wheels import ROOT, SIM_WHEEL, VIEW_WHEEL, build_wheel
 
 from tests.pyodide import harness
 from tests.site.conftest import FIXTURE_PAGES, build_site
@@ -76,7 +70,7 @@ def test_pages_name_the_template_scripts_and_hold_no_copy(real_site):
     """The page template's scripts (a11y.js, bokeh_paint.js) are shipped once in kvlab/, as written
     in app/templates, and every page names them instead of holding its own copy (9.4 KB a page).
     The visit in test_site_in_browser.py sees every page load them without a console error."""
-    from kvlab.app.a11y import TEMPLATES, inline_script
+    from kvlab.app.shell.a11y import TEMPLATES, inline_script
 
     out, _, _ = real_site
     for script in SHARED_PAGE_SCRIPTS:
@@ -203,7 +197,7 @@ def test_refuses_to_replace_a_folder_it_did_not_write(tmp_path):
 def test_bundles_follow_the_models_and_tex_keeps_mathjax():
     from bokeh.document import Document
     from bokeh.models import Div
-    from kvlab.app.build_site import unneeded_bokeh_bundles
+    from kvlab.app.site.document import unneeded_bokeh_bundles
     from panel.models.markup import HTML
 
     def unneeded(*models) -> list[str]:
@@ -221,7 +215,7 @@ def test_bundles_follow_the_models_and_tex_keeps_mathjax():
 def test_equal_stylesheets_become_one_shared_model():
     from bokeh.document import Document
     from bokeh.models import Column, Div, ImportedStyleSheet, InlineStyleSheet
-    from kvlab.app.build_site import share_stylesheets
+    from kvlab.app.site.document import share_stylesheets
 
     imported = ImportedStyleSheet(url="./x.css")
     a, b = Div(stylesheets=[":host { color: red; }", imported]), Div(stylesheets=[":host { color: red; }", "p { margin: 0; }"])
@@ -252,7 +246,7 @@ def test_pages_that_run_python_load_the_boot_script_before_bokehjs(real_site):
 def test_a_collapsed_cards_contents_wait_in_the_document_until_it_opens():
     from bokeh.document import Document
     from bokeh.models import Column, CustomJS, Div
-    from kvlab.app.build_site import OPEN_DEFERRED_CARD_JS, defer_collapsed_cards
+    from kvlab.app.site.document import OPEN_DEFERRED_CARD_JS, defer_collapsed_cards
     from panel.models.layout import Card
 
     def card(collapsed: bool, name: str) -> Card:
@@ -276,8 +270,9 @@ def test_a_collapsed_cards_contents_wait_in_the_document_until_it_opens():
 def test_a_later_sections_contents_wait_in_its_tags_until_the_page_is_up():
     from bokeh.document import Document
     from bokeh.models import Column, CustomJS, Div
-    from kvlab.app.build_site import BUILD_LATER_SECTIONS_JS, BuildError, defer_later_sections
-    from kvlab.app.page import LATER_CLASS
+    from kvlab.app.shell.page import LATER_CLASS
+    from kvlab.app.site.discover import BuildError
+    from kvlab.app.site.document import BUILD_LATER_SECTIONS_JS, defer_later_sections
 
     first = Column(children=[Div(text="tiles", name="tiles")])
     lower = [Column(children=[Div(text=f"s{i}", name=f"s{i}.a"), Div(text="b")], css_classes=[LATER_CLASS]) for i in range(2)]

@@ -1,6 +1,6 @@
-// Makes the static site's Pyodide memory snapshot (run by app/site_snapshot.py at `kvlab build-site`).
+// Makes the static site's Pyodide memory snapshot (run by app/site/snapshot.py at `kvlab build-site`).
 //
-//   node app/site_snapshot.mjs PYODIDE_DIR OUT_FILE IMPORTS WHEEL...
+//   node app/site/snapshot.mjs PYODIDE_DIR OUT_FILE IMPORTS WHEEL...
 //
 // Boots the npm `pyodide` package in PYODIDE_DIR with `_makeSnapshot: true`, unpacks the site's own
 // wheels, imports IMPORTS (comma-separated module names: what the worker needs for every kind of
@@ -12,7 +12,7 @@
 //
 // `_makeSnapshot`, `_loadSnapshot` and `makeMemorySnapshot` are private Pyodide APIs; a snapshot
 // restores only into the Pyodide build that made it (Pyodide checks its BUILD_ID). The build runs
-// this script only with the Pyodide release it copies into the site (app/build_site.py).
+// this script only with the Pyodide release it copies into the site (app/site/).
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";

@@ -11,11 +11,11 @@ from __future__ import annotations
 import panel as pn
 from bokeh.models import CustomJSTickFormatter
 
-from .a11y import labelled
-from .config_paste import MAX_CONFIG_CHARS
+from ..shell.a11y import labelled
+from ..viewlayer.config_paste import MAX_CONFIG_CHARS
+from ..viewlayer.controls import CONCURRENCY_END, STEPS_PER_OCTAVE, log2, slider_value, view_controls
 from .state import CUSTOM_MODEL, Settings
 from .store import Store
-from .viewlayer.controls import CONCURRENCY_END, STEPS_PER_OCTAVE, log2, slider_value, view_controls
 
 TOKEN_FORMAT_JS = "return Math.round(2 ** tick).toLocaleString('en-US')"
 ENGINE_DEFAULT = "the engine's default"

@@ -7,13 +7,13 @@ import panel as pn
 # The course map comes from the lessons package (lessons/render.py), one definition for both pages.
 from kvlab.lessons.render import COURSE_CSS, LESSON_CSS, course_map_html
 
+from ..viewlayer.config_paste import parse_config_text
+from ..viewlayer.html import BASE_CSS, esc
+from ..views.state import Settings
+from ..views.urlstate import apply_values, encode_query, parse_query
 from .a11y import KvTemplate
-from .config_paste import parse_config_text
-from .html import BASE_CSS, esc
 from .page import HEADER_COLOR, SITE
 from .share import PAGES, nav_links, page_href, theme_button
-from .state import Settings
-from .urlstate import apply_values, encode_query, parse_query
 
 LANDING_CSS = BASE_CSS + """
 .kv-cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(260px, 1fr)); gap: 16px; }

@@ -16,7 +16,7 @@ from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 from kvlab import sim
 
 # Names, labels, defaults and choices live in the view layer (standard library), shared with the browser.
-from .viewlayer.settings import (
+from ..viewlayer.settings import (
     ADVANCED_FIELDS,
     CUSTOM_MODEL,
     DEFAULTS,
@@ -26,7 +26,7 @@ from .viewlayer.settings import (
     gpu_choices,
     model_choices,
 )
-from .viewlayer.settings import scenario as _scenario
+from ..viewlayer.settings import scenario as _scenario
 
 __all__ = ["ADVANCED_FIELDS", "CUSTOM_MODEL", "DEFAULTS", "LABELS", "MAIN_FIELDS", "SCENARIO_FIELDS", "Settings",
            "gpu_choices", "model_choices"]

@@ -11,10 +11,10 @@ from __future__ import annotations
 import param
 from kvlab.sim import Result
 
+from ..viewlayer import series
+from ..viewlayer.state import CURVES, FALLBACK_CONTEXT_TOKENS, ConfigCache, compute
 from .state import SCENARIO_FIELDS, Settings
 from .urlstate import encode_query
-from .viewlayer import series
-from .viewlayer.state import CURVES, FALLBACK_CONTEXT_TOKENS, ConfigCache, compute
 
 
 class Store(param.Parameterized):

@@ -5,7 +5,7 @@ A message from another page (a slider move) is handled in several turns of that 
 Panel's 2 ms debounce, the callback, the write), and a piece that starts in one of the gaps
 delays the reply by a whole piece: measured with benchmarks/upload_latency.py, another session's
 reply took 54 ms (p50) while a trace loaded against 17 ms with the lab idle. So the pieces wait
-until QUIET_S has passed since the last message. app/server_setup.py marks each message as it
+until QUIET_S has passed since the last message. app/server/patches.py marks each message as it
 arrives; in a notebook, a test or Pyodide nothing marks, and the pieces never wait.
 """
 

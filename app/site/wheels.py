@@ -6,8 +6,8 @@ audiences:
 
 - `kvlab_sim`: `sim/` and its JSON data, nothing else. No dependencies; it is also what the
   Pyodide tests load, so the code proven there is byte for byte the code the site ships.
-- `kvlab_view`: the view layer (`app/viewlayer/`) and the standard-library helpers it imports,
-  with the lazy `app/__init__.py`. No Panel, Bokeh, param or numpy code: the browser runs none.
+- `kvlab_view`: the view layer (`app/viewlayer/`, with the standard-library helpers it imports),
+  and the lazy `app/__init__.py`. No Panel, Bokeh, param or numpy code: the browser runs none.
 
 Why not `pip wheel` or `pyodide build`: the project's wheel would carry the CPython-side
 dependencies (Panel, numpy) and every package at once; `pyodide build` (pyodide-build) downloads
@@ -24,7 +24,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # 1980-01-01, the earliest time a zip entry can carry: a fixed stamp keeps builds reproducible.
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 SKIP_PARTS = ("__pycache__",)
@@ -44,9 +44,7 @@ class WheelSpec:
 
 SIM_WHEEL = WheelSpec("kvlab_sim", ("sim",), "kvlab's simulator (pure Python, for Pyodide)", namespace_init=True)
 # Exactly what `import kvlab.app.viewlayer` loads (tests/app/test_viewlayer.py proves the list is closed).
-VIEW_WHEEL = WheelSpec("kvlab_view", ("app/__init__.py", "app/viewlayer", "app/format.py", "app/html.py", "app/palette.py",
-                                      "app/config_paste.py", "app/query_limits.py"),
-                       "kvlab's view layer (pure Python, for Pyodide)")
+VIEW_WHEEL = WheelSpec("kvlab_view", ("app/__init__.py", "app/viewlayer"), "kvlab's view layer (pure Python, for Pyodide)")
 SITE_WHEELS = (SIM_WHEEL, VIEW_WHEEL)
 
 
@@ -101,7 +99,7 @@ def build_wheel(spec: WheelSpec, out_dir: Path, root: Path = ROOT, version: str 
     dist_info = f"{spec.name}-{version}.dist-info"
     metadata = (f"Metadata-Version: 2.1\nName: {spec.name}\nVersion: {version}\nSummary: {spec.summary}\n"
                 "Requires-Python: >=3.11\n").encode()
-    wheel_meta = b"Wheel-Version: 1.0\nGenerator: kvlab app/site_wheel.py\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    wheel_meta = b"Wheel-Version: 1.0\nGenerator: kvlab app/site/wheels.py\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     entries = [(rel, path.read_bytes()) for path, rel in files]
     entries += [(f"{dist_info}/METADATA", metadata), (f"{dist_info}/WHEEL", wheel_meta)]
     record = "\n".join([_record_line(n, d) for n, d in entries] + [f"{dist_info}/RECORD,,", ""]).encode()

@@ -21,9 +21,9 @@ from panel.theme import Bootstrap
 from panel.theme.base import Inherit
 from panel.viewable import Viewable
 
-from .html import esc, shipped_css
+from ..viewlayer.html import esc, shipped_css
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 # Colours that reach AA contrast on each theme's background (#ffffff light, #212529 / #2b3035 dark):
 # focus rings need 3:1 against what they surround, link and code text 4.5:1. A control's outline

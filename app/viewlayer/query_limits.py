@@ -2,12 +2,12 @@
 
 Every reader of the query goes through `query_pairs`: the app's and the lab's link parsers, and
 Panel's own `Location.query_params` (which would otherwise call int() on a 5,000-digit value and
-raise on every page; `guard_panel_location` wraps it). Standard library only.
+raise on every page; app/server/patches.py's `guard_location` wraps it). Standard library only.
 """
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl
 
 MAX_QUERY_CHARS = 32_000
 MAX_KEYS = 64
@@ -50,25 +50,3 @@ def query_pairs(search: str) -> tuple[list[tuple[str, str]], list[str]]:
         else:
             kept.append((key, raw))
     return kept, notices
-
-
-
-def guard_panel_location() -> None:
-    """Make Panel's query parser read only what `query_pairs` keeps, and never raise."""
-    try:
-        from panel.io import location
-    except ImportError:  # no Panel (the stdlib-only view layer)
-        return
-    original = location.parse_query
-    if getattr(original, "_kvlab_guarded", False):
-        return
-
-    def parse_query(query: str) -> dict:
-        pairs, _ = query_pairs(query)
-        try:
-            return original("?" + urlencode(pairs))
-        except (ValueError, SyntaxError, RecursionError, MemoryError):
-            return {}
-
-    parse_query._kvlab_guarded = True
-    location.parse_query = parse_query

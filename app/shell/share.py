@@ -16,9 +16,9 @@ import panel as pn
 import param
 from panel.reactive import ReactiveHTML
 
-from .html import esc
-from .query_limits import guard_panel_location
-from .viewlayer.query import RESERVED_KEYS
+from ..server.patches import guard_panel_location
+from ..viewlayer.html import esc
+from ..viewlayer.query import RESERVED_KEYS
 
 # Every page imports this module for its nav bar: Panel's query parser gets the URL limits here.
 guard_panel_location()

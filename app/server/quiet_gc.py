@@ -26,7 +26,7 @@ import gc
 import sys
 import time
 
-from . import server_activity
+from . import activity
 
 CHECK_S = 1.0
 FULL_QUIET_S = 10.0
@@ -48,7 +48,7 @@ def due(since_full_s: float, quiet_s: float, growth: float) -> bool:
 
 def collect_if_due() -> None:
     growth = sys.getallocatedblocks() / max(_blocks_after_full, 1)
-    if due(time.monotonic() - _last_full_s, server_activity.quiet_s(), growth):
+    if due(time.monotonic() - _last_full_s, activity.quiet_s(), growth):
         gc.collect()  # _note_full records it
 
 

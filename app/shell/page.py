@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import panel as pn
 
+from ..viewlayer.html import BASE_CSS
+from ..views.panels import KVPanel, make_store
+from ..views.urlstate import parse_query
 from .a11y import KvTemplate
-from .html import BASE_CSS
-from .panels import KVPanel, make_store
 from .share import nav_links, share_buttons, theme_button
-from .urlstate import parse_query
 
 HEADER_COLOR = "#1F3A5F"  # deep blue: white nav text on it passes WCAG AA in both themes
 SITE = "kvlab"
 # A layout below a long page's first screen: the static site builds its contents once the page is
-# up (app/build_site.py, defer_later_sections); `kvlab serve` shows it as any other.
+# up (app/site/, defer_later_sections); `kvlab serve` shows it as any other.
 LATER_CLASS = "kv-later"
 
 

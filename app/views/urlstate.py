@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 
-from .query_limits import MAX_KEYS, MAX_QUERY_CHARS, MAX_VALUE_CHARS  # noqa: F401 (re-exported)
+from ..viewlayer import query
+from ..viewlayer.query import MAX_SHOWN_CHARS, parse_query, shown
+from ..viewlayer.query_limits import MAX_KEYS, MAX_QUERY_CHARS, MAX_VALUE_CHARS  # noqa: F401 (re-exported)
 from .state import CUSTOM_MODEL, SCENARIO_FIELDS, Settings
-from .viewlayer import query
-from .viewlayer.query import MAX_SHOWN_CHARS, parse_query, shown
 
 __all__ = ["MAX_KEYS", "MAX_QUERY_CHARS", "apply_values", "encode_query", "parse_query"]
 

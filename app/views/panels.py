@@ -14,20 +14,20 @@ from __future__ import annotations
 
 import panel as pn
 
+from .admission_numbers import AdmissionNumbers
+from .batch_chart import BatchChart
 from .controls import Controls
+from .engine_log import EngineLog
+from .fit_curve import FitCurveChart
+from .hbm_bar import HbmBar
+from .kv_formula import KvFormula
+from .notices import Notices
+from .phase_numbers import PhaseNumbers
+from .roofline_chart import RooflineChart
 from .state import Settings
+from .step_breakdown import StepBreakdown
 from .store import CURVES, Store
 from .urlstate import apply_values
-from .views.admission_numbers import AdmissionNumbers
-from .views.batch_chart import BatchChart
-from .views.engine_log import EngineLog
-from .views.fit_curve import FitCurveChart
-from .views.hbm_bar import HbmBar
-from .views.kv_formula import KvFormula
-from .views.notices import Notices
-from .views.phase_numbers import PhaseNumbers
-from .views.roofline_chart import RooflineChart
-from .views.step_breakdown import StepBreakdown
 
 SIDEBAR_WIDTH_PX = 330
 

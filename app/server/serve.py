@@ -4,7 +4,9 @@
     kvlab serve --port 8080 --no-show
 
 It runs `panel serve` on every app/pages/*.py and lessons/*.py page script, bound to the
-loopback interface only, with `app/server_setup.py` as the --setup script.
+loopback interface only, with `app/server/setup.py` as the --setup script (which applies the
+patches of app/server/patches.py; any patch this installation's Panel, Bokeh or Tornado is not
+one it was written for is named here before the server starts).
 """
 
 from __future__ import annotations
@@ -20,11 +22,11 @@ from kvlab.sim.cliargs import Parser, parse, report
 from kvlab.sim.engine.trace import MAX_TRACE_BYTES
 from kvlab.sim.fields import Bound
 
-APP_DIR = Path(__file__).resolve().parent
+APP_DIR = Path(__file__).resolve().parent.parent
 ROOT = APP_DIR.parent
 ADDRESS = "127.0.0.1"
 DEFAULT_PORT = 5006
-SETUP = APP_DIR / "server_setup.py"
+SETUP = APP_DIR / "server" / "setup.py"
 # The server runs in the folder that holds the `kvlab` package (`python -m` puts its working folder
 # first on sys.path): a checkout's root, so the checkout's own code is served, or site-packages when
 # installed. Never the user's folder (its own app.py) nor a folder inside the package (which would
@@ -36,7 +38,7 @@ IMPORT_ROOT = ROOT if (ROOT / "kvlab" / "__init__.py").is_file() else ROOT.paren
 # encoded, plus 1 MiB for the patch around it, and the page refuses a larger file before sending it.
 WEBSOCKET_MAX_MESSAGE_BYTES = 4 * -(-MAX_TRACE_BYTES // 3) + (1 << 20)
 # How often Bokeh looks for sessions to discard (its default: 17 s). A closed page's session is
-# discarded at the next look (app/session_expiry.py); the look itself only walks the sessions.
+# discarded at the next look (app/server/patches.py, expire_closed_sessions); the look itself only walks the sessions.
 CHECK_UNUSED_SESSIONS_MS = 1000
 # Options of `panel serve` that every way of serving the app shares (kvlab serve, the browser
 # tests' server, the benchmarks).
@@ -105,6 +107,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kvlab serve: port {args.port} is in use on {ADDRESS}; pick another with --port, "
               f"or omit --port to use a free one.", file=sys.stderr)
         return 2
+    from .patches import version_problems
+
+    for line in version_problems():
+        print(f"kvlab serve: warning: {line}", file=sys.stderr, flush=True)
     pages = page_scripts()
     print(f"kvlab: serving {len(pages)} pages at http://{ADDRESS}:{port}/  (Ctrl+C to stop)", flush=True)
     for p in pages:

@@ -24,9 +24,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from kvlab.app.site_wheel import file_sha256, kvlab_version
+from kvlab.app.site.wheels import file_sha256, kvlab_version
 
-SNAPSHOT_SCRIPT = Path(__file__).resolve().with_name("site_snapshot.mjs")
+SNAPSHOT_SCRIPT = Path(__file__).resolve().with_name("snapshot.mjs")
 # What the worker imports for every kind of page: page_for (pages) builds a PanelPage, and imports
 # LabPage and LessonPage when a page needs them. tests/site/test_snapshot.py proves the list closed:
 # running every kind of page after these imports imports no further module.
