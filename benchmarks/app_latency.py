@@ -28,14 +28,8 @@ sys.path.insert(0, str(ROOT))
 from kvlab.app.viewlayer.format import ms  # noqa: E402
 from kvlab.sim import Scenario, evaluate  # noqa: E402
 
-from tests.browser.support import (  # noqa: E402
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    DEEP_FIND_JS,
-    free_port,
-    start_server,
-    stop_server,
-)
+from devtools.chromium import CHROMIUM, CHROMIUM_ARGS, DEEP_FIND_JS  # noqa: E402
+from devtools.server import free_port, start_server, stop_server  # noqa: E402
 
 METHOD_VERSION = 1
 WARMUP = 5

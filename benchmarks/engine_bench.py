@@ -66,7 +66,7 @@ def cpython(policies: list[str], sizes: list[int], repeat: int) -> list[dict]:
 def pyodide(role: str, policies: list[str], sizes: list[int], repeat: int) -> list[dict]:
     from kvlab.app.site.wheels import SIM_WHEEL, build_wheel
 
-    from tests.pyodide.harness import missing_reason, run_in_node, runtime
+    from devtools.pyodide import missing_reason, run_in_node, runtime
 
     rt = runtime(role)
     if rt is None:

@@ -27,7 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser.support import CHROMIUM, CHROMIUM_ARGS, free_port, stop_server  # noqa: E402
+from devtools.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from devtools.server import free_port, stop_server  # noqa: E402
 
 METHOD_VERSION = 1
 WARMUP = 3

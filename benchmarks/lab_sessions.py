@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT))
 
 from kvlab.app.server.serve import IMPORT_ROOT, SETUP, command  # noqa: E402
 
-from tests.app.test_lab_sessions import LabClient  # noqa: E402
-from tests.browser.support import free_port, stop_server  # noqa: E402
+from devtools.lab_client import LabClient  # noqa: E402
+from devtools.server import free_port, stop_server  # noqa: E402
 
 WARM_UP = 10
 IDLE_S = 5

@@ -3,7 +3,7 @@
     kvlab serve                  # port 5006, or a free one if 5006 is taken; opens a browser
     kvlab serve --port 8080 --no-show
 
-It runs `panel serve` on every app/pages/*.py and lessons/*.py page script, bound to the
+It runs `panel serve` on every page script (app/pages/__init__.py says where they are), bound to the
 loopback interface only, with `app/server/setup.py` as the --setup script (which applies the
 patches of app/server/patches.py; any patch this installation's Panel, Bokeh or Tornado is not
 one it was written for is named here before the server starts).
@@ -18,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from kvlab.app.pages import page_scripts
 from kvlab.sim.cliargs import Parser, parse, report
 from kvlab.sim.engine.trace import MAX_TRACE_BYTES
 from kvlab.sim.fields import Bound
@@ -44,15 +45,6 @@ CHECK_UNUSED_SESSIONS_MS = 1000
 # tests' server, the benchmarks).
 SERVER_OPTIONS = ["--websocket-max-message-size", str(WEBSOCKET_MAX_MESSAGE_BYTES),
                   "--check-unused-sessions", str(CHECK_UNUSED_SESSIONS_MS)]
-
-
-def page_scripts() -> list[Path]:
-    """Page scripts to serve: app/pages/*.py, then lessons/*.py files that call .servable()."""
-    pages = sorted(p for p in (APP_DIR / "pages").glob("*.py") if not p.name.startswith("_"))
-    lessons = ROOT / "lessons"
-    if lessons.is_dir():
-        pages += sorted(p for p in lessons.glob("*.py") if not p.name.startswith("_") and ".servable(" in p.read_text())
-    return pages
 
 
 def port_is_free(port: int) -> bool:

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import panel as pn
 
-# The course map comes from the lessons package (lessons/render.py), one definition for both pages.
-from kvlab.lessons.render import COURSE_CSS, LESSON_CSS, course_map_html
-
 from ..viewlayer.config_paste import parse_config_text
 from ..viewlayer.html import BASE_CSS, esc
 from ..views.state import Settings
@@ -36,7 +33,10 @@ def _carried_query() -> str:
     return encode_query(settings, parse_config_text(settings.config_text)[0])[0]
 
 
-def build_landing() -> KvTemplate:
+def build_landing(course_map_html: str = "", course_css: list[str] | None = None) -> KvTemplate:
+    """The front page: a card per panel, then the course map. The map's HTML and CSS come from the
+    lessons (lessons/render.py), which sit above app: the front page's script (kvlab/pages/index.py)
+    hands them in. Without a map, the page has no Lessons section."""
     pages = PAGES
     def cards(entries, extra_class=""):
         return "".join(f'<a class="kv-card{extra_class}" href="{esc(page_href(slug, theme=True))}"><h3>{esc(title)}</h3>'
@@ -45,9 +45,9 @@ def build_landing() -> KvTemplate:
              "the decision a serving engine makes about how many requests it can hold in GPU memory, and what "
              "each step of prefill and decode costs. Every number comes from kvlab's simulator; every state is a link.")
     body = pn.pane.HTML(f'<p class="kv-intro">{esc(intro)}</p><h2 class="kv-section-title">Panels</h2>'
-                        f'<div class="kv-cards">{cards(pages)}</div><h2 class="kv-section-title">Lessons</h2>'
-                        f'{course_map_html()}',
-                        stylesheets=[LANDING_CSS, LESSON_CSS, COURSE_CSS], sizing_mode="stretch_width")
+                        f'<div class="kv-cards">{cards(pages)}</div>'
+                        + (f'<h2 class="kv-section-title">Lessons</h2>{course_map_html}' if course_map_html else ""),
+                        stylesheets=[LANDING_CSS, *(course_css or [])], sizing_mode="stretch_width")
     return KvTemplate(
         title=f"{SITE}: the KV cache, simulated", header=[nav_links("index", pages, query=_carried_query()), theme_button()],
         main=[body], header_background=HEADER_COLOR, theme="dark" if pn.config.theme == "dark" else "default")

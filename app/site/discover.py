@@ -10,9 +10,9 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from .wheels import ROOT
+from kvlab.app.pages import PAGE_GLOBS as DEFAULT_PAGE_GLOBS
+from kvlab.app.pages import ROOT, is_page, repo_glob
 
-DEFAULT_PAGE_GLOBS = ("app/pages/*.py", "lessons/*.py")
 # Set while pages run at build time: links end in .html, and views name their Bokeh models.
 BUILD_ENV_VAR = "KVLAB_BUILD_SITE"
 # Pages whose views the worker serves live (viewlayer.pages.VIEWS); others are static documents
@@ -50,12 +50,10 @@ def discover_pages(globs: tuple[str, ...] = DEFAULT_PAGE_GLOBS, root: Path = ROO
     """Pages are scripts that publish something with `.servable(`; helpers beside them are skipped."""
     pages: dict[str, Page] = {}
     for pattern in globs:
-        base = Path(pattern)
-        matches = sorted(base.parent.glob(base.name)) if base.is_absolute() else sorted(root.glob(pattern))
-        for path in matches:
-            source = path.read_text(encoding="utf-8")
-            if path.name.startswith("_") or ".servable(" not in source:
+        for path in repo_glob(pattern, root):
+            if not is_page(path):
                 continue
+            source = path.read_text(encoding="utf-8")
             if path.stem in pages:
                 raise BuildError(f"two pages would both be written as {path.stem}.html: {pages[path.stem].source} and {path}; rename one")
             summary = _docstring_head(source)

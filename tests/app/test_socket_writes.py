@@ -22,7 +22,7 @@ from panel.io.document import dispatch_tornado  # noqa: E402
 from tornado.web import Application  # noqa: E402
 from tornado.websocket import WebSocketClosedError, WebSocketHandler, websocket_connect  # noqa: E402
 
-from tests.browser.support import free_port  # noqa: E402
+from devtools.server import free_port  # noqa: E402
 
 PAYLOAD_CHARS = 16_000_000  # far more than loopback's socket buffers: the write is still pending when the peer goes
 

@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from .support import CHROMIUM, CHROMIUM_ARGS, SERVER_LOGS, free_port, server_errors, start_server, stop_server
+from devtools.chromium import CHROMIUM, CHROMIUM_ARGS
+from devtools.server import SERVER_LOGS, free_port, server_errors, start_server, stop_server
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from kvlab.app.site.wheels import SIM_WHEEL, build_wheel
@@ -19,11 +20,13 @@ from kvlab.sim import gpu_ids, model_ids
 from kvlab.sim.scenario import ALLOCATIONS, ENGINES, TP_SIZES
 from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 
-from tests.pyodide import engine_grid, grid, grid_runner, harness
+from devtools import grid
+from devtools import pyodide as harness
+from tests.pyodide import engine_grid, grid_runner
 from tests.pyodide.sum312 import compensated_sum
 
 pytestmark = pytest.mark.pyodide
-RUNNER = harness.HERE / "grid_runner.py"
+RUNNER = Path(__file__).resolve().parent / "grid_runner.py"
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from kvlab.app.site.assets import PYODIDE_FILES, PYODIDE_VERSION, SHARED_PAGE_SC
 from kvlab.app.site.discover import DEFAULT_PAGE_GLOBS, LIVE_PAGES, discover_pages
 from kvlab.app.site.wheels import ROOT, SIM_WHEEL, VIEW_WHEEL, build_wheel
 
-from tests.pyodide import harness
+from devtools import pyodide as harness
 from tests.site.conftest import FIXTURE_PAGES, build_site
 
 PAGES = discover_pages(DEFAULT_PAGE_GLOBS)
@@ -115,9 +115,10 @@ def test_pages_name_only_the_bokehjs_bundles_their_models_need(real_site):
     assert sorted(p.name for p in (out / "vendor" / "bokeh").iterdir()) == sorted(named)
 
 
-def test_site_pyodide_is_the_one_the_tests_pin():
-    pinned = json.loads((ROOT / "tests" / "pyodide" / "package.json").read_text())["dependencies"]["pyodide"]
-    assert pinned == PYODIDE_VERSION
+def test_site_pyodide_is_the_one_the_build_and_the_tests_pin():
+    """app/site/package.json is what `kvlab build-site` copies (and the tests' "newest" runtime, devtools/pyodide.py)."""
+    assert json.loads((ROOT / "app" / "site" / "package.json").read_text())["dependencies"]["pyodide"] == PYODIDE_VERSION
+    assert harness.RUNTIME_DIRS["newest"] == ROOT / "app" / "site" / "node_modules" / "pyodide"
 
 
 def test_files_are_world_readable(real_site):
@@ -164,6 +165,19 @@ def test_broken_page_names_the_file(tmp_path):
     proc = build_site(tmp_path / "site", "--pages", "tests/site/fixtures/broken/*.py", "--pyodide-cdn")
     assert proc.returncode == 1
     assert "broken_page.py failed under CPython" in proc.stderr
+
+
+def test_without_its_pyodide_the_build_stops_and_says_what_to_run(tmp_path, monkeypatch, capsys):
+    """No silent CDN fallback: with app/site's npm package absent, the build names the command that
+    installs it (or --pyodide-cdn) and writes nothing."""
+    from kvlab.app.site import assets, cli
+
+    monkeypatch.setattr(assets, "PYODIDE_NPM_DIR", tmp_path / "no-node-modules" / "pyodide")
+    assert cli.main(["--out", str(tmp_path / "site"), "--pages", FIXTURE_PAGES]) == 1
+    err = capsys.readouterr().err
+    assert f"Pyodide {PYODIDE_VERSION} (npm package `pyodide`) is not installed at {tmp_path / 'no-node-modules'}" in err
+    assert f"run `npm ci --prefix {ROOT / 'app' / 'site'}` (scripts/test runs it), or pass --pyodide-cdn" in err
+    assert not (tmp_path / "site").exists()
 
 
 def test_pyodide_dir_must_be_the_pinned_release(tmp_path):

@@ -27,9 +27,9 @@ from kvlab.app.viewlayer.pages import PanelPage
 from kvlab.sim import Scenario, evaluate
 from kvlab.sim.engine import parse_trace, simulate
 
+from devtools import pyodide as harness
 from tests.browser.axe import AXE_JS, LESSON_READY, READY, describe, run_axe
 from tests.browser.support import DEEP_ACTIVE, DEEP_ALL, H1_TEXTS_JS, faint_controls, h1_texts
-from tests.pyodide import harness
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

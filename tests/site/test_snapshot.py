@@ -21,7 +21,7 @@ from kvlab.app.site.discover import LIVE_PAGES
 from kvlab.app.site.snapshot import SNAPSHOT_IMPORTS, make_snapshot
 from kvlab.app.site.wheels import ROOT, kvlab_version
 
-from tests.pyodide import harness
+from devtools import pyodide as harness
 
 
 def _snapshot_info(out) -> dict:
