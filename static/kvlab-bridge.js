@@ -259,7 +259,7 @@
     for (const then of chartsDone.splice(0)) then();
   }
 
-  // The address bar and the nav's links follow the state through the nav (app/share.py, AddressBar),
+  // The address bar and the nav's links follow the state through the nav (app/shell/share.py, AddressBar),
   // which writes them once the moves pause, or at once on a click or a key that may read them
   // (the served app's rule: one place for both). The bridge hands it every reply's query: setting
   // an equal one changes nothing. Writing on every move took a fifth of a slider move's main-thread

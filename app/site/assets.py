@@ -89,7 +89,7 @@ def _copy_css_dependencies(needed: dict[str, Path]) -> None:
                     todo.append(dest)
 
 
-# The page template's own scripts (app/a11y.py writes them into every page the served app makes):
+# The page template's own scripts (app/shell/a11y.py writes them into every page the served app makes):
 # the site ships each once, beside the bridge, and a page on kvlab's template names it instead of
 # holding a copy (9.4 KB a page, 0.55 MB of the site's 30 MB in 58 pages).
 SHARED_PAGE_SCRIPTS = ("a11y.js", "bokeh_paint.js")

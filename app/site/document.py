@@ -69,7 +69,7 @@ def _name_models(doc, live: bool, specs: list[dict] | None = None) -> None:
         if live:
             name_widget_models(root)
         navs += [m for m in root.references() if hasattr(getattr(m, "data", None), "query") and hasattr(m.data, "links")]
-    for nav in navs[:1]:  # the address bar (app/share.py): the bridge hands it each new query
+    for nav in navs[:1]:  # the address bar (app/shell/share.py): the bridge hands it each new query
         nav.name = "nav"
     _name_lesson_answers(doc)
 

@@ -84,7 +84,7 @@ class Page:
 
     def settled_url(self, timeout_ms: int = 10_000) -> str:
         """The page's URL once the address bar has been written: it follows the state once the
-        moves pause (app/share.py, AddressBar.delay_ms)."""
+        moves pause (app/shell/share.py, AddressBar.delay_ms)."""
         self.page.wait_for_function("() => !document.body.dataset.kvAddressPending", timeout=timeout_ms)
         return self.page.url
 
