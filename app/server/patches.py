@@ -80,9 +80,10 @@ def _resolve(target: str):
     return owner, attr
 
 
-def problem(patch: Patch, versions: dict[str, str | None] | None = None) -> str | None:
+def problem(patch: Patch, versions: dict[str, str | None] | None = None, targets: bool = True) -> str | None:
     """Why `patch` cannot be applied here (one line), or None when it can. `versions`: package ->
-    installed version, to check a release other than the installed one (the tests do)."""
+    installed version, to check a release other than the installed one (the tests do). `targets`:
+    also import the library to check that the attribute the patch replaces exists."""
     low, below = WRITTEN_FOR[patch.package]
     found = versions[patch.package] if versions and patch.package in versions else installed_version(patch.package)
     if found is None:
@@ -92,7 +93,8 @@ def problem(patch: Patch, versions: dict[str, str | None] | None = None) -> str 
                 f"{patch.package} {found} is installed ({patch.why}); install a release in that range "
                 f"(pyproject.toml pins it) or check {patch.target} in app/server/patches.py against the new release")
     try:
-        _resolve(patch.target)
+        if targets:
+            _resolve(patch.target)
     except (ImportError, AttributeError):
         return f"kvlab patch {patch.name!r} not applied: {patch.package} {found} has no {patch.target} ({patch.why})"
     return None
@@ -343,6 +345,7 @@ def guard_panel_location() -> None:
         apply(GUARD_LOCATION.name)
 
 
-def version_problems() -> list[str]:
-    """One line per patch that would be skipped here (`kvlab serve` prints them before it starts)."""
-    return [line for p in PATCHES.values() if (line := problem(p))]
+def version_problems(targets: bool = True) -> list[str]:
+    """One line per patch that would be skipped here. `kvlab serve` prints them before it starts, by
+    version only (targets=False: it does not import Panel; the server's setup checks the attributes)."""
+    return [line for p in PATCHES.values() if (line := problem(p, targets=targets))]

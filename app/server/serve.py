@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from .patches import version_problems
 
-    for line in version_problems():
+    for line in version_problems(targets=False):
         print(f"kvlab serve: warning: {line}", file=sys.stderr, flush=True)
     pages = page_scripts()
     print(f"kvlab: serving {len(pages)} pages at http://{ADDRESS}:{port}/  (Ctrl+C to stop)", flush=True)

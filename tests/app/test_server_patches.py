@@ -71,3 +71,28 @@ def test_every_patch_applies_once_in_a_fresh_process():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     # the wrapper wraps Tornado's own write, not a second wrapper
     assert out == ["11", "quiet_closed_writes", "['WebSocketHandler.write_message']"]
+
+
+def test_kvlab_serve_names_a_skipped_patch_before_it_starts(monkeypatch, capsys):
+    import signal
+
+    from kvlab.app.server import serve
+
+    started = []
+
+    class Server:  # stands in for the `panel serve` child: the warning comes before it starts
+        def __init__(self, cmd, cwd):
+            started.append(cmd)
+
+        def wait(self, timeout=None):
+            return 0
+
+    monkeypatch.setattr(patches, "installed_version", lambda package: "1.11.0" if package == "panel" else "3.9.2" if
+                        package == "bokeh" else "6.6.1")
+    monkeypatch.setattr(serve.subprocess, "Popen", Server)
+    monkeypatch.setattr(signal, "signal", lambda *args: None)
+    assert serve.main(["--port", str(serve.free_port()), "--no-show"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(started) == 1
+    assert [line.split(":")[1].strip() for line in err] == ["warning"] * 4  # Panel's three server patches and the location guard
+    assert all("it was written for panel >=1.9,<1.11 and panel 1.11.0 is installed" in line for line in err)
