@@ -14,7 +14,7 @@ Contract (for every module here; "a11y" and "lessons" build on it):
   "visible": True}}`. Column data are lists of JSON numbers and strings (NaN marks a gap on a
   log axis); widget parts carry values, bounds (`start`/`end`), options and `disabled`/`visible`.
 - `html` values are finished HTML in which every interpolated string is already escaped (through
-  `kvlab.app.viewlayer.html`); user text (a pasted config's model name, a link's value) can never become markup.
+  `kvlab.app.html`); user text (a pasted config's model name, a link's value) can never become markup.
   To add a view-level fix (a label, an aria attribute, a text summary for a chart), change it
   here: both runtimes get it.
 - Nothing here keeps state except the browser bridge's per-page sessions: `pages.PanelPage` (a
