@@ -7,7 +7,7 @@ In a notebook:
     from kvlab.app import admission_panel, phases_panel
     admission_panel(prompt_tokens=32768, kv_dtype="fp8")
 
-The names are imported lazily so that `import kvlab.app.serve` (the command line) does not pay for
+The names are imported lazily so that `import kvlab.app.server.serve` (the command line) does not pay for
 Panel and Bokeh before it needs them.
 """
 
@@ -16,12 +16,12 @@ from __future__ import annotations
 __all__ = ["AdmissionPanel", "PhasesPanel", "Settings", "Store", "admission_panel", "phases_panel"]
 
 _LAZY = {
-    "AdmissionPanel": "kvlab.app.panels",
-    "PhasesPanel": "kvlab.app.panels",
-    "admission_panel": "kvlab.app.panels",
-    "phases_panel": "kvlab.app.panels",
-    "Settings": "kvlab.app.state",
-    "Store": "kvlab.app.store",
+    "AdmissionPanel": "kvlab.app.views.panels",
+    "PhasesPanel": "kvlab.app.views.panels",
+    "admission_panel": "kvlab.app.views.panels",
+    "phases_panel": "kvlab.app.views.panels",
+    "Settings": "kvlab.app.views.state",
+    "Store": "kvlab.app.views.store",
 }
 
 

@@ -1,7 +1,7 @@
 """Slider-to-DOM latency of the admission panel, in real headless Chromium against `panel serve`.
 
     .venv/bin/python benchmarks/app_latency.py             # 50 changes, server tuned as `kvlab serve` runs it
-    .venv/bin/python benchmarks/app_latency.py --compare   # also without app/server_setup.py, to show what it buys
+    .venv/bin/python benchmarks/app_latency.py --compare   # also without app/server/setup.py, to show what it buys
     .venv/bin/python benchmarks/app_latency.py --changes 200
     .venv/bin/python benchmarks/app_latency.py --page phases   # panel 2: time to the new TTFT
 
@@ -25,17 +25,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kvlab.app.format import ms  # noqa: E402
+from kvlab.app.viewlayer.format import ms  # noqa: E402
 from kvlab.sim import Scenario, evaluate  # noqa: E402
 
-from tests.browser.support import (  # noqa: E402
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    DEEP_FIND_JS,
-    free_port,
-    start_server,
-    stop_server,
-)
+from devtools.chromium import CHROMIUM, CHROMIUM_ARGS, DEEP_FIND_JS  # noqa: E402
+from devtools.server import free_port, start_server, stop_server  # noqa: E402
 
 METHOD_VERSION = 1
 WARMUP = 5
@@ -124,7 +118,7 @@ def report(label: str, times: list[float]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--changes", type=int, default=50, help="measured slider changes (default 50)")
-    parser.add_argument("--compare", action="store_true", help="also measure without app/server_setup.py")
+    parser.add_argument("--compare", action="store_true", help="also measure without app/server/setup.py")
     parser.add_argument("--page", choices=sorted(WATCHED), default="admission", help="which panel (default admission)")
     args = parser.parse_args(argv)
     if not 1 <= args.changes <= 10_000:
@@ -137,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# command: {' '.join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])])}")
     print(f"# page: /{args.page}, watching data-kv={WATCHED[args.page][0]}")
     tuned = measure(args.changes, setup=True, page_name=args.page)
-    report("slider -> DOM, tuned as kvlab serve runs it (app/server_setup.py)", tuned)
+    report("slider -> DOM, tuned as kvlab serve runs it (app/server/setup.py)", tuned)
     if args.compare:
         stock = measure(args.changes, setup=False, page_name=args.page)
         report("slider -> DOM, stock panel serve (no --setup)                   ", stock)

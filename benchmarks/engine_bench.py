@@ -11,8 +11,8 @@ about 90% of the shared queue's capacity), with `num_requests` set to each size.
 Prometheus text). Each size runs `--repeat` times after one untimed warm-up at 1,000 requests;
 the median is reported with min and max. Targets (issue 5): 10,000 requests under 1 s in CPython,
 100,000 under 12 s (near-linear). The Pyodide figures run the same function inside the npm
-Pyodide build in tests/pyodide/node_modules (`npm ci --prefix tests/pyodide`), with `sim` installed
-from a wheel built by app/site_wheel.py.
+Pyodide build in app/site/node_modules (`npm ci --prefix app/site`), with `sim` installed
+from a wheel built by app/site/wheels.py.
 """
 
 from __future__ import annotations
@@ -64,9 +64,9 @@ def cpython(policies: list[str], sizes: list[int], repeat: int) -> list[dict]:
 
 
 def pyodide(role: str, policies: list[str], sizes: list[int], repeat: int) -> list[dict]:
-    from kvlab.app.site_wheel import SIM_WHEEL, build_wheel
+    from kvlab.app.site.wheels import SIM_WHEEL, build_wheel
 
-    from tests.pyodide.harness import missing_reason, run_in_node, runtime
+    from devtools.pyodide import missing_reason, run_in_node, runtime
 
     rt = runtime(role)
     if rt is None:

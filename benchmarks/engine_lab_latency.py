@@ -27,7 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser.support import CHROMIUM, CHROMIUM_ARGS, free_port, stop_server  # noqa: E402
+from devtools.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from devtools.server import free_port, stop_server  # noqa: E402
 
 METHOD_VERSION = 1
 WARMUP = 3
@@ -36,7 +37,7 @@ CYCLE = [("lanes", "separate prefill / decode lanes"), ("fcfs", "shared FCFS que
 
 def start(port: int) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "panel", "serve", str(ROOT / "app" / "pages" / "serving_lab.py"), "--address", "127.0.0.1",
-           "--port", str(port), "--allow-websocket-origin", f"127.0.0.1:{port}", "--setup", str(ROOT / "app" / "server_setup.py")]
+           "--port", str(port), "--allow-websocket-origin", f"127.0.0.1:{port}", "--setup", str(ROOT / "app" / "server" / "setup.py")]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -4,9 +4,9 @@ destroyed the closed sessions.
 
     python benchmarks/lab_sessions.py [sessions] [checkpoints]
 
-The server is `kvlab serve`'s command (app/serve.py) for the lab page, with its setup script wrapped
+The server is `kvlab serve`'s command (app/server/serve.py) for the lab page, with its setup script wrapped
 by benchmarks/lab_sessions_probe.py, which reports on SIGUSR1. kvlab serve discards a closed page's
-session at its next check, every second (app/session_expiry.py), so each checkpoint waits IDLE_S
+session at its next check, every second (app/server/patches.py), so each checkpoint waits IDLE_S
 idle for the last sessions' destroy to finish. Figures: resident memory (RSS), RSS after
 malloc_trim(0) (glibc's free pages handed back), and Python's own memory (sys.getallocatedblocks and
 the bytes in pymalloc's blocks; every object, strings included), gc-tracked objects, live LabStores
@@ -29,10 +29,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kvlab.app.serve import IMPORT_ROOT, SETUP, command  # noqa: E402
+from kvlab.app.server.serve import IMPORT_ROOT, SETUP, command  # noqa: E402
 
-from tests.app.test_lab_sessions import LabClient  # noqa: E402
-from tests.browser.support import free_port, stop_server  # noqa: E402
+from devtools.lab_client import LabClient  # noqa: E402
+from devtools.server import free_port, stop_server  # noqa: E402
 
 WARM_UP = 10
 IDLE_S = 5

@@ -1,5 +1,5 @@
 """`panel serve --setup` script for benchmarks/lab_sessions.py: kvlab serve's own setup
-(app/server_setup.py), plus a probe. On SIGUSR1 the server process appends one JSON line to the
+(app/server/setup.py), plus a probe. On SIGUSR1 the server process appends one JSON line to the
 file named by KVLAB_PROBE_OUT with its memory as the kernel, glibc's malloc and Python see it:
 resident memory, resident memory after malloc_trim(0) (which hands glibc's free pages back: what
 stays is in use or fragmented), Python's allocated blocks and the bytes in them, pymalloc arenas,
@@ -18,7 +18,7 @@ import signal
 import sys
 from pathlib import Path
 
-runpy.run_path(str(Path(__file__).resolve().parents[1] / "app" / "server_setup.py"))
+runpy.run_path(str(Path(__file__).resolve().parents[1] / "app" / "server" / "setup.py"))
 
 _libc = ctypes.CDLL("libc.so.6")
 

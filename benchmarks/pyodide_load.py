@@ -31,9 +31,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kvlab.app.site_wheel import SIM_WHEEL, build_wheel  # noqa: E402
+from kvlab.app.site.wheels import SIM_WHEEL, build_wheel  # noqa: E402
 
-from tests.pyodide import grid, harness  # noqa: E402
+from devtools import grid  # noqa: E402
+from devtools import pyodide as harness  # noqa: E402
 
 METHOD_VERSION = 1
 EVAL_SCRIPT = Path(__file__).resolve().parent / "pyodide_eval.py"

@@ -67,7 +67,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.pyodide import harness  # noqa: E402
+from devtools import pyodide as harness  # noqa: E402
 
 METHOD_VERSION = 7
 BLOCK_OTHER_HOSTS = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
@@ -189,7 +189,7 @@ def _lab_runs(page, runs: int) -> dict:
 
 
 def _later_sections_ms(page) -> float | None:
-    """ms from navigation start to the last of the page's lower sections built (app/build_site.py,
+    """ms from navigation start to the last of the page's lower sections built (app/site/,
     defer_later_sections, marks it); the first interaction does not wait for them. None for a
     build that does not defer them (no mark within 5 s)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout

@@ -37,7 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.app_latency import MEASURE_JS, SLIDER, WARMUP, WATCHED, percentile, plan  # noqa: E402
-from tests.browser.support import CHROMIUM, CHROMIUM_ARGS, DEEP_FIND_JS, free_port, start_server, stop_server  # noqa: E402
+from devtools.chromium import CHROMIUM, CHROMIUM_ARGS, DEEP_FIND_JS  # noqa: E402
+from devtools.server import free_port, start_server, stop_server  # noqa: E402
 
 METHOD_VERSION = 2  # 2: the server's reply timed too
 MISSED_MS = 5000.0

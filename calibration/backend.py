@@ -292,14 +292,3 @@ def reference_paged_mla_decode(q, cache, block_table, seq_lens, kv_lora_rank: in
         p = np.exp(s - s.max(axis=1, keepdims=True))
         out[b] = (p / p.sum(axis=1, keepdims=True)) @ c[:, :kv_lora_rank]
     return out
-
-
-def load_backend(name: str, device_index: int = 0) -> Backend:
-    """The backend called `name` ("cupy" or "numpy"), or BackendUnavailable with a clear reason."""
-    if name == "numpy":
-        return NumpyBackend()
-    if name == "cupy":
-        from .backend_cupy import CupyBackend
-
-        return CupyBackend(device_index)
-    raise BackendUnavailable(f"unknown backend {name!r}: choose cupy (a GPU) or numpy (a CPU pipeline check)")

@@ -33,7 +33,7 @@ from kvlab.sim.paths import user_data_dir, user_profile_dir
 from kvlab.sim.userfile import FileProblem, shown_path
 
 from . import METHOD_VERSION
-from .backend import BackendUnavailable, load_backend
+from .backend import Backend, BackendUnavailable, NumpyBackend
 from .catalog import PROFILE_DIR, CatalogError, datasheet, identify_gpu, load_models
 from .checkpoint import read_measurements
 from .plan import make_plan
@@ -61,6 +61,17 @@ SEED = Bound(0, 2**32 - 1, True, "seed of the random input data")
 
 # Never inside the installed package: the user's kvlab folder (sim/paths.py), beside, not in, profiles/.
 CPU_OUTPUT_DIR = user_data_dir() / "cpu-checks"
+
+
+def load_backend(name: str, device_index: int = 0) -> Backend:
+    """The backend called `name` ("cupy" or "numpy"), or BackendUnavailable with a clear reason."""
+    if name == "numpy":
+        return NumpyBackend()
+    if name == "cupy":
+        from .backend_cupy import CupyBackend  # imports CuPy only when asked for
+
+        return CupyBackend(device_index)
+    raise BackendUnavailable(f"unknown backend {name!r}: choose cupy (a GPU) or numpy (a CPU pipeline check)")
 
 
 def build_parser() -> Parser:

@@ -17,8 +17,8 @@ import sys
 
 # name: (module, function, one line for the list in `kvlab --help`)
 SUBCOMMANDS = {
-    "serve": ("kvlab.app.serve", "main", "serve the panels and lessons on 127.0.0.1"),
-    "build-site": ("kvlab.app.build_site", "main", "write the static site (Python runs in the browser)"),
+    "serve": ("kvlab.app.server.serve", "main", "serve the panels and lessons on 127.0.0.1"),
+    "build-site": ("kvlab.app.site.cli", "main", "write the static site (Python runs in the browser)"),
     "engine": ("kvlab.sim.engine.cli", "main", "simulate a serving engine over time: queues, tails, cliffs"),
     "calibrate": ("kvlab.calibration.cli", "main", "measure a GPU and write an efficiency profile"),
     "help": (None, None, "list the commands, or show one command's options: kvlab help engine"),

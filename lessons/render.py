@@ -18,10 +18,11 @@ import os
 from html import escape
 
 import panel as pn
-from kvlab.app.a11y import KvTemplate
-from kvlab.app.html import BASE_CSS, esc, shipped_css
-from kvlab.app.page import HEADER_COLOR, SITE
-from kvlab.app.share import nav_links, page_href, theme_button
+from kvlab.app.shell.a11y import KvTemplate
+from kvlab.app.shell.page import HEADER_COLOR, SITE
+from kvlab.app.shell.share import nav_links, page_href, theme_button
+from kvlab.app.site.marks import BUILD_LIVE_SPECS, RECAP_CLASS  # filled/read by kvlab build-site
+from kvlab.app.viewlayer.html import BASE_CSS, esc, shipped_css
 
 from . import course
 from .content.model import Lesson, LiveView, Prediction, Step, TryThis
@@ -60,7 +61,7 @@ LESSON_CSS = BASE_CSS + shipped_css("""
 # `source` (the Bokeh model Panel passes every callback) and its siblings are found by their
 # step's CSS class: a button named in `args` is never freed, because Panel keeps each callback
 # in a WeakKeyDictionary keyed by its button, and a value that reaches its own key (or a
-# sibling whose callback reaches back) keeps it alive (app/share.py's copy buttons).
+# sibling whose callback reaches back) keeps it alive (app/shell/share.py's copy buttons).
 STATIC_REVEAL_JS = """
 const buttons = [...source.document.all_models].filter((m) => (m.css_classes || []).includes(%(step_class)s));
 if (buttons.some((b) => b.disabled)) { return; }
@@ -74,9 +75,8 @@ const url = new URL(window.location.href);
 url.searchParams.set(%(key)s, '%(index)d');
 window.history.replaceState(window.history.state, '', url.pathname + url.search + url.hash);
 """
-# CSS classes that app/build_site.py turns into the Bokeh names the bridge looks up.
+# CSS classes that app/site/ turns into the Bokeh names the bridge looks up.
 ANSWER_CLASS = "kv-answer-%s-%d"  # a choice button: step key, choice index
-RECAP_CLASS = "kv-recap"
 
 
 def step_class(key: str) -> str:
@@ -123,15 +123,15 @@ def _try_this(steps: tuple[TryThis, ...]) -> pn.pane.HTML:
 
 
 def _steady_view(view: LiveView) -> pn.viewable.Viewable:
-    from kvlab.app.controls import Controls
-    from kvlab.app.panels import make_store
     from kvlab.app.views.admission_numbers import AdmissionNumbers
     from kvlab.app.views.batch_chart import BatchChart
+    from kvlab.app.views.controls import Controls
     from kvlab.app.views.engine_log import EngineLog
     from kvlab.app.views.fit_curve import FitCurveChart
     from kvlab.app.views.hbm_bar import HbmBar
     from kvlab.app.views.kv_formula import KvFormula
     from kvlab.app.views.notices import Notices
+    from kvlab.app.views.panels import make_store
     from kvlab.app.views.phase_numbers import PhaseNumbers
     from kvlab.app.views.roofline_chart import RooflineChart
     from kvlab.app.views.step_breakdown import StepBreakdown
@@ -185,9 +185,6 @@ def _framed(view: LiveView, widgets: list, parts: list) -> pn.Column:
                      styles={"border": "1px solid var(--kv-border, #ccc)", "border-radius": "10px", "padding": "4px 8px"})
 
 
-# Filled while `kvlab build-site` lays a lesson page out: each live view's spec, in page order
-# (app/build_site.py names the view's models lv<i>:... and gives the page these specs; site's addition).
-BUILD_LIVE_SPECS: list[dict] = []
 
 
 def live_view(view: LiveView) -> pn.viewable.Viewable:
@@ -342,7 +339,7 @@ def lesson_body(lesson: Lesson) -> LessonBody:
 
 
 def page(title: str, slug: str, body) -> KvTemplate:
-    # KvTemplate (app/a11y.py): skip link, landmarks, named widgets, focus rings, the phone layout.
+    # KvTemplate (app/shell/a11y.py): skip link, landmarks, named widgets, focus rings, the phone layout.
     # Each body opens with its own <h1>, the page's one (title_heading).
     return KvTemplate(
         title=f"{SITE} · {title}", header=[nav_links(current=slug), theme_button()], main=[body], title_heading=False,

@@ -341,14 +341,3 @@ def bytes_per_token_formula(arch: Architecture, dtype_bytes: float, tp: int = 1)
     heads = arch.kv_heads_per_rank(tp)
     return (f"2 x {arch.num_layers} layers x {heads} kv_heads x {arch.head_dim} head_dim x "
             f"{dtype_bytes:g} B = {total:,.0f} B")
-
-
-
-
-def __getattr__(name: str):
-    """from_config moved to sim/hf_config.py (parsing config.json is its own job); it stays
-    importable from here."""
-    if name == "from_config":
-        from .hf_config import from_config
-        return from_config
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,6 +1,6 @@
 // Starts a live page's web worker (kvlab-worker.mjs) as soon as the page starts loading.
 //
-// Loaded in the <head> of every page that runs Python (app/build_site.py), before BokehJS: the
+// Loaded in the <head> of every page that runs Python (app/site/), before BokehJS: the
 // browser parses and runs about 2.5 MB of BokehJS and Panel before kvlab-bridge.js (at the end of
 // the body) runs, and a worker started here fetches the snapshot and Pyodide's WebAssembly and
 // starts Python meanwhile, on another core. kvlab-bridge.js adopts that worker with every message

@@ -1,4 +1,4 @@
-// kvlab's page shell for the static site (see app/build_site.py and docs/site.md).
+// kvlab's page shell for the static site (see app/site/ and docs/site.md).
 //
 // Every page: the theme the link asks for (PAGE.html or PAGE.dark.html), embed mode (no site
 // header; the page reports its height to the parent frame), and the pre-rendered view shown at
@@ -144,7 +144,7 @@
   // ---- a lesson's answers -------------------------------------------------------------------------
   // The server's lesson re-applies the answers its link carries (?a1-llama=1: step key, choice
   // index) and shows the recap once every step is answered. Here each choice button is named
-  // answer:<key>:<index> (app/build_site.py) and carries the script that locks the step, explains
+  // answer:<key>:<index> (app/site/) and carries the script that locks the step, explains
   // the pick, shows the reveal and writes the pick into the address bar; a link's answer runs that
   // script. A value that names no choice is ignored, as on the server.
   function lessonAnswers(d) {
@@ -259,7 +259,7 @@
     for (const then of chartsDone.splice(0)) then();
   }
 
-  // The address bar and the nav's links follow the state through the nav (app/share.py, AddressBar),
+  // The address bar and the nav's links follow the state through the nav (app/shell/share.py, AddressBar),
   // which writes them once the moves pause, or at once on a click or a key that may read them
   // (the served app's rule: one place for both). The bridge hands it every reply's query: setting
   // an equal one changes nothing. Writing on every move took a fifth of a slider move's main-thread

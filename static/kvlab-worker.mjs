@@ -1,4 +1,4 @@
-// kvlab's web worker for the static site (see app/build_site.py and docs/site.md).
+// kvlab's web worker for the static site (see app/site/ and docs/site.md).
 //
 // Loads Pyodide's core, unpacks kvlab's two pure wheels served by the site (no micropip, no PyPI,
 // no other host), and answers each widget change with one call into kvlab.app.viewlayer.pages:
@@ -130,7 +130,7 @@ async function fetchGzip(url) {
   return new Response(response.body.pipeThrough(new DecompressionStream("gzip")));
 }
 
-// The site's Pyodide memory snapshot (app/site_snapshot.py): Python's memory with kvlab already
+// The site's Pyodide memory snapshot (app/site/snapshot.py): Python's memory with kvlab already
 // imported, gzip-compressed. Restoring it replaces Python's start-up and kvlab's imports.
 const fetchSnapshot = async (url) => new Uint8Array(await (await fetchGzip(url)).arrayBuffer());
 
@@ -175,7 +175,7 @@ function unpack(pyodide, wheels) {
   } finally {
     scope.destroy();
   }
-  return pyodide.pyimport("kvlab.app.viewlayer.pages").page_for;
+  return pyodide.pyimport("kvlab.app.viewlayer.sessions").page_for;
 }
 
 async function boot(m) {

@@ -16,7 +16,7 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kvlab.app import serve as serve_cli
+from kvlab.app.server import serve as serve_cli
 from kvlab.calibration import cli as calibrate_cli
 from kvlab.sim import cli as sim_cli
 from kvlab.sim.cliargs import flag

@@ -11,8 +11,8 @@ from __future__ import annotations
 import panel as pn
 import param
 
-from ..palette import OKABE_ITO, muted
 from ..viewlayer.lab_status import seconds  # noqa: F401  (re-exported for the lab's modules)
+from ..viewlayer.palette import OKABE_ITO, muted
 from ..views.base import UNDER_TITLE, StoreView, bokeh_pane, chart_title_pane
 from .store import LabStore
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 import panel as pn
 from kvlab.sim.engine.trace import MAX_TRACE_BYTES
 
-from ..a11y import labelled
-from ..controls import VISUALLY_HIDDEN_LABEL
-from ..controls import _heading as heading  # the panels' section heading: the same look
+from ..shell.a11y import labelled
 from ..viewlayer.lab_controls import SIDEBAR_FIELDS, hidden_fields
 from ..viewlayer.lab_settings import FIELDS_BY_NAME, PRESET_LABELS, SIDEBAR, section_fields, widget_kind
+from ..views.controls import (
+    VISUALLY_HIDDEN_LABEL,
+    heading,  # the panels' section heading: the same look
+)
 from .store import LabStore
 
 WIDE = dict(sizing_mode="stretch_width")

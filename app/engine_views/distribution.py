@@ -7,10 +7,10 @@ from __future__ import annotations
 import panel as pn
 from bokeh.models import ColumnDataSource, HoverTool, Label, NumeralTickFormatter, Span
 
-from ..a11y import labelled
-from ..palette import ink, paper
+from ..shell.a11y import labelled
 from ..viewlayer.lab_distribution import MARKS
 from ..viewlayer.lab_settings import METRICS
+from ..viewlayer.palette import ink, paper
 from ..views.base import TextPane, base_figure
 from .base import COMPARE_COLOR, MAIN_COLOR, MARK_LABEL_COLORS, MARK_LINE_COLORS, LabView, below_plot, side_by_side
 

@@ -12,10 +12,10 @@ import os
 
 import panel as pn
 
-from ..a11y import KvTemplate
-from ..html import BASE_CSS
-from ..page import HEADER_COLOR, LATER_CLASS, SITE
-from ..share import nav_links, share_buttons, theme_button
+from ..shell.a11y import KvTemplate
+from ..shell.page import HEADER_COLOR, LATER_CLASS, SITE
+from ..shell.share import nav_links, share_buttons, theme_button
+from ..viewlayer.html import BASE_CSS
 from ..views.base import NAME_MODELS_ENV
 from .comparison import PolicyComparison
 from .controls import LabControls

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import panel as pn
 
-from ..a11y import labelled
+from ..shell.a11y import labelled
 from ..viewlayer.lab_log import CONSOLE_CSS
 from ..viewlayer.lab_settings import LOG_SOURCES
 from ..views.base import html_pane

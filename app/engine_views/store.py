@@ -23,7 +23,7 @@ import param
 from kvlab.sim.engine import EngineResult
 from kvlab.sim.engine.sweep import Sweep
 
-from .. import server_activity
+from ..server import activity as server_activity
 from ..viewlayer.lab_session import LabSession
 from .settings import URL_FIELDS, LabSettings
 
@@ -168,7 +168,7 @@ class LabStore(param.Parameterized):
 async def _loop_idle(until: float) -> None:
     """Sleep PIECE_GAP_S, then on while the event loop has other work ready or a browser's message
     came in the last moments (another session's message still in its steps, some of which wait on
-    timers: app/server_activity.py), up to `until`: a slice's pieces run when the loop is otherwise
+    timers: app/server/activity.py), up to `until`: a slice's pieces run when the loop is otherwise
     idle. (`_ready` is asyncio's queue of ready callbacks: private, but there is no public way to ask.)"""
     await asyncio.sleep(PIECE_GAP_S)
     ready = getattr(asyncio.get_running_loop(), "_ready", ())

@@ -7,8 +7,8 @@ from __future__ import annotations
 import panel as pn
 from bokeh.models import ColumnDataSource, HoverTool, Label, Span
 
-from ..palette import COLORS, OKABE_ITO, ink, muted
 from ..viewlayer.lab_sweep import FIRST_CAPTION
+from ..viewlayer.palette import COLORS, OKABE_ITO, ink, muted
 from ..views.base import UNDER_TITLE, TextPane, base_figure, bokeh_pane, chart_title_pane
 from .base import LabView, below_plot
 

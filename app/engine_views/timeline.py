@@ -7,7 +7,7 @@ from __future__ import annotations
 import panel as pn
 from bokeh.models import ColumnDataSource, HoverTool, LegendItem, NumeralTickFormatter, Range1d, Span
 
-from ..palette import COLORS, OKABE_ITO, ink, muted
+from ..viewlayer.palette import COLORS, OKABE_ITO, ink, muted
 from ..views.base import TextPane, base_figure, legend_key
 from .base import COMPARE_COLOR, LabView, below_plot, side_by_side
 

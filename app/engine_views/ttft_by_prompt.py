@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..html import BASE_CSS
+from ..viewlayer.html import BASE_CSS
 from ..viewlayer.ttft_by_prompt import TABLE_CSS
 from ..views.base import TextPane
 from .base import LabView

@@ -214,7 +214,7 @@
     if (tries < 30) { requestAnimationFrame(() => whyAfterChoice(why, tries + 1)); } // shown a frame or two later
   };
 
-  // Below 768 px the settings are a sheet pinned to the bottom of the screen (app/a11y.py,
+  // Below 768 px the settings are a sheet pinned to the bottom of the screen (app/shell/a11y.py,
   // PHONE_CSS). The browser scrolls a newly focused element only just into the window, which can
   // leave it under the sheet: scroll it above the sheet first, and the browser then has nothing to
   // scroll. Keyboard focus only (:focus-visible): a tap must not move the page under the finger.

@@ -14,17 +14,17 @@ Contract (for every module here; "a11y" and "lessons" build on it):
   "visible": True}}`. Column data are lists of JSON numbers and strings (NaN marks a gap on a
   log axis); widget parts carry values, bounds (`start`/`end`), options and `disabled`/`visible`.
 - `html` values are finished HTML in which every interpolated string is already escaped (through
-  `kvlab.app.html`); user text (a pasted config's model name, a link's value) can never become markup.
+  `kvlab.app.viewlayer.html`); user text (a pasted config's model name, a link's value) can never become markup.
   To add a view-level fix (a label, an aria attribute, a text summary for a chart), change it
   here: both runtimes get it.
 - Nothing here keeps state except the sessions: `lab_session.LabSession` (the serving lab's one
   session, which the Panel server's `LabStore` wraps) and the browser bridge's per-page sessions:
   `pages.PanelPage` (a panel), `lab_page.LabPage` (the lab's session plus the bridge's protocol) and
-  `lesson_page.LessonPage` (a lesson's live views); `pages.page_for` picks one.
+  `lesson_page.LessonPage` (a lesson's live views); `sessions.page_for` picks one.
 
 Modules: `settings` (names, defaults, choices), `state` (one evaluation: result + curves),
 `query` (links), `series` (the swept curves), `controls` (widget properties), one module per
-view, and `pages` (a whole page's models by Bokeh name, the bridge's entry point). The serving
+view, `pages` (a whole page's models by Bokeh name) and `sessions` (the bridge's entry point). The serving
 lab: `lab_settings` (the one table of its settings, presets, the EngineConfig of a state), `lab_url`
 (its link codec), `lab_controls`, one `lab_*` module per lab view (they read a `LabSession`),
 `lab_runs`, `lab_session` and `lab_page`.

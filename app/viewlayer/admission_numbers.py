@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from .. import format as fmt
-from .. import html
-from ..palette import COLORS
-from . import readouts
+from . import format as fmt
+from . import html, readouts
+from .palette import COLORS
 
 LIMIT_CAPTIONS = {
     "concurrency": "all {c:,} requests run",

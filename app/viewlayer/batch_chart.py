@@ -7,7 +7,7 @@ cache to every step, and stops where the KV pool is full.
 
 from __future__ import annotations
 
-from .. import format as fmt
+from . import format as fmt
 from . import readouts
 
 TITLE = "Throughput against batch: amortisation flattens"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import html
+from . import html
 
 NO_RESULT = "ERROR no configuration to evaluate: see the message above."
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from .. import format as fmt
+from . import format as fmt
 from . import readouts
 
 POINT_COLUMNS = ("x", "y", "text", "dx", "align")

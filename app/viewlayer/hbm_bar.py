@@ -5,10 +5,9 @@ and free). A vertical line marks the card's capacity, so weights that do not fit
 
 from __future__ import annotations
 
-from .. import format as fmt
-from .. import html
-from ..palette import COLORS
-from . import readouts
+from . import format as fmt
+from . import html, readouts
+from .palette import COLORS
 
 GIB = 2**30
 SEGMENTS = (

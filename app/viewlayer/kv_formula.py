@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .. import format as fmt
-from .. import html
+from . import format as fmt
+from . import html
 
 GENERIC = "bytes per token = 2 (K and V) \u00d7 layers \u00d7 kv_heads \u00d7 head_dim \u00d7 bytes per element"
 GENERIC_MLA = "bytes per token = layers \u00d7 (latent + rope key) \u00d7 bytes per element"

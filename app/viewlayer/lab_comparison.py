@@ -3,7 +3,7 @@ different scheduling. The ratio column says which way each figure moved."""
 
 from __future__ import annotations
 
-from .. import html
+from . import html
 from .lab_settings import policy_label
 from .lab_status import seconds
 

@@ -13,7 +13,7 @@ import math
 from bisect import bisect_right
 from itertools import accumulate
 
-from .. import html
+from . import html
 from .lab_settings import METRICS, lab_choices
 from .lab_status import seconds
 

@@ -3,7 +3,7 @@ are any), SGLang's batch lines, or the Prometheus /metrics page at the end of th
 
 from __future__ import annotations
 
-from .. import html
+from . import html
 from .lab_settings import LOG_SOURCES, lab_choices
 
 SHOWN_LINES = 400  # more would make the page heavy; the middle of a long log is elided

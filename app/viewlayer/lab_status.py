@@ -8,9 +8,9 @@ the headline numbers as distributions (p50 and p99 side by side, never a lone me
 
 from __future__ import annotations
 
-from .. import html
-from ..palette import COLORS
+from . import html
 from .lab_settings import policy_label
+from .palette import COLORS
 
 PROGRESS_MAX = 1000  # the progress bar's scale
 

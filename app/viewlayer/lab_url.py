@@ -10,8 +10,8 @@ from urllib.parse import urlencode
 
 from kvlab.sim.fields import Bound, check_number
 
-from ..query_limits import query_pairs
 from .lab_settings import BOOLEAN_FIELDS, URL_FIELDS, bound, lab_choices, lab_defaults, merge_values
+from .query_limits import query_pairs
 
 
 def check_value(name: str, value):

@@ -3,8 +3,7 @@ and capacity problems (weights that do not fit, a request longer than the pool).
 
 from __future__ import annotations
 
-from .. import html
-from . import readouts
+from . import html, readouts
 
 EMPTY_CONFIG = "is empty"
 

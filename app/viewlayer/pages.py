@@ -263,21 +263,3 @@ class PanelPage:
             self._warm = None
             return {"more": False, "patch": {}}
         return {"more": True, "patch": out["patch"]}
-
-
-def page_for(page: str, search: str = "", live=None, opening: str | None = None):
-    """The browser's session object for a live page: `PanelPage` for the two panels, `LabPage` for
-    the serving lab (`opening`: the site's copy of its opening run, lab_page.opening_json),
-    `LessonPage` for a lesson's live views (`live`: their specs from the build). All answer
-    start(), change() and tick() (while `busy`); the lab and the lessons also click() and upload()."""
-    if live:
-        import json
-
-        from .lesson_page import LessonPage
-
-        return LessonPage(json.loads(live) if isinstance(live, str) else live)
-    if page == "serving_lab":
-        from .lab_page import LabPage
-
-        return LabPage(search, opening)
-    return PanelPage(page, search)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from .. import format as fmt
-from .. import html
-from ..palette import COLORS
-from . import readouts
+from . import format as fmt
+from . import html, readouts
 from .admission_numbers import cost_tiles
+from .palette import COLORS
 
 
 def _bound(kind: str | None) -> str:

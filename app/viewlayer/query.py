@@ -20,8 +20,8 @@ from urllib.parse import urlencode
 from kvlab.sim import Scenario, evaluate
 from kvlab.sim.scenario import FIELDS
 
-from ..config_paste import decode_from_link, encode_for_link, parse_config_text
-from ..query_limits import query_pairs
+from .config_paste import decode_from_link, encode_for_link, parse_config_text
+from .query_limits import query_pairs
 from .settings import CUSTOM_MODEL, SCENARIO_FIELDS, choices, defaults
 
 MAX_SHOWN_CHARS = 40  # how much of a rejected value a notice repeats

@@ -7,8 +7,8 @@ the static site's bridge share them.
 
 from __future__ import annotations
 
-from .. import format as fmt
-from .. import html
+from . import format as fmt
+from . import html
 
 SUMMARY_CSS_CLASS = "kv-caption kv-summary"
 

@@ -9,9 +9,9 @@ its time, so a step that also waits on an all-reduce or launch overhead sits bel
 
 from __future__ import annotations
 
-from .. import format as fmt
-from ..palette import COLORS
+from . import format as fmt
 from . import readouts
+from .palette import COLORS
 
 TITLE = "Roofline: where prefill and decode land"
 POINT_COLUMNS = ("x", "y", "color", "marker", "name", "text", "flops", "dx", "align")

@@ -1,6 +1,6 @@
 """The panels' settings as plain data: field names, labels, defaults and choices (standard library only).
 
-`app/state.py` builds its `param.Parameterized` Settings from these, and the browser bridge keeps
+`app/views/state.py` builds its `param.Parameterized` Settings from these, and the browser bridge keeps
 the same settings as a plain dict, so both runtimes agree on every name, default and choice.
 """
 

@@ -1,6 +1,6 @@
 """One panel state evaluated: the result, the two swept curves and the slider range (standard library only).
 
-`app/store.py` (the Panel server) and the browser bridge both call `compute`, so a state gives the
+`app/views/store.py` (the Panel server) and the browser bridge both call `compute`, so a state gives the
 same result, curves and context length in both runtimes.
 """
 
@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 from kvlab.sim import Result, evaluate
 
-from ..config_paste import parse_config_text
 from . import series
+from .config_paste import parse_config_text
 from .settings import CUSTOM_MODEL, scenario
 
 CURVES = ("fit", "batch")

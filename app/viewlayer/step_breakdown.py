@@ -16,10 +16,9 @@ by subtraction, so the terms add up to sim's step time and the marker is sim's b
 
 from __future__ import annotations
 
-from .. import format as fmt
-from .. import html
-from ..palette import COLORS
-from . import readouts
+from . import format as fmt
+from . import html, readouts
+from .palette import COLORS
 
 MEMORY, COMPUTE, SERIAL = "memory", "compute", "not overlapped"
 FADED = 0.4

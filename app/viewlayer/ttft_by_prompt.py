@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ..html import esc
+from .html import esc
 
 EDGES_TOKENS = (1024, 4096, 8192, 16384, 32768)
 

@@ -18,11 +18,11 @@ import panel as pn
 import param
 from bokeh.plotting import figure
 
-from .. import html
-from ..html import BASE_CSS
-from ..palette import ink, muted
-from ..store import Store
+from ..viewlayer import html
+from ..viewlayer.html import BASE_CSS
 from ..viewlayer.pages import _same
+from ..viewlayer.palette import ink, muted
+from .store import Store
 
 # Set while `kvlab build-site` lays pages out: their Bokeh models get the stable names the browser
 # bridge finds them by. Off elsewhere, because two panels in one notebook would repeat names.

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d, Span
 
-from ..palette import COLORS, ink, muted, paper
 from ..viewlayer.batch_chart import TITLE, view_batch_chart
+from ..viewlayer.palette import COLORS, ink, muted, paper
 from .base import StoreView, base_figure, chart_with_summary
 
 

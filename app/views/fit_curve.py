@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from bokeh.models import ColumnDataSource, HoverTool, Label, NumeralTickFormatter, Span
 
-from ..palette import COLORS, ink, muted
 from ..viewlayer.fit_curve import POINT_COLUMNS, view_fit_curve
+from ..viewlayer.palette import COLORS, ink, muted
 from .base import StoreView, base_figure, chart_with_summary
 
 

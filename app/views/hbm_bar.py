@@ -7,8 +7,8 @@ import panel as pn
 from bokeh.models import ColumnDataSource, CustomJS, CustomJSTransform, HoverTool, LabelSet, Range1d, Span
 from bokeh.transform import transform
 
-from ..palette import ink
 from ..viewlayer.hbm_bar import COLUMNS, view_hbm_bar
+from ..viewlayer.palette import ink
 from .base import StoreView, base_figure, bokeh_pane, chart_title_pane, html_pane
 
 # A segment's size is written inside it only where the words fit, with LABEL_PAD_PX to spare on

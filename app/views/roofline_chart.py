@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from bokeh.models import ColumnDataSource, CustomJSTickFormatter, HoverTool, NumeralTickFormatter, Range1d, Span
 
-from ..palette import COLORS, ink, muted
+from ..viewlayer.palette import COLORS, ink, muted
 from ..viewlayer.roofline import POINT_COLUMNS, TITLE, view_roofline
 from .base import StoreView, base_figure, chart_with_summary
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LabelSet, Range1d
 
-from ..palette import ink
+from ..viewlayer.palette import ink
 from ..viewlayer.step_breakdown import BAR_COLUMNS, COMPUTE, MEMORY, phase_terms, view_step_breakdown
 from .base import StoreView, base_figure, chart_with_summary
 

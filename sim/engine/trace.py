@@ -40,7 +40,7 @@ ALIASES = {
 }
 MAX_ROWS = 2_000_000  # the engine's num_requests bound
 # The largest trace file accepted: a 10^6-request trace of ~30-byte CSV rows fits. One place for the
-# limit: `kvlab serve` sizes its websocket messages from it (app/serve.py: the browser sends a file
+# limit: `kvlab serve` sizes its websocket messages from it (app/server/serve.py: the browser sends a file
 # base64-encoded in one message) and the page refuses a larger file before sending it (app/templates/a11y.js
 # reads it from the file box's kv-upload-max-<bytes> class). Decimal MB, so the page can say "32 MB" exactly.
 MAX_TRACE_BYTES = 32_000_000

@@ -5,7 +5,7 @@ import json
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kvlab.app.config_paste import (
+from kvlab.app.viewlayer.config_paste import (
     MAX_CONFIG_CHARS,
     MAX_LINK_CONFIG_CHARS,
     decode_from_link,

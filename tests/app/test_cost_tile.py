@@ -1,7 +1,7 @@
 """A price per GPU-hour shows its cost per million tokens on both steady-state panels."""
 
-from kvlab.app.panels import make_store
 from kvlab.app.views.admission_numbers import AdmissionNumbers
+from kvlab.app.views.panels import make_store
 from kvlab.app.views.phase_numbers import PhaseNumbers
 from kvlab.sim import Scenario, evaluate
 

@@ -9,28 +9,22 @@ Python's figures.
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import os
-import re
 import sys
 import time
-import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 pn = pytest.importorskip("panel")
 
-from bokeh.client import ClientSession  # noqa: E402
 from bokeh.document import Document  # noqa: E402
-from bokeh.util.token import get_session_id  # noqa: E402
 from kvlab.app.engine_views.lab import ServingLab, build_lab_page  # noqa: E402
 from kvlab.app.engine_views.store import LabStore  # noqa: E402
-from kvlab.app.session_expiry import install as install_session_expiry  # noqa: E402
-from tornado.ioloop import IOLoop  # noqa: E402
+from kvlab.app.server.patches import apply as apply_patch  # noqa: E402
 
-from tests.browser.support import free_port  # noqa: E402
+from devtools.lab_client import LabClient  # noqa: E402
+from devtools.server import free_port  # noqa: E402
 
 WARM_UP = 2  # imports, caches and first-use allocations happen in the first sessions
 # Measured after the warm-up: 12 in CI, 8 locally. A session costs about 1.0-1.4 s of server time
@@ -49,43 +43,6 @@ CHECK_MS = 100
 SETTLE_S = 5  # a closed session goes within a check of its close (plus its destroy); Bokeh alone takes 15 s
 
 
-class LabClient:
-    """Opens and closes lab sessions as a browser does: GET the page (the server builds the
-    session's document), connect its websocket with the page's token, close it. Every websocket
-    runs on one event loop in one thread of this client's own (a ClientSession left to make its
-    own loop leaves that loop, its thread and its socket behind, in this process, each session),
-    which can start even where another loop runs already (Playwright's, when the browser tests ran
-    first in this process)."""
-
-    def __init__(self):
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="lab-client")
-        self._loop = self._pool.submit(self._new_loop).result()
-
-    @staticmethod
-    def _new_loop() -> IOLoop:
-        asyncio.set_event_loop(asyncio.new_event_loop())
-        return IOLoop.current()
-
-    def open_and_close(self, base: str) -> None:
-        with urllib.request.urlopen(f"{base}/serving_lab", timeout=120) as r:
-            html = r.read().decode()
-        token = re.search(r'"token":\s*"([^"]+)"', html).group(1)
-        ws = base.replace("http://", "ws://") + "/serving_lab/ws"
-
-        def connect_and_close() -> bool:
-            session = ClientSession(session_id=get_session_id(token), websocket_url=ws, io_loop=self._loop)
-            session.connect()
-            connected = session.connected
-            session.close()
-            return connected
-
-        assert self._pool.submit(connect_and_close).result(timeout=120), "the lab page's websocket did not open"
-
-    def close(self) -> None:
-        self._pool.submit(lambda: self._loop.close(all_fds=True)).result(timeout=30)
-        self._pool.shutdown()
-
-
 def live(cls) -> int:
     return sum(1 for o in gc.get_objects() if isinstance(o, cls))
 
@@ -98,11 +55,11 @@ PER_SESSION = 2
 
 def test_closed_lab_sessions_leave_nothing_behind():
     port = free_port()
-    # kvlab serve's session expiry (app/session_expiry.py): a session whose websocket closed is
+    # kvlab serve's session expiry (app/server/patches.py): a session whose websocket closed is
     # discarded at the next check, here every 0.1 s, although unused sessions keep Bokeh's 15 s
     # lifetime; so settle() gives the server SETTLE_S, well under that lifetime, to let go.
     # (Bokeh ignores these options under any other name: `check_unused_sessions=100` left 17 s.)
-    install_session_expiry()
+    apply_patch("expire_closed_sessions")
     thread = pn.serve({"serving_lab": build_lab_page}, port=port, address="127.0.0.1", threaded=True, show=False,
                       check_unused_sessions_milliseconds=CHECK_MS, websocket_origin=[f"127.0.0.1:{port}"])
     base = f"http://127.0.0.1:{port}"

@@ -2,7 +2,7 @@
 as the initial state, and a render without any server."""
 
 import panel as pn
-from kvlab.app.panels import AdmissionPanel, PhasesPanel
+from kvlab.app.views.panels import AdmissionPanel, PhasesPanel
 from kvlab.sim import Scenario, evaluate
 
 from kvlab import app

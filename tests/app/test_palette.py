@@ -9,7 +9,7 @@ import pytest
 from kvlab.app.engine_views.base import MARK_COLORS, MARK_LABEL_COLORS, MARK_LINE_COLORS
 from kvlab.app.engine_views.distribution import LatencyDistribution
 from kvlab.app.engine_views.store import LabStore
-from kvlab.app.palette import ink, muted, paper
+from kvlab.app.viewlayer.palette import ink, muted, paper
 
 from tests.wcag import AA_NON_TEXT, AA_TEXT, contrast
 

@@ -2,7 +2,7 @@
 
 import json
 
-from kvlab.app.state import Settings
+from kvlab.app.views.state import Settings
 from kvlab.sim import clear_caches, profiles
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from kvlab.app.query_limits import MAX_QUERY_CHARS, MAX_VALUE_CHARS, query_pairs
-from kvlab.app.urlstate import parse_query
+from kvlab.app.viewlayer.query_limits import MAX_QUERY_CHARS, MAX_VALUE_CHARS, query_pairs
+from kvlab.app.views.urlstate import parse_query
 
 
 def test_a_5000_digit_value_is_dropped_with_a_notice_and_the_rest_kept():
@@ -33,7 +33,7 @@ def test_non_strings_are_an_empty_query(bad):
 
 def test_panels_own_query_parser_is_guarded():
     pytest.importorskip("panel")
-    import kvlab.app.share  # noqa: F401  (installs the guard, as every page does)
+    import kvlab.app.shell.share  # noqa: F401  (installs the guard, as every page does)
     from panel.io.location import Location
     loc = Location(search="?a=" + "9" * 5000 + "&b=3&c=" + "[" * 60)
     assert loc.query_params == {"b": 3}

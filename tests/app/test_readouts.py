@@ -1,11 +1,11 @@
 """The words that replace impossible numbers, and the text summaries under the charts, against sim."""
 
-from kvlab.app.state import Settings
-from kvlab.app.store import Store
-from kvlab.app.urlstate import apply_values
 from kvlab.app.viewlayer import readouts
 from kvlab.app.viewlayer.series import batch_curve, fit_curve
 from kvlab.app.viewlayer.step_breakdown import phase_terms
+from kvlab.app.views.state import Settings
+from kvlab.app.views.store import Store
+from kvlab.app.views.urlstate import apply_values
 from kvlab.sim import Scenario, evaluate
 
 

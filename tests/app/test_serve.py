@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 import pytest
-from kvlab.app import serve
+from kvlab.app.server import serve
 
 
 def test_serves_every_page_script_on_loopback_with_the_setup_script():
@@ -60,13 +60,13 @@ def test_free_port_is_free():
 def test_setup_script_removes_the_debounce_nagle_and_busy_costs():
     # In a child process: the script patches classes, which must not leak into this test session.
     code = (
-        "import runpy; from app import serve; runpy.run_path(str(serve.SETUP));"
+        "import runpy; from kvlab.app.server import serve; runpy.run_path(str(serve.SETUP));"
         "from panel.reactive import Syncable; from bokeh.server.views.ws import WSHandler;"
-        "print(Syncable._debounce, getattr(WSHandler.open, '_kvlab_nodelay', False),"
-        " getattr(Syncable._change_event, '_kvlab_one_message', False), 'value' in Syncable._busy__ignore)"
+        "print(Syncable._debounce, getattr(WSHandler.open, '_kvlab_patch', None),"
+        " getattr(Syncable._change_event, '_kvlab_patch', None), 'value' in Syncable._busy__ignore)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["2", "True", "True", "True"]
+    assert out == ["2", "nodelay", "one_message", "True"]
 
 
 def test_the_server_runs_where_kvlab_itself_is_importable():

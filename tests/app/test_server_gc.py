@@ -1,4 +1,4 @@
-"""kvlab serve's garbage collection (app/server_gc.py): no automatic full collection once
+"""kvlab serve's garbage collection (app/server/quiet_gc.py): no automatic full collection once
 installed, a full one when due. install() changes the process's collector, so it runs in a
 child process, not in the test runner."""
 
@@ -9,8 +9,8 @@ import subprocess
 import sys
 import textwrap
 
-from kvlab.app import server_gc
-from kvlab.app.serve import IMPORT_ROOT
+from kvlab.app.server import quiet_gc as server_gc
+from kvlab.app.server.serve import IMPORT_ROOT
 
 
 def test_a_full_collection_is_due_when_quiet_when_the_heap_doubled_or_after_the_longest_gap():
@@ -24,7 +24,7 @@ def test_a_full_collection_is_due_when_quiet_when_the_heap_doubled_or_after_the_
 
 CHILD = textwrap.dedent("""
     import gc, json
-    from kvlab.app import server_gc
+    from kvlab.app.server import quiet_gc as server_gc
     full = []
     gc.callbacks.append(lambda phase, info: full.append(1) if phase == "stop" and info["generation"] == 2 else None)
     baseline = len(full)

@@ -1,4 +1,4 @@
-"""kvlab serve drops a write to a closed websocket quietly (app/socket_writes.py): a real Tornado
+"""kvlab serve drops a write to a closed websocket quietly (app/server/patches.py, quiet_closed_writes): a real Tornado
 websocket, a real Bokeh message written with Panel's own writer, and a browser side that goes away
 while the write is under way. Each event loop runs in a thread of its own: the browser tests'
 Playwright may hold a running loop in the test runner's thread."""
@@ -17,12 +17,12 @@ pytest.importorskip("panel")
 from bokeh.document import Document  # noqa: E402
 from bokeh.models import Div  # noqa: E402
 from bokeh.protocol import Protocol  # noqa: E402
-from kvlab.app import socket_writes  # noqa: E402
+from kvlab.app.server import patches  # noqa: E402
 from panel.io.document import dispatch_tornado  # noqa: E402
 from tornado.web import Application  # noqa: E402
 from tornado.websocket import WebSocketClosedError, WebSocketHandler, websocket_connect  # noqa: E402
 
-from tests.browser.support import free_port  # noqa: E402
+from devtools.server import free_port  # noqa: E402
 
 PAYLOAD_CHARS = 16_000_000  # far more than loopback's socket buffers: the write is still pending when the peer goes
 
@@ -35,12 +35,12 @@ class _Connection:
 
 
 def _run(scenario, installed: bool = False) -> None:
-    """Run `scenario` (a coroutine function) on an event loop of its own, with socket_writes
+    """Run `scenario` (a coroutine function) on an event loop of its own, with the quiet_closed_writes patch
     installed or not; Tornado's own write is put back afterwards."""
     before = WebSocketHandler.write_message
     try:
         if installed:
-            socket_writes.install()
+            patches.apply("quiet_closed_writes")
         with ThreadPoolExecutor(1) as pool:
             pool.submit(asyncio.run, scenario()).result(timeout=60)
     finally:
@@ -75,7 +75,7 @@ async def _websocket(logged: list[dict]):
 def _errors_logged(installed: bool) -> list[dict]:
     """Write a large message with Panel's writer to a websocket whose client then vanishes; drop
     the write futures unawaited (as Panel does when the session is destroyed first); return what
-    the event loop's exception handler was given. `installed`: with socket_writes.install()."""
+    the event loop's exception handler was given. `installed`: with patches.apply("quiet_closed_writes")."""
     logged: list[dict] = []
 
     async def scenario():
@@ -115,10 +115,10 @@ def test_any_other_failed_write_is_still_reported_and_install_wraps_tornado_once
         loop.set_exception_handler(lambda _loop, context: logged.append(context))
         for error in (WebSocketClosedError(), ValueError("bad frame")):
             future = loop.create_future()
-            future.add_done_callback(socket_writes.retrieve_if_closed)
+            future.add_done_callback(patches.retrieve_if_closed)
             future.set_exception(error)
         cancelled = loop.create_future()
-        cancelled.add_done_callback(socket_writes.retrieve_if_closed)
+        cancelled.add_done_callback(patches.retrieve_if_closed)
         cancelled.cancel()
         await asyncio.sleep(0)
 
@@ -127,9 +127,10 @@ def test_any_other_failed_write_is_still_reported_and_install_wraps_tornado_once
 
     before = WebSocketHandler.write_message
     try:
-        socket_writes.install()
-        socket_writes.install()
-        assert WebSocketHandler.write_message is socket_writes._write_message_quiet_when_closed
+        patches.apply("quiet_closed_writes")
+        patches.apply("quiet_closed_writes")
+        wrapped = WebSocketHandler.write_message
+        assert wrapped._kvlab_patch == "quiet_closed_writes" and before in [c.cell_contents for c in wrapped.__closure__]
     finally:
         WebSocketHandler.write_message = before
 

@@ -2,7 +2,7 @@
 
 import param
 import pytest
-from kvlab.app.state import ADVANCED_FIELDS, CUSTOM_MODEL, MAIN_FIELDS, SCENARIO_FIELDS, Settings
+from kvlab.app.views.state import ADVANCED_FIELDS, CUSTOM_MODEL, MAIN_FIELDS, SCENARIO_FIELDS, Settings
 from kvlab.sim.scenario import ALLOCATIONS, ENGINES, FIELDS, TP_SIZES, Scenario
 from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 

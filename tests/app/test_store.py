@@ -6,8 +6,8 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kvlab.app.state import CUSTOM_MODEL, Settings
-from kvlab.app.store import Store
+from kvlab.app.views.state import CUSTOM_MODEL, Settings
+from kvlab.app.views.store import Store
 from kvlab.sim import Scenario, catalog, evaluate
 
 

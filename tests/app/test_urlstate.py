@@ -5,9 +5,9 @@ from urllib.parse import quote
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kvlab.app.config_paste import encode_for_link
-from kvlab.app.state import CUSTOM_MODEL, Settings
-from kvlab.app.urlstate import MAX_KEYS, MAX_QUERY_CHARS, apply_values, encode_query, parse_query
+from kvlab.app.viewlayer.config_paste import encode_for_link
+from kvlab.app.views.state import CUSTOM_MODEL, Settings
+from kvlab.app.views.urlstate import MAX_KEYS, MAX_QUERY_CHARS, apply_values, encode_query, parse_query
 from kvlab.sim import catalog
 from kvlab.sim.scenario import FIELDS, TP_SIZES
 from kvlab.sim.units import KV_DTYPES

@@ -7,7 +7,7 @@ import re
 import subprocess
 import sys
 
-from kvlab.app.site_wheel import ROOT
+from kvlab.app.site.wheels import ROOT
 from kvlab.app.viewlayer.controls import LOG_SLIDERS
 from kvlab.app.viewlayer.pages import PanelPage
 from kvlab.sim import Scenario, evaluate
@@ -41,8 +41,8 @@ def test_view_layer_imports_only_the_standard_library_and_kvlab():
     assert len(seen["modules"]) >= 15, seen["modules"]
     assert seen["outside"] == []
     # Besides sim: only kvlab.app's standard-library helpers (and the lazy kvlab.app package itself).
-    assert set(seen["kvlab"]) <= {"kvlab.app", "kvlab.app.format", "kvlab.app.html", "kvlab.app.palette",
-                                  "kvlab.app.config_paste", "kvlab.app.query_limits"}, seen["kvlab"]
+    assert set(seen["kvlab"]) <= {"kvlab.app", "kvlab.app.viewlayer.format", "kvlab.app.viewlayer.html", "kvlab.app.viewlayer.palette",
+                                  "kvlab.app.viewlayer.config_paste", "kvlab.app.viewlayer.query_limits"}, seen["kvlab"]
 
 
 def _html(patch: dict, name: str) -> str:
@@ -214,8 +214,8 @@ def test_a_latency_marks_label_is_written_leftwards_in_the_right_part_of_the_axi
 def test_a_step_charts_legend_keys_each_colour_it_draws():
     """Weight read and KV read share the memory row; the serial row's colours appear with tensor
     parallelism. The legend is HTML, so it wraps in a narrow window."""
-    from kvlab.app.palette import COLORS
     from kvlab.app.viewlayer import settings
+    from kvlab.app.viewlayer.palette import COLORS
     from kvlab.app.viewlayer.step_breakdown import view_step_breakdown
 
     def keys(phase: str, **changes) -> list[str]:

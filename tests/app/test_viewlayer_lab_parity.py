@@ -8,12 +8,12 @@ import param
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kvlab.app.controls import name_widget_models
 from kvlab.app.engine_views.lab import ServingLab
 from kvlab.app.engine_views.urlstate import encode_query
 from kvlab.app.viewlayer.lab_page import LabPage
 from kvlab.app.viewlayer.lab_settings import LAB_PRESETS, LOG_SOURCES, METRICS, lab_choices, preset_values
 from kvlab.app.viewlayer.lab_url import encode_lab_query
+from kvlab.app.views.controls import name_widget_models
 
 from tests.app.test_viewlayer_parity import _same
 

@@ -8,10 +8,10 @@ import panel as pn
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kvlab.app.controls import name_widget_models
-from kvlab.app.panels import AdmissionPanel, PhasesPanel
 from kvlab.app.viewlayer.pages import PanelPage
 from kvlab.app.viewlayer.settings import choices
+from kvlab.app.views.controls import name_widget_models
+from kvlab.app.views.panels import AdmissionPanel, PhasesPanel
 from kvlab.sim import model_ids
 
 TOKENS = st.integers(min_value=0, max_value=17 * 8).map(lambda i: max(1, round(2 ** (i / 8))))

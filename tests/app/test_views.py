@@ -7,8 +7,8 @@ from html import escape
 import panel as pn
 import pytest
 from kvlab.app import admission_panel, phases_panel
-from kvlab.app.state import CUSTOM_MODEL
 from kvlab.app.views.hbm_bar import HbmBar
+from kvlab.app.views.state import CUSTOM_MODEL
 from kvlab.app.views.step_breakdown import StepBreakdown, phase_terms
 from kvlab.sim import Scenario, catalog, evaluate
 from kvlab.sim.units import GIB, KIB
@@ -117,7 +117,7 @@ def _views(panel):
 
 
 def test_shipped_css_drops_comments_and_keeps_rules():
-    from kvlab.app.html import shipped_css
+    from kvlab.app.viewlayer.html import shipped_css
 
     text = "a { color: red; }\n  /* why,\n   over two lines */\nb { margin: 0; } /* after a rule */\n"
     assert shipped_css(text) == "a { color: red; }\nb { margin: 0; }"

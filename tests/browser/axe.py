@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kvlab.app.serve import page_scripts
+from kvlab.app.server.serve import page_scripts
 
 AXE_JS = Path(__file__).resolve().parent / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING = ("critical", "serious")

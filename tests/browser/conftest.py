@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from .support import CHROMIUM, CHROMIUM_ARGS, SERVER_LOGS, free_port, server_errors, start_server, stop_server
+from devtools.chromium import CHROMIUM, CHROMIUM_ARGS
+from devtools.server import SERVER_LOGS, free_port, server_errors, start_server, stop_server
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
@@ -93,7 +94,7 @@ class Page:
 
     def settled_url(self, timeout_ms: int = 10_000) -> str:
         """The page's URL once the address bar has been written: it follows the state once the
-        moves pause (app/share.py, AddressBar.delay_ms)."""
+        moves pause (app/shell/share.py, AddressBar.delay_ms)."""
         self.page.wait_for_function("() => !document.body.dataset.kvAddressPending", timeout=timeout_ms)
         return self.page.url
 

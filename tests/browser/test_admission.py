@@ -4,8 +4,9 @@ import pytest
 from kvlab.sim import Scenario, catalog, evaluate
 from kvlab.sim.units import GIB, KIB
 
+from devtools.chromium import SET_SLIDER_JS
+
 from .sim_readout import assert_shows
-from .support import SET_SLIDER_JS
 
 pytestmark = pytest.mark.browser
 

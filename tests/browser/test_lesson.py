@@ -97,7 +97,7 @@ def test_a_lesson_link_keeps_its_answers_and_its_theme(kv_page):
     key = step.prediction.key
     page.goto(f"{kv_page.base}/{lesson.slug}?{key}=0&theme=dark")
     page.locator(".kv-reveal").get_by_text(step.prediction.gives_away[0].replace("**", "")).first.wait_for(timeout=30_000)
-    page.wait_for_timeout(800)  # past the nav's first write (app/share.py, AddressBar)
+    page.wait_for_timeout(800)  # past the nav's first write (app/shell/share.py, AddressBar)
     assert f"{key}=0" in page.url and "theme=dark" in page.url, page.url
     hrefs = page.evaluate("() => {" + DEEP_ALL + " return deepAll('a[href^=\"./\"]').map((a) => a.getAttribute('href')); }")
     assert len(hrefs) >= 8, hrefs  # 5 nav links, a prerequisite, the next lesson, a try-this link

@@ -3,8 +3,9 @@
 import pytest
 from kvlab.sim import Scenario, catalog, evaluate
 
+from devtools.chromium import SET_SLIDER_JS
+
 from .sim_readout import assert_shows
-from .support import SET_SLIDER_JS
 
 pytestmark = pytest.mark.browser
 

@@ -15,8 +15,10 @@ from kvlab.app.engine_views.urlstate import apply_query
 from kvlab.sim.engine import simulate
 from kvlab.sim.engine.trace import MAX_TRACE_BYTES
 
+from devtools.server import free_port, start_server, stop_server
+
 from .conftest import Page
-from .support import ROOT, free_port, start_server, stop_server
+from .support import ROOT
 
 pytestmark = pytest.mark.browser
 playwright_api = pytest.importorskip("playwright.sync_api")

@@ -6,7 +6,7 @@ import time
 from urllib.parse import quote
 
 import pytest
-from kvlab.app.share import ADDRESS_DELAY_MS
+from kvlab.app.shell.share import ADDRESS_DELAY_MS
 from kvlab.sim import Scenario, catalog, evaluate
 
 pytestmark = pytest.mark.browser

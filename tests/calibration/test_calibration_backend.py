@@ -5,7 +5,8 @@ import types
 
 import pytest
 from kvlab.calibration import cli
-from kvlab.calibration.backend import CUPY_MISSING, NO_DEVICE, BackendUnavailable, NumpyBackend, load_backend
+from kvlab.calibration.backend import CUPY_MISSING, NO_DEVICE, BackendUnavailable, NumpyBackend
+from kvlab.calibration.cli import load_backend
 
 
 def test_package_imports_without_cupy(monkeypatch):

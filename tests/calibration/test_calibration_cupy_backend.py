@@ -11,9 +11,9 @@ import types
 
 import numpy as np
 import pytest
-from kvlab.calibration.backend import load_backend
 from kvlab.calibration.benchmarks.gemm import _probe_fp8
 from kvlab.calibration.catalog import datasheet, model
+from kvlab.calibration.cli import load_backend
 from kvlab.calibration.plan import tiny_plan
 from kvlab.calibration.profile import build_profile, datasheet_denominators, fit_profile
 from kvlab.calibration.progress import RunLog

@@ -9,8 +9,8 @@ pn = pytest.importorskip("panel")
 
 from kvlab.app.engine_views import lab  # noqa: E402
 from kvlab.app.engine_views.urlstate import URL_FIELDS, apply_query  # noqa: E402
-from kvlab.app.query_limits import MAX_VALUE_CHARS  # noqa: E402
-from kvlab.app.share import AddressBar  # noqa: E402
+from kvlab.app.shell.share import AddressBar  # noqa: E402
+from kvlab.app.viewlayer.query_limits import MAX_VALUE_CHARS  # noqa: E402
 
 
 def _other_value(p: param.Parameter, value):

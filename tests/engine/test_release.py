@@ -1,6 +1,6 @@
 """A finished or cancelled run is freed by reference counting, not left for the garbage collector:
 the serving lab replaces runs as fast as a student moves a setting, and on kvlab serve a full
-collection is a pause for every session (app/server_gc.py)."""
+collection is a pause for every session (app/server/quiet_gc.py)."""
 
 from __future__ import annotations
 

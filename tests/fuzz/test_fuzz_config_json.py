@@ -6,7 +6,7 @@ import json
 
 from hypothesis import given
 from hypothesis import strategies as st
-from kvlab.app.config_paste import parse_config_text
+from kvlab.app.viewlayer.config_paste import parse_config_text
 from kvlab.sim import Scenario, evaluate
 
 from .support import batches, check_each, finite_numbers, fuzz, hostile

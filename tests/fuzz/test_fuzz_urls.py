@@ -8,9 +8,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kvlab.app.engine_views.settings import LabSettings
 from kvlab.app.engine_views.urlstate import URL_FIELDS, apply_query
-from kvlab.app.query_limits import guard_panel_location, query_pairs
-from kvlab.app.state import SCENARIO_FIELDS, Settings
-from kvlab.app.urlstate import parse_query
+from kvlab.app.server.patches import guard_panel_location
+from kvlab.app.viewlayer.query_limits import query_pairs
+from kvlab.app.views.state import SCENARIO_FIELDS, Settings
+from kvlab.app.views.urlstate import parse_query
 
 from .support import batches, check_each, fuzz, hostile
 

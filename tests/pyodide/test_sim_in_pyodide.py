@@ -1,6 +1,6 @@
 """sim/ in real Pyodide: the grid of configurations and the engine runs give byte-identical JSON to CPython.
 
-Runs the kvlab_sim wheel that the static site packs (app/site_wheel.py) in both Pyodide runtimes
+Runs the kvlab_sim wheel that the static site packs (app/site/wheels.py) in both Pyodide runtimes
 (the newest on npm and the one the built site loads), each under Node and in headless Chromium,
 and compares every `json.dumps(evaluate(s).to_dict(), sort_keys=True)` string with CPython's.
 Exact equality, no tolerance: the simulator is pure Python and the same float operations must
@@ -13,18 +13,21 @@ import json
 import sys
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
-from kvlab.app.site_wheel import SIM_WHEEL, build_wheel
+from kvlab.app.site.wheels import SIM_WHEEL, build_wheel
 from kvlab.sim import gpu_ids, model_ids
 from kvlab.sim.scenario import ALLOCATIONS, ENGINES, TP_SIZES
 from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 
-from tests.pyodide import engine_grid, grid, grid_runner, harness
+from devtools import grid
+from devtools import pyodide as harness
+from tests.pyodide import engine_grid, grid_runner
 from tests.pyodide.sum312 import compensated_sum
 
 pytestmark = pytest.mark.pyodide
-RUNNER = harness.HERE / "grid_runner.py"
+RUNNER = Path(__file__).resolve().parent / "grid_runner.py"
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from kvlab.app.site_wheel import ROOT
+from kvlab.app.site.wheels import ROOT
 
 FIXTURE_PAGES = str(Path(__file__).parent / "fixtures" / "pages" / "*.py")
 

@@ -9,17 +9,11 @@ import stat
 import zipfile
 
 import pytest
-from kvlab.app.build_site import (
-    DEFAULT_PAGE_GLOBS,
-    LIVE_PAGES,
-    PYODIDE_FILES,
-    PYODIDE_VERSION,
-    SHARED_PAGE_SCRIPTS,
-    discover_pages,
-)
-from kvlab.app.site_wheel import ROOT, SIM_WHEEL, VIEW_WHEEL, build_wheel
+from kvlab.app.site.assets import PYODIDE_FILES, PYODIDE_VERSION, SHARED_PAGE_SCRIPTS
+from kvlab.app.site.discover import DEFAULT_PAGE_GLOBS, LIVE_PAGES, discover_pages
+from kvlab.app.site.wheels import ROOT, SIM_WHEEL, VIEW_WHEEL, build_wheel
 
-from tests.pyodide import harness
+from devtools import pyodide as harness
 from tests.site.conftest import FIXTURE_PAGES, build_site
 
 PAGES = discover_pages(DEFAULT_PAGE_GLOBS)
@@ -76,7 +70,7 @@ def test_pages_name_the_template_scripts_and_hold_no_copy(real_site):
     """The page template's scripts (a11y.js, bokeh_paint.js) are shipped once in kvlab/, as written
     in app/templates, and every page names them instead of holding its own copy (9.4 KB a page).
     The visit in test_site_in_browser.py sees every page load them without a console error."""
-    from kvlab.app.a11y import TEMPLATES, inline_script
+    from kvlab.app.shell.a11y import TEMPLATES, inline_script
 
     out, _, _ = real_site
     for script in SHARED_PAGE_SCRIPTS:
@@ -121,9 +115,10 @@ def test_pages_name_only_the_bokehjs_bundles_their_models_need(real_site):
     assert sorted(p.name for p in (out / "vendor" / "bokeh").iterdir()) == sorted(named)
 
 
-def test_site_pyodide_is_the_one_the_tests_pin():
-    pinned = json.loads((ROOT / "tests" / "pyodide" / "package.json").read_text())["dependencies"]["pyodide"]
-    assert pinned == PYODIDE_VERSION
+def test_site_pyodide_is_the_one_the_build_and_the_tests_pin():
+    """app/site/package.json is what `kvlab build-site` copies (and the tests' "newest" runtime, devtools/pyodide.py)."""
+    assert json.loads((ROOT / "app" / "site" / "package.json").read_text())["dependencies"]["pyodide"] == PYODIDE_VERSION
+    assert harness.RUNTIME_DIRS["newest"] == ROOT / "app" / "site" / "node_modules" / "pyodide"
 
 
 def test_files_are_world_readable(real_site):
@@ -172,6 +167,19 @@ def test_broken_page_names_the_file(tmp_path):
     assert "broken_page.py failed under CPython" in proc.stderr
 
 
+def test_without_its_pyodide_the_build_stops_and_says_what_to_run(tmp_path, monkeypatch, capsys):
+    """No silent CDN fallback: with app/site's npm package absent, the build names the command that
+    installs it (or --pyodide-cdn) and writes nothing."""
+    from kvlab.app.site import assets, cli
+
+    monkeypatch.setattr(assets, "PYODIDE_NPM_DIR", tmp_path / "no-node-modules" / "pyodide")
+    assert cli.main(["--out", str(tmp_path / "site"), "--pages", FIXTURE_PAGES]) == 1
+    err = capsys.readouterr().err
+    assert f"Pyodide {PYODIDE_VERSION} (npm package `pyodide`) is not installed at {tmp_path / 'no-node-modules'}" in err
+    assert f"run `npm ci --prefix {ROOT / 'app' / 'site'}` (scripts/test runs it), or pass --pyodide-cdn" in err
+    assert not (tmp_path / "site").exists()
+
+
 def test_pyodide_dir_must_be_the_pinned_release(tmp_path):
     rt = harness.runtime("site")  # the other npm Pyodide (Panel's pin), not the one the site runs
     if rt is None:
@@ -203,7 +211,7 @@ def test_refuses_to_replace_a_folder_it_did_not_write(tmp_path):
 def test_bundles_follow_the_models_and_tex_keeps_mathjax():
     from bokeh.document import Document
     from bokeh.models import Div
-    from kvlab.app.build_site import unneeded_bokeh_bundles
+    from kvlab.app.site.document import unneeded_bokeh_bundles
     from panel.models.markup import HTML
 
     def unneeded(*models) -> list[str]:
@@ -221,7 +229,7 @@ def test_bundles_follow_the_models_and_tex_keeps_mathjax():
 def test_equal_stylesheets_become_one_shared_model():
     from bokeh.document import Document
     from bokeh.models import Column, Div, ImportedStyleSheet, InlineStyleSheet
-    from kvlab.app.build_site import share_stylesheets
+    from kvlab.app.site.document import share_stylesheets
 
     imported = ImportedStyleSheet(url="./x.css")
     a, b = Div(stylesheets=[":host { color: red; }", imported]), Div(stylesheets=[":host { color: red; }", "p { margin: 0; }"])
@@ -252,7 +260,7 @@ def test_pages_that_run_python_load_the_boot_script_before_bokehjs(real_site):
 def test_a_collapsed_cards_contents_wait_in_the_document_until_it_opens():
     from bokeh.document import Document
     from bokeh.models import Column, CustomJS, Div
-    from kvlab.app.build_site import OPEN_DEFERRED_CARD_JS, defer_collapsed_cards
+    from kvlab.app.site.document import OPEN_DEFERRED_CARD_JS, defer_collapsed_cards
     from panel.models.layout import Card
 
     def card(collapsed: bool, name: str) -> Card:
@@ -276,8 +284,9 @@ def test_a_collapsed_cards_contents_wait_in_the_document_until_it_opens():
 def test_a_later_sections_contents_wait_in_its_tags_until_the_page_is_up():
     from bokeh.document import Document
     from bokeh.models import Column, CustomJS, Div
-    from kvlab.app.build_site import BUILD_LATER_SECTIONS_JS, BuildError, defer_later_sections
-    from kvlab.app.page import LATER_CLASS
+    from kvlab.app.shell.page import LATER_CLASS
+    from kvlab.app.site.discover import BuildError
+    from kvlab.app.site.document import BUILD_LATER_SECTIONS_JS, defer_later_sections
 
     first = Column(children=[Div(text="tiles", name="tiles")])
     lower = [Column(children=[Div(text=f"s{i}", name=f"s{i}.a"), Div(text="b")], css_classes=[LATER_CLASS]) for i in range(2)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import signal
 
 import pytest
-from kvlab.app.build_site import BUILD_ENV_VAR, DEFAULT_PAGE_GLOBS, discover_pages, run_page
+from kvlab.app.site.discover import BUILD_ENV_VAR, DEFAULT_PAGE_GLOBS, discover_pages, run_page
 
 from tests.site.conftest import FIXTURE_PAGES
 

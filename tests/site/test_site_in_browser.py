@@ -19,7 +19,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
-from kvlab.app.build_site import DEFAULT_PAGE_GLOBS, discover_pages
+from kvlab.app.site.discover import DEFAULT_PAGE_GLOBS, discover_pages
 from kvlab.app.viewlayer.lab_page import LabPage
 from kvlab.app.viewlayer.lab_settings import lab_config, lab_defaults
 from kvlab.app.viewlayer.lesson_page import LessonPage
@@ -27,9 +27,9 @@ from kvlab.app.viewlayer.pages import PanelPage
 from kvlab.sim import Scenario, evaluate
 from kvlab.sim.engine import parse_trace, simulate
 
+from devtools import pyodide as harness
 from tests.browser.axe import AXE_JS, LESSON_READY, READY, describe, run_axe
 from tests.browser.support import DEEP_ACTIVE, DEEP_ALL, H1_TEXTS_JS, faint_controls, h1_texts
-from tests.pyodide import harness
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -179,7 +179,7 @@ def _panel_moves(page, name: str, moves: list) -> list[dict]:
 
 
 # The admission panel's collapsed card: the build defers its contents until it is first opened
-# (app/build_site.py, defer_collapsed_cards). Opened from the keyboard, a field in it is typed into.
+# (app/site/, defer_collapsed_cards). Opened from the keyboard, a field in it is typed into.
 CARD = ("Engine limits and price", "max_num_seqs", 24)
 DEEPEST_FOCUS_JS = f"""() => {{ {DEEP_ACTIVE} const a = deepActive();
     return a ? {{ tag: a.tagName.toLowerCase(), cls: a.className }} : null; }}"""

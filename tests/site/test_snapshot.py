@@ -1,4 +1,4 @@
-"""The Pyodide memory snapshot `kvlab build-site` makes (app/site_snapshot.py): in the session's one
+"""The Pyodide memory snapshot `kvlab build-site` makes (app/site/snapshot.py): in the session's one
 build, recorded with what it was made with, named by every page; its import list closed; and a
 clear note, not a failure, when Node is missing or the snapshot cannot be made. Its use in the
 browser (restored, and the fallback when it is missing or corrupt) is checked in
@@ -15,12 +15,13 @@ import sys
 import textwrap
 
 import pytest
-from kvlab.app import site_snapshot
-from kvlab.app.build_site import LIVE_PAGES, PYODIDE_VERSION
-from kvlab.app.site_snapshot import SNAPSHOT_IMPORTS, make_snapshot
-from kvlab.app.site_wheel import ROOT, kvlab_version
+from kvlab.app.site import snapshot as site_snapshot
+from kvlab.app.site.assets import PYODIDE_VERSION
+from kvlab.app.site.discover import LIVE_PAGES
+from kvlab.app.site.snapshot import SNAPSHOT_IMPORTS, make_snapshot
+from kvlab.app.site.wheels import ROOT, kvlab_version
 
-from tests.pyodide import harness
+from devtools import pyodide as harness
 
 
 def _snapshot_info(out) -> dict:
@@ -69,7 +70,7 @@ _EXERCISE = textwrap.dedent("""
     for name in json.loads(sys.argv[1]):
         importlib.import_module(name)
     before = set(sys.modules)
-    from kvlab.app.viewlayer.pages import page_for
+    from kvlab.app.viewlayer.sessions import page_for
     for name, widget, value in (("admission", "w.kv_dtype", 2), ("phases", "w.prompt_tokens", 7.0)):
         page = page_for(name, "?prompt_tokens=4096")
         page.start()

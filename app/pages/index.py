@@ -1,5 +1,0 @@
-"""The landing page: what kvlab is and a card for each panel."""
-
-from kvlab.app.landing import build_landing
-
-build_landing().servable()

@@ -1,0 +1,73 @@
+"""The static site's Pyodide memory snapshot, made at `kvlab build-site` time with Node.
+
+A live page's load is nearly all Python starting: Pyodide's own start-up (CPU-bound, seconds) and
+importing kvlab (its sources compiled at each start). Both are the same on every page and every
+visit, so the build does them once: `site_snapshot.mjs` boots the npm `pyodide` package that the
+build copies into the site, unpacks the site's own wheels, imports `SNAPSHOT_IMPORTS` (what the
+worker needs for every kind of page, and nothing page-specific) and writes Pyodide's memory
+snapshot, gzip-compressed, into the site. The worker restores it instead of booting
+(static/kvlab-worker.mjs), then unpacks the wheels again: a snapshot holds WebAssembly memory
+only, not the files of Pyodide's in-memory file system (sim's data files).
+
+`_makeSnapshot`, `_loadSnapshot` and `makeMemorySnapshot` are private Pyodide APIs, locked to one
+Pyodide build: the build makes a snapshot only with the Pyodide release it copies (PYODIDE_VERSION,
+checked by `build_site.pyodide_source`), records what it was made with (Pyodide version and
+BUILD_ID, kvlab version, the wheels' sha256) in build-info.json, and names the file by its content
+hash, so a page never loads a snapshot made for other files (a browser's cached copy included).
+Pyodide itself refuses a snapshot of another BUILD_ID, and the worker checks the version.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+from kvlab.app.site.wheels import file_sha256, kvlab_version
+
+SNAPSHOT_SCRIPT = Path(__file__).resolve().with_name("snapshot.mjs")
+# What the worker imports for every kind of page: page_for (sessions) builds a PanelPage, and imports
+# LabPage and LessonPage when a page needs them. tests/site/test_snapshot.py proves the list closed:
+# running every kind of page after these imports imports no further module.
+SNAPSHOT_IMPORTS = ("kvlab.app.viewlayer.sessions", "kvlab.app.viewlayer.lab_page", "kvlab.app.viewlayer.lesson_page")
+SNAPSHOT_DIR = "snapshot"
+# Booting Pyodide twice (make, then restore to check) takes about 6 s on an idle core here.
+TIMEOUT_S = 300
+
+
+def make_snapshot(pyodide_dir: Path, pyodide_version: str, wheels: list[Path], out: Path,
+                  node: str | None = None) -> tuple[dict | None, str | None]:
+    """Write `out`/snapshot/kvlab-<sha256>.bin (gzip) and return (what it was made with, None), or
+    (None, a note saying why the site has no snapshot) when Node is missing or the snapshot fails."""
+    node = node or shutil.which("node")
+    without = "live pages start Python without a memory snapshot (slower to their first answer)"
+    if node is None:
+        return None, f"Node.js (`node`) is not on PATH, so {without}; install Node 20 or newer to make one"
+    folder = out / SNAPSHOT_DIR
+    folder.mkdir(exist_ok=True)
+    tmp = folder / "making.bin"
+    cmd = [node, str(SNAPSHOT_SCRIPT), str(pyodide_dir), str(tmp), ",".join(SNAPSHOT_IMPORTS), *map(str, wheels)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        proc, failure = None, str(e)
+    else:
+        failure = None if proc.returncode == 0 else (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+    info = None
+    if failure is None:
+        try:
+            info = json.loads(proc.stdout.strip().splitlines()[-1])
+        except (IndexError, ValueError):
+            failure = f"unreadable output {proc.stdout[-200:]!r}"
+    if info is not None and info.get("pyodide_version") != pyodide_version:
+        failure = f"it was made with Pyodide {info.get('pyodide_version')}, the site runs {pyodide_version}"
+    if failure is not None or not tmp.is_file():
+        shutil.rmtree(folder, ignore_errors=True)
+        return None, f"the Pyodide memory snapshot could not be made ({failure}), so {without}"
+    digest = file_sha256(tmp)
+    final = folder / f"kvlab-{digest[:16]}.bin"
+    tmp.rename(final)
+    info.update(file=f"{SNAPSHOT_DIR}/{final.name}", sha256=digest, compression="gzip", kvlab_version=kvlab_version(),
+                wheels={w.name: file_sha256(w) for w in wheels})
+    return info, None
