@@ -98,8 +98,9 @@ def _summary(r) -> str:
     else:
         lines.append(f"TTFT {ms(r.ttft_s, r.prefill_bound)}; ITL {ms(r.itl_s, r.decode_bound)}; "
                      f"{r.decode_tokens_per_s:,.0f} tok/s aggregate, {r.per_stream_tokens_per_s:,.1f} tok/s per stream")
-    if r.dollars_per_million_tokens is not None:
-        lines.append(f"${r.dollars_per_million_tokens:.3f} per million output tokens")
+    if r.served_dollars_per_million_tokens is not None:
+        lines.append(f"${r.served_dollars_per_million_tokens:.3f} per million output tokens, prefills included "
+                     f"(${r.decode_dollars_per_million_tokens:.3f} for the decode steps alone)")
     return "\n".join(lines)
 
 

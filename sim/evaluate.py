@@ -171,7 +171,11 @@ def _evaluate(s: Scenario) -> Result:
         })
         if s.dollars_per_gpu_hour is not None:
             dollars_per_s = s.dollars_per_gpu_hour * s.tp / SECONDS_PER_HOUR
-            result["dollars_per_million_tokens"] = dollars_per_s / tokens_per_s * 1e6
+            # Two prices of a token: the decode steps' time alone, and all the GPUs' time (the prompts'
+            # prefills too), which is what a user pays per output token when serving this workload.
+            result["decode_dollars_per_million_tokens"] = dollars_per_s / tokens_per_s * 1e6
+            served_rate = result["served_tokens_per_s"]
+            result["served_dollars_per_million_tokens"] = dollars_per_s / served_rate * 1e6 if served_rate else None
 
     def build_log() -> list[str]:
         log: list[str] = []

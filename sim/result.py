@@ -76,7 +76,8 @@ class Result:
     hbm_bandwidth_achieved_bytes_per_s: float = 0.0  # the roofline's memory roof: HBM bandwidth x the profile's bandwidth_efficiency
     peak_flops: float = 0.0
     hbm_bandwidth_bytes_per_s: float = 0.0
-    dollars_per_million_tokens: float | None = None
+    decode_dollars_per_million_tokens: float | None = None  # price / decode_tokens_per_s: decode steps only
+    served_dollars_per_million_tokens: float | None = None  # price / served_tokens_per_s: all GPU time, prefills too
     profile: str = ""
     # Step model and engine rules (issue 11). Kernel lists: one dict per kernel kind with kind,
     # bytes, flops, memory_s, compute_s, time_s, bound (roofline.KernelCost), so views read the

@@ -15,16 +15,18 @@ LIMIT_CAPTIONS = {
 
 def cost_tiles(r) -> list[str]:
     """The price of output tokens, shown wherever a price per GPU-hour is set: sim's
-    dollars_per_million_tokens (price x GPUs / aggregate decode tokens per second)."""
+    served_dollars_per_million_tokens (all the GPUs' time, the prompts' prefills too), with the
+    decode steps' share beside it, so the headline is never the decode-only figure."""
     s = readouts.scenario(r)
     price = s.get("dollars_per_gpu_hour")
     if price is None:
         return []
-    ok = r is not None and r.ok and r.dollars_per_million_tokens is not None
-    value = f"${r.dollars_per_million_tokens:,.2f}" if ok else fmt.DASH
-    caption = (f"per million output tokens at ${price:g} per GPU-hour x {s['tp']} GPU(s)" if ok
+    ok = r is not None and r.ok and r.served_dollars_per_million_tokens is not None
+    value = f"${r.served_dollars_per_million_tokens:,.2f}" if ok else fmt.DASH
+    caption = (f"per million output tokens, prefills included, at ${price:g} per GPU-hour x {s['tp']} GPU(s); "
+               f"the decode steps alone: ${r.decode_dollars_per_million_tokens:,.2f}" if ok
                else "nothing runs, so nothing is produced")
-    return [html.tile("dollars_per_million_tokens", "Cost per million tokens", value, caption, COLORS["compute"])]
+    return [html.tile("served_dollars_per_million_tokens", "Cost per million tokens", value, caption, COLORS["compute"])]
 
 
 def view_admission_numbers(result) -> dict:

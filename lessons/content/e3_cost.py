@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, keyed, near
-from .runs import run, served_dollars_per_million_tokens, tok
+from .runs import run, tok
 
 PRICE = 2.5
 
@@ -17,9 +17,9 @@ def build() -> Lesson:
     short = run(dollars_per_gpu_hour=PRICE)
     long = run(dollars_per_gpu_hour=PRICE, prompt_tokens=32768)
     long8 = run(dollars_per_gpu_hour=PRICE, prompt_tokens=32768, kv_dtype="fp8")
-    cost4k, cost32k, cost32k8 = (served_dollars_per_million_tokens(r) for r in (short, long, long8))
+    cost4k, cost32k, cost32k8 = (r.served_dollars_per_million_tokens for r in (short, long, long8))
     ratio = cost32k / cost4k
-    decode_ratio = long.dollars_per_million_tokens / short.dollars_per_million_tokens
+    decode_ratio = long.decode_dollars_per_million_tokens / short.decode_dollars_per_million_tokens
     fp8_share = cost32k8 / cost32k
 
     q1 = Prediction(
@@ -38,7 +38,7 @@ def build() -> Lesson:
         ),
         **keyed(ratio, [(3.5, "2x as much"), (7.0, "5x as much")], "9x as much"),
         reveal=(f"**{usd(cost32k)}** per million output tokens, {ratio:.1f} times the 4k cost. The decode steps "
-                f"alone would give {usd(short.dollars_per_million_tokens)} and {usd(long.dollars_per_million_tokens)}, "
+                f"alone would give {usd(short.decode_dollars_per_million_tokens)} and {usd(long.decode_dollars_per_million_tokens)}, "
                 f"{decode_ratio:.1f} times: the prefills are the difference."),
         gives_away=(f"**{usd(cost32k)}**", f"{ratio:.1f} times"),
     )
@@ -49,8 +49,8 @@ tokens per hour. Which tokens per hour is the question. Counting the decode step
 its time, the prefills of newly admitted prompts included, it makes {tok(short.served_tokens_per_s)} and
 {tok(long.served_tokens_per_s)}. At 32k each prompt's prefill costs the running batch
 {long.prefill_in_batch_s:.2f} s of GPU time, against {short.prefill_in_batch_s:.2f} s at 4k: long context is paid for
-once in the prompt and again in every decode step. The panels' cost tile counts decode steps only, so it shows the
-smaller figures.
+once in the prompt and again in every decode step. The panels' cost tile bills all GPU time and gives the decode
+steps' share underneath; the throughput tile counts decode steps only.
 """
     step1 = Step(q1, s1, (
         near("4k: about $0.62 per million output tokens, all GPU time billed", cost4k, 0.62, 0.03),
@@ -58,10 +58,11 @@ smaller figures.
         near("32k costs about 9.3x 4k", ratio, 9.3, 0.03),
         near("decode steps alone: 32k costs about 5.4x 4k", decode_ratio, 5.4, 0.03),
     ), LiveView("steady", ("phase_numbers",), {"dollars_per_gpu_hour": PRICE, "prompt_tokens": 32768}, ("prompt_tokens",
-                "dollars_per_gpu_hour"), "The phases panel's tiles at the chosen prompt length and price: its "
-                "throughput and cost count decode steps only, without the prefills."),
+                "dollars_per_gpu_hour"), "The phases panel's tiles at the chosen prompt length and price: the cost "
+                "bills all GPU time (the decode-only cost underneath); the throughput counts decode steps only."),
         (TryThis("On the phases panel, set a price per GPU-hour (advanced settings), then drag Prompt tokens from 4k to "
-                 "32k: the tiles give the decode-only cost.", {"dollars_per_gpu_hour": PRICE}, panel="phases"),))
+                 "32k: watch the cost and, under it, the decode steps' share.", {"dollars_per_gpu_hour": PRICE},
+                 panel="phases"),))
 
     q2 = Prediction(
         key="e3-fp8",
@@ -76,7 +77,7 @@ smaller figures.
         ),
         **keyed(fp8_share, [(0.65, "about half"), (0.97, "about 15% lower")], "unchanged"),
         reveal=(f"**{usd(cost32k8)}** per million, {1 - fp8_share:.0%} lower. The decode-only cost halves, from "
-                f"{usd(long.dollars_per_million_tokens)} to {usd(long8.dollars_per_million_tokens)}."),
+                f"{usd(long.decode_dollars_per_million_tokens)} to {usd(long8.decode_dollars_per_million_tokens)}."),
         gives_away=(f"**{usd(cost32k8)}**", f"{1 - fp8_share:.0%} lower"),
     )
     s2 = f"""
@@ -91,13 +92,13 @@ attack the decode share.
     step2 = Step(q2, s2, (
         near("FP8 KV at 32k: about $4.99 per million, all GPU time billed", cost32k8, 4.99, 0.03),
         near("FP8 KV at 32k cuts the all-GPU-time cost by about 14%", 1 - fp8_share, 0.14, 0.1),
-        near("FP8 KV at 32k halves the decode-only cost", long8.dollars_per_million_tokens / long.dollars_per_million_tokens,
+        near("FP8 KV at 32k halves the decode-only cost", long8.decode_dollars_per_million_tokens / long.decode_dollars_per_million_tokens,
              0.5, 0.01),
     ), LiveView("steady", ("phase_numbers", "hbm_bar"), {"dollars_per_gpu_hour": PRICE, "prompt_tokens": 32768, "kv_dtype": "fp8"},
-                ("kv_dtype",), "An FP8 cache at 32k: the pool holds twice the users; the cost tile (decode steps "
-                "only) halves."),
-        (TryThis("With a price set and 32k prompts, switch KV cache precision to FP8 and compare the decode-only cost "
-                 "tile before and after.", {"dollars_per_gpu_hour": PRICE, "prompt_tokens": 32768}),))
+                ("kv_dtype",), "An FP8 cache at 32k: the pool holds twice the users; the cost falls a little, its "
+                "decode-only line underneath halves."),
+        (TryThis("With a price set and 32k prompts, switch KV cache precision to FP8 and compare the cost tile and its "
+                 "decode-only line before and after.", {"dollars_per_gpu_hour": PRICE, "prompt_tokens": 32768}),))
     return Lesson(
         **course.header("E3"),
         objective="Price a million tokens from all the GPU time a workload uses, and see where context length puts the cost.",

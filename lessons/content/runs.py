@@ -68,12 +68,3 @@ def times(x: float, digits: int = 2) -> str:
 def pct(x: float) -> str:
     return f"{x:.0%}"
 
-
-def served_dollars_per_million_tokens(r: Result) -> float | None:
-    """The cost of a million output tokens counting all the GPU's time (the prompts' prefills as well
-    as the decode steps): sim's decode-only `dollars_per_million_tokens` scaled by sim's two rates,
-    decode_tokens_per_s over served_tokens_per_s. sim should own this figure (a served cost field on
-    Result); until it does, this is the lessons' one place for it."""
-    if r.dollars_per_million_tokens is None or not r.served_tokens_per_s:
-        return None
-    return r.dollars_per_million_tokens * r.decode_tokens_per_s / r.served_tokens_per_s

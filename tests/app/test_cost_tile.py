@@ -1,4 +1,5 @@
-"""A price per GPU-hour shows its cost per million tokens on both steady-state panels."""
+"""A price per GPU-hour shows its cost per million tokens on both steady-state panels: sim's
+served cost (all GPU time) as the headline, the decode-only cost in the caption."""
 
 from kvlab.app.views.admission_numbers import AdmissionNumbers
 from kvlab.app.views.panels import make_store
@@ -8,11 +9,14 @@ from kvlab.sim import Scenario, evaluate
 
 def test_cost_tile_follows_the_price_and_sim():
     store = make_store({"dollars_per_gpu_hour": 2.5, "prompt_tokens": 32768})
-    expected = evaluate(Scenario(dollars_per_gpu_hour=2.5, prompt_tokens=32768)).dollars_per_million_tokens
+    r = evaluate(Scenario(dollars_per_gpu_hour=2.5, prompt_tokens=32768))
+    served, decode = r.served_dollars_per_million_tokens, r.decode_dollars_per_million_tokens
+    assert served > 3 * decode  # the 32k prompts' prefills are most of the GPU time
     for view in (AdmissionNumbers(store=store), PhaseNumbers(store=store)):
-        assert f'data-kv="dollars_per_million_tokens">${expected:,.2f}<' in view.pane.object
+        assert f'data-kv="served_dollars_per_million_tokens">${served:,.2f}<' in view.pane.object
+        assert f"the decode steps alone: ${decode:,.2f}" in view.pane.object
     store.settings.dollars_per_gpu_hour = 5.0
-    assert f">${2 * expected:,.2f}<" in PhaseNumbers(store=store).pane.object
+    assert f">${2 * served:,.2f}<" in PhaseNumbers(store=store).pane.object
 
 
 def test_no_price_no_tile():

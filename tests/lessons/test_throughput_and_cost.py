@@ -1,8 +1,8 @@
 """Throughput and cost in the lessons say which GPU time they count.
 
 sim gives two rates: decode_tokens_per_s (the decode steps' output, the prompts' prefills left out) and
-served_tokens_per_s (all GPU time). sim's dollars_per_million_tokens divides by the first, so a lesson that
-prices tokens with it leaves the prefills off the bill: at 32k prompts, most of it."""
+served_tokens_per_s (all GPU time), and a price per million tokens for each. A lesson that prices tokens with
+decode_dollars_per_million_tokens leaves the prefills off the bill: at 32k prompts, most of it."""
 
 import re
 
@@ -33,10 +33,11 @@ def test_e3_prices_all_gpu_time():
     assert fp8.answer == "about 15% lower", fp8.answer  # not "half": FP8 KV does not speed the 32k prefills
 
 
-def test_served_cost_helper_agrees_with_the_price():
+def test_sims_served_cost_is_the_price_over_all_gpu_time():
     r = runs.run(dollars_per_gpu_hour=PRICE, prompt_tokens=32768)
-    assert runs.served_dollars_per_million_tokens(r) == pytest.approx(_served_cost(r), rel=1e-9)
-    assert runs.served_dollars_per_million_tokens(runs.run()) is None  # no price, no cost
+    assert r.served_dollars_per_million_tokens == pytest.approx(_served_cost(r), rel=1e-9)
+    assert r.served_dollars_per_million_tokens > 3 * r.decode_dollars_per_million_tokens  # 32k prefills: most of the bill
+    assert runs.run().served_dollars_per_million_tokens is None  # no price, no cost
 
 
 UNLABELLED_TOTAL = re.compile(r"\btotal (tokens per second|throughput)|tokens per second in total", re.IGNORECASE)

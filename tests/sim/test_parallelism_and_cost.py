@@ -69,14 +69,14 @@ def test_sharding_a_large_model_grows_the_pool_more_than_tp_times():
 
 def test_dollars_per_million_output_tokens():
     r = run(model="qwen3-8b", dollars_per_gpu_hour=2.5, tp=2)
-    assert r.dollars_per_million_tokens == pytest.approx(2.5 * 2 / 3600 / r.decode_tokens_per_s * 1e6)
-    assert run(model="qwen3-8b").dollars_per_million_tokens is None
+    assert r.decode_dollars_per_million_tokens == pytest.approx(2.5 * 2 / 3600 / r.decode_tokens_per_s * 1e6)
+    assert run(model="qwen3-8b").decode_dollars_per_million_tokens is None
     nothing_fits = run(model="qwen3-32b", gpu_memory_utilization=0.72, dollars_per_gpu_hour=2.5)
-    assert nothing_fits.batch == 0 and nothing_fits.dollars_per_million_tokens is None
+    assert nothing_fits.batch == 0 and nothing_fits.decode_dollars_per_million_tokens is None
 
 
 def test_price_zero_is_free():
-    assert run(model="qwen3-8b", dollars_per_gpu_hour=0).dollars_per_million_tokens == 0
+    assert run(model="qwen3-8b", dollars_per_gpu_hour=0).decode_dollars_per_million_tokens == 0
 
 
 def test_weights_that_do_not_fit_one_card_fit_when_sharded():
