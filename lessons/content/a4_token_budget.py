@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, keyed, near
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, holds, keyed, near
 from .runs import gib, run, tok
 
 
@@ -37,8 +37,10 @@ Every running request spends its prompt plus what it has generated. So
 
 `users x tokens per user <= pool tokens`
 
-At 4k + 256 that is {short.max_sequences} users; at 32k + 256, {long.max_sequences}; a single 128k-token context
-fits {huge.max_sequences} time(s). Nothing about the model or the card changed: only how the budget is spent.
+At 4k + 256 that is {short.max_sequences} users; at 32k + 256, {long.max_sequences}. Nothing about the model or the
+card changed: only how the budget is spent. The pool has room for {huge.max_sequences} requests of 128k tokens, yet
+not one of them runs: {short.model_name} reads at most {tok(huge.context_tokens)} tokens of context, so the engine
+refuses a longer request before the pool is asked. The budget is one limit; the model's context is another.
 
 For a larger model the budget is smaller and each token dearer: one 128k-token context of Qwen3-32B is
 {gib(per_128k_big, 0)} of cache, more than three times the pool that model has left on an 80 GiB card.
@@ -46,6 +48,9 @@ For a larger model the budget is smaller and each token dearer: one 128k-token c
     step1 = Step(q1, s1, (
         equal("4k prompts: 93 Qwen3-8B requests fit", short.max_sequences, 93),
         equal("32k prompts: 12 fit", long.max_sequences, 12),
+        equal("a 128k request is refused: longer than Qwen3-8B's context", (huge.refusal or {}).get("reason"),
+              "longer than the context"),
+        holds("the pool alone would hold more than one 128k request", huge.max_sequences > 1, f"{huge.max_sequences}"),
         near("a 128k context of Qwen3-32B is 32 GiB", per_128k_big / 2**30, 32.0, 1e-9),
     ), LiveView("steady", ("fit_curve", "admission_numbers"), {"prompt_tokens": 32768}, ("prompt_tokens", "output_tokens"),
                 "Requests that fit against prompt length: the curve falls as one over the length."),
