@@ -5,6 +5,7 @@
     kvlab build-site                                      # the static Pyodide site into ./site
     kvlab engine --preset seed004-cliff                   # the time-domain engine
     kvlab calibrate --quick                               # the GPU benchmark suite
+    kvlab answer-key --lesson E3                          # the lessons' answer key, for instructors
     kvlab help [COMMAND]                                  # this list, or a command's options
 
 Subcommands import their packages lazily, so `kvlab --json` works without Panel installed.
@@ -21,6 +22,7 @@ SUBCOMMANDS = {
     "build-site": ("kvlab.app.site.cli", "main", "write the static site (Python runs in the browser)"),
     "engine": ("kvlab.sim.engine.cli", "main", "simulate a serving engine over time: queues, tails, cliffs"),
     "calibrate": ("kvlab.calibration.cli", "main", "measure a GPU and write an efficiency profile"),
+    "answer-key": ("kvlab.lessons.answer_key", "main", "print the lessons' answer key, for instructors"),
     "help": (None, None, "list the commands, or show one command's options: kvlab help engine"),
 }
 

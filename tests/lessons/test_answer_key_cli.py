@@ -1,0 +1,45 @@
+"""`kvlab answer-key`: the instructor's key is the lesson data, every question of every lesson, with the
+right choice marked, sim's figure, and each wrong choice's misconception; bad options exit 2."""
+
+import json
+from pathlib import Path
+
+from kvlab.cli import main
+from kvlab.lessons import course
+from kvlab.sim import __version__
+
+SNAPSHOT = json.loads(Path(__file__).with_name("answer_keys.json").read_text())
+
+
+def test_json_key_is_the_lessons_data(capsys):
+    assert main(["answer-key", "--json"]) == 0
+    key = json.loads(capsys.readouterr().out)
+    assert key["version"] == __version__
+    assert [lesson["code"] for lesson in key["lessons"]] == list(course.written())
+    for lesson in key["lessons"]:
+        predictions = course.lesson(lesson["code"]).predictions
+        assert [q["key"] for q in lesson["questions"]] == [p.key for p in predictions]
+        for q, p in zip(lesson["questions"], predictions, strict=True):
+            assert q["answer"] == p.answer == SNAPSHOT[lesson["code"]][p.key]["answer"]
+            assert [c["label"] for c in q["choices"] if c["right"]] == [p.answer]
+            assert [c["why"] for c in q["choices"]] == [c.why for c in p.choices]  # every misconception
+            assert q["figure"] == p.figure and q["reveal"] == p.reveal
+
+
+def test_markdown_marks_one_key_per_question(capsys):
+    assert main(["answer-key", "--lesson", "e3", "C2"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"# kvlab {__version__}: answer key")
+    assert text.index("## E3.") < text.index("## C2.")  # in the order asked for
+    questions = course.lesson("E3").predictions + course.lesson("C2").predictions
+    assert text.count("(key):") == len(questions) == text.count("\nKey: **")
+    for p in questions:
+        assert f"- **{p.answer}** (key): {p.choice(p.answer).why}" in text
+
+
+def test_bad_options_exit_2_and_name_the_lessons(capsys):
+    assert main(["answer-key", "--lesson", "Z9", "<b>"]) == 2
+    err = capsys.readouterr().err
+    assert "--lesson: no lesson 'Z9', '<B>'" in err and "the lessons are A1, " in err and "Traceback" not in err
+    assert main(["answer-key", "--format", "pdf"]) == 2
+    assert "unrecognized option '--format'" in capsys.readouterr().err
