@@ -4,9 +4,10 @@ right choice marked, sim's figure, and each wrong choice's misconception; bad op
 import json
 from pathlib import Path
 
-from kvlab.cli import main
 from kvlab.lessons import course
 from kvlab.sim import __version__
+
+from kvlab.cli import main
 
 SNAPSHOT = json.loads(Path(__file__).with_name("answer_keys.json").read_text())
 
