@@ -12,7 +12,7 @@ import importlib
 from dataclasses import dataclass
 from functools import cache
 
-from .content.model import Lesson
+from .content.model import Lesson, place_answers
 
 
 @dataclass(frozen=True)
@@ -136,9 +136,10 @@ IDEAS = {
 
 @cache
 def lesson(code: str) -> Lesson:
-    """The built lesson (every figure computed now, once per process)."""
+    """The built lesson (every figure computed now, once per process), its right answers placed in
+    turn (each lesson starts two places on from the one before, about two questions a lesson)."""
     module = importlib.import_module(f"kvlab.lessons.content.{MODULES[code]}")
-    return module.build()
+    return place_answers(module.build(), first=2 * ORDER.index(code))
 
 
 def written() -> tuple[str, ...]:
