@@ -24,6 +24,7 @@ import codecs
 import json
 import os
 import stat
+import sys
 from dataclasses import dataclass
 
 from .fields import shown
@@ -160,6 +161,9 @@ class Num(Shape):
     def problems(self, value, where):
         number = isinstance(value, int | float) and not isinstance(value, bool)
         ok = number and not (self.integer and isinstance(value, float) and not value.is_integer())
+        # JSON integers are unbounded: one past float's range passes `<= inf` here, then raises
+        # OverflowError wherever the fit divides by it.
+        ok = ok and (isinstance(value, float) or abs(value) <= sys.float_info.max)
         if not ok or not self.low <= value <= self.high or (self.above and value == self.low):  # nan fails
             kind = "an integer" if self.integer else "a number"
             low = f" {'>' if self.above else '>='} {self.low:g}"

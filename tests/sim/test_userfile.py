@@ -74,6 +74,8 @@ FORMAT = JsonFormat("a test file", 10_000, SHAPE)
                                             "points[0].n: must be an integer between 0 and 10, got 1.5"]),
     ('{"points": [{"t_s": NaN, "n": true}]}', ["points[0].t_s: must be a number > 0, got nan",
                                                "points[0].n: must be an integer between 0 and 10, got a boolean"]),
+    # an integer past float's range (the CI fuzz run's case: a fit divided by it and raised OverflowError)
+    ('{"points": [{"t_s": 4' + "0" * 400 + ', "n": 1}]}', ["points[0].t_s: must be a number > 0, got a 401-digit integer"]),
     ('{"points": [], "name": 5, "extra": {"a": 1}}', ["name: must be a string, got a number",
                                                       "extra.a: must be a string, got a number"]),
     ('{"points": [], "layouts": [{"ok": 0}, {"ok": 1}, {"ok": "x"}]}', ["layouts[1].size: is missing",
