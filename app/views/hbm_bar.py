@@ -4,6 +4,7 @@ bar shows is `viewlayer.hbm_bar`)."""
 from __future__ import annotations
 
 import panel as pn
+from bokeh.core.properties import value
 from bokeh.models import ColumnDataSource, CustomJS, CustomJSTransform, HoverTool, LabelSet, Range1d, Span
 from bokeh.transform import transform
 
@@ -16,8 +17,11 @@ from .base import StoreView, base_figure, bokeh_pane, chart_title_pane, html_pan
 # know (on a 320 px window a 10% segment is 28 px wide, and "8.0 GiB" 33 px). The legend under
 # the bar gives every size as text. BokehJS computes a label's text when the data is set, so the
 # plot asks for it again when its width or the axis's end changes.
-LABEL_TEXT = {"text_font": "helvetica", "text_font_size": "13px", "text_font_style": "bold"}
-LABEL_FONT = " ".join(LABEL_TEXT[k] for k in ("text_font_style", "text_font_size", "text_font"))  # as the canvas takes it
+# The page's own font (Bootstrap's system-ui stack): a plain string would be read as a column's name
+# (tests/app/test_bokeh_fields.py), hence value().
+LABEL_FAMILY = "system-ui, sans-serif"
+LABEL_TEXT = {"text_font": value(LABEL_FAMILY), "text_font_size": "13px", "text_font_style": "bold"}
+LABEL_FONT = f"bold 13px {LABEL_FAMILY}"  # the same, as the canvas measures it
 LABEL_PAD_PX = 3
 FITTING_LABELS_JS = """
 const d = source.data, w = fig.inner_width, span = fig.x_range.end - fig.x_range.start;
