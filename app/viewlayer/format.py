@@ -11,6 +11,17 @@ from kvlab.sim.units import GIB, KIB, MIB
 DASH = "\u2014"  # shown where a figure does not exist for this scenario (nothing fits)
 
 
+def link_number(x: int | float) -> str:
+    """A number as a link carries it. A float within one part in 10^12 of a number of six significant
+    figures is written as that number: the noise of a widget's repeated steps (0.8499999999999999 for
+    0.85) never reaches an address bar. Any other float is written exactly (Python's shortest repr),
+    so a link reads back to the same setting."""
+    if isinstance(x, float):
+        short = f"{x:.6g}"
+        return short if abs(float(short) - x) <= 1e-12 * abs(x) else repr(x)
+    return str(x)
+
+
 def count(n: int | None) -> str:
     return DASH if n is None else f"{n:,}"
 

@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 
 from kvlab.sim.fields import Bound, check_number
 
+from .format import link_number
 from .lab_settings import BOOLEAN_FIELDS, URL_FIELDS, bound, lab_choices, lab_defaults, merge_values
 from .query_limits import query_pairs
 
@@ -95,5 +96,6 @@ def encode_lab_query(values: dict) -> str:
     for key in URL_FIELDS:
         value = values[key]
         if key != "preset" and value != base[key]:
-            out[key] = "" if value is None else (str(value).lower() if isinstance(value, bool) else str(value))
+            out[key] = ("" if value is None else str(value).lower() if isinstance(value, bool)
+                        else link_number(value) if isinstance(value, int | float) else str(value))
     return urlencode(out)

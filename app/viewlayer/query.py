@@ -21,6 +21,7 @@ from kvlab.sim import Scenario, evaluate
 from kvlab.sim.scenario import FIELDS
 
 from .config_paste import decode_from_link, encode_for_link, parse_config_text
+from .format import link_number
 from .query_limits import query_pairs
 from .settings import CUSTOM_MODEL, SCENARIO_FIELDS, choices, defaults
 
@@ -143,6 +144,8 @@ def encode_query(values: dict, config: dict | None = None) -> tuple[str, str | N
             value = "true" if value else "false"
         elif value is None:
             value = "none"
+        elif isinstance(value, int | float):
+            value = link_number(value)
         items.append((name, str(value)))
     if values["model"] == CUSTOM_MODEL:
         encoded = encode_for_link(config) if config is not None else None

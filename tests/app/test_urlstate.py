@@ -110,7 +110,9 @@ def test_a_written_link_reads_back_to_the_same_settings(values):
     parsed, notices = parse_query(query)
     assert notices == []
     back = Settings(**parsed)
-    assert back.scenario() == s.scenario()
+    # Exact, except that a float within 1e-12 of a six-figure number reads back as that number
+    # (format.link_number: a widget's step noise is not carried).
+    assert back.scenario() == s.scenario() or pytest.approx(vars(back.scenario()), rel=1e-12) == vars(s.scenario())
 
 
 def test_apply_values_checks_python_values_like_link_values():
@@ -120,3 +122,27 @@ def test_apply_values_checks_python_values_like_link_values():
     assert len(notices) == 3
     assert any("concurrency=0: must be between 1 and 1,000,000, got 0" in n for n in notices)
     assert any("tp=3: must be one of 1, 2, 4, 8" in n for n in notices)
+
+
+def test_links_carry_no_float_noise():
+    """A widget's repeated steps (0.82 - 0.01 = 0.8099999999999999) are written as the 0.81 they mean, in
+    the panels' links and the lab's; a float that is not near a round number is written exactly."""
+    from kvlab.app.viewlayer.lab_settings import lab_defaults
+    from kvlab.app.viewlayer.lab_url import encode_lab_query, parse_lab_query
+    from kvlab.app.viewlayer.query import encode_query as encode_values
+    from kvlab.app.viewlayer.query import parse_query as parse_values
+    from kvlab.app.viewlayer.settings import defaults
+
+    noisy = 0.82 - 0.01
+    assert noisy == 0.8099999999999999
+    values = dict(defaults(), gpu_memory_utilization=noisy, prompt_tokens=8192)
+    query, _ = encode_values(values)
+    assert query == "?prompt_tokens=8192&gpu_memory_utilization=0.81"
+    assert parse_values(query)[0]["gpu_memory_utilization"] == 0.81
+    assert encode_values(dict(values, gpu_memory_utilization=0.6617900494507387))[0].endswith("=0.6617900494507387")
+    lab = dict(lab_defaults(), gpu_memory_utilization=noisy, rate_per_s=0.1 + 0.2)
+    lab_query = encode_lab_query(lab)
+    assert "gpu_memory_utilization=0.81" in lab_query and "rate_per_s=0.3&" in lab_query + "&"
+    assert "999" not in lab_query and "000000" not in lab_query
+    read, notices = parse_lab_query("?" + lab_query)
+    assert notices == [] and read["rate_per_s"] == 0.3
