@@ -3,6 +3,7 @@ names the setting and the allowed range, and a written link reads back to the sa
 
 from urllib.parse import quote
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kvlab.app.viewlayer.config_paste import encode_for_link
