@@ -51,6 +51,7 @@ def scenarios() -> list[dict]:
         dict(model="qwen3-8b", engine="sglang", mem_fraction_static=0.8, max_num_seqs=8, max_num_batched_tokens=8192),
         dict(model="gemma-2-9b", allocation="paged", prompt_tokens=8000, output_tokens=3000),  # sliding-window layers
         dict(model="deepseek-v3", gpu="h200", tp=8, weight_dtype="fp8", kv_dtype="fp8"),  # MLA + MoE
+        dict(model="qwen3-32b", gpu="b200", weight_dtype="nvfp4", prompt_tokens=8192),  # FP4 tensor cores
         dict(config={**qwen, "num_key_value_heads": 4, "_name_or_path": "pasted"}, gpu="a100-80"),
         dict(prompt_tokens=0),  # input errors: the messages must match too
         dict(tp=3, kv_dtype="fp4"),

@@ -156,7 +156,7 @@ def budget_lines(log: list[str], warnings: list[str], f: BootFacts) -> None:
 
 def profile_line(profile, gpu, machine, prompt_tokens: int, batch: int) -> str:
     """Which efficiency profile produced the times below, and the fractions it applied."""
-    fp8 = machine.fp8_compute
+    fp8 = machine.low_precision_compute
     gemm = (f"GEMMs reach {profile.compute_efficiency(prompt_tokens, fp8):.0%} of {machine.peak_flops / 1e12:,.0f} TFLOP/s "
             f"in the prefill")
     if batch > 0:

@@ -29,6 +29,7 @@ class GPU:
     fp8_dense_flops: float | None
     interconnect_bytes_per_s: float  # GPU to GPU, each direction
     host_link_bytes_per_s: float  # PCIe to host memory, each direction
+    fp4_dense_flops: float | None = None  # FP4 tensor cores (Blackwell); absent from gpus.json: none
 
     def with_memory_bytes(self, memory_bytes: float) -> GPU:
         """The same GPU with a different capacity (the `--gpu-memory-gib` override). The driver
@@ -43,7 +44,7 @@ class GPU:
 def _gpu_table() -> dict[str, GPU]:
     raw = json.loads((DATA_DIR / "gpus.json").read_text())
     fields = GPU.__dataclass_fields__
-    return {g["id"]: GPU(**{k: g[k] for k in fields}) for g in raw["gpus"]}
+    return {g["id"]: GPU(**{k: g[k] for k in fields if k in g}) for g in raw["gpus"]}
 
 
 @cache

@@ -24,7 +24,7 @@ from .hf_config import from_config
 from .profiles import EfficiencyProfile, load_profile
 from .result import RESULT_DEFAULTS
 from .scenario import Scenario, validate
-from .units import DTYPE_BYTES, GIB
+from .units import DTYPE_BYTES, FP4_DTYPES, GIB
 
 CACHE_LIMIT = 256  # entries per cache before it starts over (a long session sweeps many settings)
 
@@ -176,7 +176,9 @@ def machine_for(s: Scenario, arch: Architecture | None = None, gpu=None, profile
     profile = profile or load_profile(s.profile)
     gpu = gpu or gpu_of(s)
     fp8_compute = s.weight_dtype == "fp8" and bool(gpu.fp8_dense_flops)
+    fp4_compute = s.weight_dtype in FP4_DTYPES and bool(gpu.fp4_dense_flops)
     machine = roofline.Machine(arch, gpu, profile, s.tp, DTYPE_BYTES[s.weight_dtype], DTYPE_BYTES[s.kv_dtype], fp8_compute,
+                               fp4_compute=fp4_compute,
                                weight_dtype=s.weight_dtype, model_id=s.model if s.config is None else "",
                                embedding_bytes_per_param=embedding_bytes_per_param(s), cpu_step_s=rules.cpu_step_s,
                                cpu_row_s=rules.cpu_row_s)

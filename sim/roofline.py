@@ -64,6 +64,9 @@ class Machine:
     weight_bytes_per_param: float
     kv_bytes_per_element: float
     fp8_compute: bool  # FP8 weights on a GPU with FP8 tensor cores run W8A8 at the FP8 peak
+    # FP4 weights on a GPU with FP4 tensor cores run W4A4 at the FP4 peak; elsewhere FP4 (like INT4)
+    # is a storage format the kernels widen to BF16, so only the bytes shrink.
+    fp4_compute: bool = False
     weight_dtype: str = "bf16"
     model_id: str = ""  # catalog id: selects the profile's per-model GEMM curve
     # Bytes per parameter of the embedding and lm_head. Real checkpoints keep them BF16 when the
@@ -81,15 +84,24 @@ class Machine:
 
     @cached_property
     def peak_flops(self) -> float:
+        if self.fp4_compute and self.gpu.fp4_dense_flops:
+            return self.gpu.fp4_dense_flops
         if self.fp8_compute and self.gpu.fp8_dense_flops:
             return self.gpu.fp8_dense_flops
         return self.gpu.bf16_dense_flops
+
+    @property
+    def low_precision_compute(self) -> bool:
+        """GEMMs at an FP8 or FP4 peak take the profile's FP8 efficiency curve. No profile measures
+        FP4 GEMMs yet; the FP8 curve is the nearest measured kind (block-scaled low-precision tensor-core
+        GEMMs), an assumption docs/sim.md states."""
+        return self.fp8_compute or self.fp4_compute
 
     @cached_property
     def ridge_intensity(self) -> float:
         """FLOPs per byte where the large-GEMM rate meets the weight-read bandwidth."""
         p = self.profile
-        return (self.peak_flops * p.compute_efficiency(1e9, self.fp8_compute)
+        return (self.peak_flops * p.compute_efficiency(1e9, self.low_precision_compute)
                 / (self.gpu.hbm_bandwidth_bytes_per_s * p.bandwidth_efficiency))
 
     @cached_property
@@ -103,7 +115,7 @@ class Machine:
         a, p, bw = self.arch, self.profile, self.gpu.hbm_bandwidth_bytes_per_s
         return (self.weight_bytes_per_param / self.tp, 2 * a.params_active / self.tp,
                 a.attention_flops_per_pair / self.tp, bw * p.bandwidth_efficiency, bw * p.kv_bandwidth_efficiency,
-                self.peak_flops * p.compute_efficiency(float("inf"), fp8=self.fp8_compute))
+                self.peak_flops * p.compute_efficiency(float("inf"), fp8=self.low_precision_compute))
 
     def allreduce_time_s(self, tokens: float) -> float:
         """Two ring all-reduces per layer (after attention and after the MLP), each of

@@ -149,7 +149,7 @@ def whole_step(m: Machine, new_tokens: float, kv_read_tokens: float, attention_p
     # Weight GEMMs have M = tokens in the step, so small steps run at the small-M efficiency.
     # Attention is not a GEMM of that shape: its arithmetic runs inside fused kernels at the
     # large-GEMM rate (and in decode it hides under the KV read), so it gets the plateau.
-    gemm_rate = m.peak_flops * profile.compute_efficiency(new_tokens, fp8=m.fp8_compute)
+    gemm_rate = m.peak_flops * profile.compute_efficiency(new_tokens, fp8=m.low_precision_compute)
     compute_s = gemm_flops / gemm_rate + attention_flops / attention_rate
     allreduce_s = m.allreduce_time_s(new_tokens)
     serial = allreduce_s + profile.step_overhead_s
@@ -189,7 +189,7 @@ def per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: flo
     w = m.weight_bytes_per_param
     e_bytes = m.embedding_bytes_per_param if m.embedding_bytes_per_param is not None else w
     gemm_bw = bw * p.weight_bandwidth_efficiency(m.weight_dtype)
-    gemm_rate = peak * interpolate(p.gemm_points(m.model_id, m.fp8_compute, tp), n)
+    gemm_rate = peak * interpolate(p.gemm_points(m.model_id, m.low_precision_compute, tp), n)
     qkv, o, mlp_dense, expert_params = _projection_params(a)
     experts_read = a.expected_experts_touched(n) if a.moe else 0.0
     experts_used = a.moe.experts_per_token if a.moe else 0

@@ -20,6 +20,13 @@ DTYPE_BYTES = {
     "fp8": 1.0,
     "int8": 1.0,
     "int4": 0.5,
+    # 4-bit floating point with block scales, counted with its scales. NVFP4: E2M1 values, one FP8
+    # (E4M3) scale per 16 values, so 4 + 8/16 = 4.5 bits (ModelOpt checkpoints: group_size 16; the
+    # one FP32 scale per tensor is negligible). MXFP4 (OCP Microscaling Formats v1.0): one E8M0 scale
+    # per 32 values, 4 + 8/32 = 4.25 bits.
+    "nvfp4": 0.5625,
+    "mxfp4": 0.53125,
 }
 KV_DTYPES = ("bf16", "fp16", "fp8", "int8")
-WEIGHT_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
+FP4_DTYPES = ("nvfp4", "mxfp4")  # weights a GPU with FP4 tensor cores multiplies at its FP4 peak
+WEIGHT_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4", *FP4_DTYPES)

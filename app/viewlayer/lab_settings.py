@@ -107,7 +107,7 @@ LAB_FIELDS = (
     F("gpu", "scenario", "GPU", options=gpu_choices, section=HW, widget="select"),
     F("tp", "scenario", "Tensor parallel size", "GPUs per engine instance", options=(1, 2, 4, 8), section=HW),
     F("kv_dtype", "scenario", "KV cache precision", options=tuple(KV_DTYPES), section=HW),
-    F("weight_dtype", "scenario", "Weight precision", options=tuple(WEIGHT_DTYPES), section=HW),
+    F("weight_dtype", "scenario", "Weight precision", options=tuple(WEIGHT_DTYPES), section=HW, widget="select"),
     F("engine", "scenario", "Memory accounting", options=("vllm", "sglang", "textbook"), section=HW),
     F("gpu_memory_utilization", "scenario", "gpu_memory_utilization", section=HW, widget="slider", step=0.01),
     F("gpu_memory_gib", "scenario", "GPU memory override (GiB)", section=HW),

@@ -107,7 +107,7 @@ class Controls(pn.viewable.Viewer):
         self.widgets = {
             "gpu": pn.widgets.Select.from_param(p.gpu, **wide),
             "kv_dtype": pn.widgets.RadioButtonGroup.from_param(p.kv_dtype, color="primary", variant="outline", **wide),
-            "weight_dtype": pn.widgets.RadioButtonGroup.from_param(p.weight_dtype, color="primary", variant="outline", **wide),
+            "weight_dtype": pn.widgets.Select.from_param(p.weight_dtype, **wide),
             "gpu_memory_utilization": pn.widgets.FloatSlider.from_param(p.gpu_memory_utilization, step=0.01, **wide),
             "force_mha": pn.widgets.Checkbox.from_param(p.force_mha),
             "tp": pn.widgets.RadioButtonGroup.from_param(p.tp, color="primary", variant="outline", **wide),
@@ -144,7 +144,7 @@ class Controls(pn.viewable.Viewer):
     def __panel__(self):
         w = dict(self.widgets)
         p = self.store.settings.param
-        for key in ("kv_dtype", "weight_dtype", "tp", "allocation", "engine"):
+        for key in ("kv_dtype", "tp", "allocation", "engine"):  # button groups; a select names itself
             w[key] = labelled(w[key], p[key].label)
         advanced = pn.Card(
             *(w[k] for k in ("block_size_tokens", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static",

@@ -38,7 +38,7 @@ BOOT_TIMEOUT_MS = 180_000  # Pyodide's start is CPU-bound: minutes on a loaded t
 MOVES = {
     "admission": [("w.prompt_tokens", 15.0), ("w.kv_dtype", 2), ("w.gpu", "a100-80"), ("w.concurrency-exact", 64),
                   ("w.tp", 1), ("w.engine", 1), ("w.force_mha", True), ("w.gpu_memory_utilization", 0.8),
-                  ("w.allocation", 1), ("w.model", "qwen3-32b"), ("w.output_tokens", 10.0), ("w.weight_dtype", 2),
+                  ("w.allocation", 1), ("w.model", "qwen3-32b"), ("w.output_tokens", 10.0), ("w.weight_dtype", "fp8"),
                   ("w.profile", "h100-published"), ("w.block_size_tokens", 32), ("w.max_num_seqs", 16)],
     "phases": [("w.prompt_tokens", 7.0), ("w.concurrency", 8.0), ("w.gpu", "h200"), ("w.model", "qwen3-14b"),
                ("w.engine", 2), ("w.mem_fraction_static", 0.8), ("w.kv_dtype", 2), ("w.tp", 2), ("w.max_model_len", 8192)],
