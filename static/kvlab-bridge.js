@@ -1,9 +1,9 @@
 // kvlab's page shell for the static site (see app/site/ and docs/site.md).
 //
-// Every page: the theme the link asks for (PAGE.html or PAGE.dark.html), embed mode (no site
-// header; the page reports its height to the parent frame), and the pre-rendered view shown at
-// once. Live pages (data-bridge="panel") then start kvlab-worker.mjs, and each widget change
-// becomes one call into Python whose patch is applied to the Bokeh models found by name.
+// Every page: the theme the link asks for (PAGE.html or PAGE.dark.html) and the pre-rendered view
+// shown at once (embed mode is the page template's: app/templates/embed.js). Live pages
+// (data-bridge="panel") then start kvlab-worker.mjs, and each widget change becomes one call into
+// Python whose patch is applied to the Bokeh models found by name.
 (function () {
   "use strict";
   const me = document.currentScript;
@@ -31,23 +31,6 @@
                   idle: () => (state.busy ? new Promise((resolve) => idleWaiters.push(resolve)) : Promise.resolve(state.runs)) };
   window.kvlabBridge = state;
   const setState = (s) => { document.body.dataset.kvlabState = s; };
-
-  // ---- embed mode --------------------------------------------------------------------------------
-  const embed = ["1", "true"].includes(params.get("embed") || "");
-  if (embed) {
-    document.documentElement.classList.add("kvlab-embed");
-    let last = 0;
-    const report = () => {
-      const height = Math.ceil(document.documentElement.scrollHeight);
-      if (height !== last && window.parent !== window) {
-        last = height;
-        window.parent.postMessage({ type: "kvlab-resize", height, page: info.page }, "*");
-      }
-    };
-    new ResizeObserver(report).observe(document.body);
-    window.addEventListener("load", report);
-    setInterval(report, 1000); // layout inside Bokeh's shadow roots does not always resize <body>
-  }
 
   // ---- progress and failure ---------------------------------------------------------------------
   function el(tag, cls, text) {

@@ -107,7 +107,25 @@ PHONE_CSS = shipped_css("""
 }
 """)
 
-PAGE_CSS = THEME_VARS + FOCUS_CSS + SKIP_CSS + PHONE_CSS
+# Embed mode (?embed=1, app/templates/embed.js sets the class): no site header to see or to tab
+# through, and the page as tall as its content so the parent's iframe can be sized to it (the
+# template otherwise scrolls inside a 100vh box). The header's title stays for screen readers,
+# clipped to nothing: it is a panel's <h1>, the one heading of the embedded page (a lesson's is in
+# its content).
+EMBED_CSS = shipped_css("""
+.kvlab-embed #header-items, .kvlab-embed #header .kv-skip { display: none !important; }
+.kvlab-embed #header {
+  position: absolute !important; width: 1px !important; height: 1px !important; min-height: 0 !important; margin: -1px !important;
+  padding: 0 !important; border: 0 !important; overflow: hidden !important; clip-path: inset(50%) !important;
+  white-space: nowrap !important;
+}
+.kvlab-embed #container, .kvlab-embed #content, .kvlab-embed #main, .kvlab-embed #sidebar {
+  height: auto !important; max-height: none !important; overflow: visible !important;
+}
+.kvlab-embed #container { min-height: 0 !important; }
+""")
+
+PAGE_CSS = THEME_VARS + FOCUS_CSS + SKIP_CSS + PHONE_CSS + EMBED_CSS
 # Without it a phone lays the page out 980 px wide and shrinks it to fit: unreadable numbers.
 META_VIEWPORT = "width=device-width, initial-scale=1"
 
@@ -141,6 +159,7 @@ class KvTemplate(pn.template.BootstrapTemplate):
         super().__init__(**params)
         text = self._template.read_text(encoding="utf-8").replace("KVLAB_A11Y_JS", inline_script("a11y.js"))
         text = text.replace("KVLAB_PAINT_JS", inline_script("bokeh_paint.js"))
+        text = text.replace("KVLAB_EMBED_JS", inline_script("embed.js"))
         self.template = self.nb_template = parse_template(text)
         self.config.raw_css = [*self.config.raw_css, PAGE_CSS]
         self._render_variables["title_heading"] = title_heading

@@ -40,7 +40,7 @@ def segment_bytes(result) -> dict[str, float]:
 def view_hbm_bar(result) -> dict:
     r = result
     sizes = segment_bytes(r)
-    capacity = r.capacity_bytes if r is not None and r.ok else 1.0
+    capacity = r.capacity_bytes if r is not None and r.ok else GIB
     cols = {k: [] for k in COLUMNS}
     left = 0.0
     for key, name in SEGMENTS:
@@ -59,7 +59,12 @@ def view_hbm_bar(result) -> dict:
         cols["label_x"].append((left + right) / 2 / GIB)
         cols["label_color"].append("#1F2328" if key in DARK_TEXT_ON else "#FFFFFF")
         left = right
-    gpu = f" {r.gpu_name}" if r is not None and r.gpu_name else ""
+    if r is None or not r.ok:
+        # No figures (a setting sim refused): an empty bar on a 0-1 GiB axis and a title that says
+        # why, not an axis of 1 byte ("0.000e+0 ... 8.000e-10 GiB").
+        return {"bars": {"data": cols}, "legend": {"html": ""}, "capacity": {"location": None},
+                "x_range": {"end": 1.0}, "title": readouts.title("HBM: no figures until the settings above are fixed")}
+    gpu = f" {r.gpu_name}" if r.gpu_name else ""
     tp = readouts.scenario(r).get("tp", 1)
     rank = f" (one of {tp} ranks)" if isinstance(tp, int) and tp > 1 else ""
     return {

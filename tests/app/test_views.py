@@ -150,3 +150,17 @@ def test_an_unreadable_paste_redraws_every_view(make):
     assert "config: is not valid JSON" in displayed(panel.main)["errors"]
     panel.settings.param.update(model="qwen3-8b")
     assert displayed(panel.main)["max_sequences" if make is admission_panel else "itl"] != "\u2014"
+
+
+def test_hbm_bar_with_no_result_says_so_instead_of_an_axis_of_bytes():
+    """Issue 37: after a bad setting the bar's axis ran 0 to 9.4e-10 GiB ("0.000e+0 ... 8.000e-10")."""
+    from kvlab.app.viewlayer.hbm_bar import view_hbm_bar
+
+    shown = view_hbm_bar(None)
+    assert shown["x_range"]["end"] == 1.0 and shown["capacity"]["location"] is None
+    assert "no figures until the settings above are fixed" in shown["title"]["html"]
+    assert shown["legend"]["html"] == "" and not any(shown["bars"]["data"]["gib"])
+    panel = admission_panel()
+    panel.settings.param.update(model=CUSTOM_MODEL, config_text="{")  # not JSON: no result
+    bar = next(v for v in _views(panel) if isinstance(v, HbmBar))
+    assert bar.fig.x_range.end == 1.0

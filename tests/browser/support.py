@@ -71,3 +71,11 @@ def faint_controls(page) -> list[str]:
     return out
 
 
+def host_page(src: str) -> str:
+    """A course page that embeds `src` (attribute-escaped) with the copied embed code's script, which
+    sizes the iframe to the height the embedded page reports."""
+    return (f'<!doctype html><html><body><h1>Course notes</h1><iframe id="kv" src="{src}" '
+            'width="100%" height="150" style="border:0" data-kvlab-embed></iframe><script>'
+            'addEventListener("message",function(e){var d=e.data;if(!d||d.type!=="kvlab-resize")return;'
+            'document.querySelectorAll("iframe[data-kvlab-embed]").forEach(function(f){if(f.contentWindow===e.source)'
+            'f.style.height=d.height+"px";});});</script></body></html>')

@@ -9,6 +9,10 @@ import pytest
 from kvlab.app.shell.share import ADDRESS_DELAY_MS
 from kvlab.sim import Scenario, catalog, evaluate
 
+from devtools.chromium import serve_directory
+
+from .support import h1_texts, host_page
+
 pytestmark = pytest.mark.browser
 
 
@@ -141,6 +145,28 @@ def test_embed_code_is_an_iframe_of_this_state(kv_page):
     assert snippet.rstrip().endswith("</script>") and "kvlab-resize" in snippet  # sizes the iframe to the page
     # Served from 127.0.0.1, the address works only on this machine: the button says so.
     assert "local address" in page.page.evaluate("window.kvlabCopyWarning")
+
+
+def test_embed_under_kvlab_serve_hides_the_header_and_resizes(kv_page, tmp_path):
+    """Embed mode is the page template's, so the served app embeds as the static site does (issue 37:
+    under kvlab serve an embed kept its header and nav and stayed 1,150 px tall)."""
+    (tmp_path / "notes.html").write_text(host_page(f"{kv_page.base}/admission?embed=1&amp;prompt_tokens=32768"))
+    with serve_directory(tmp_path) as host_base:  # the course notes: another origin
+        host = kv_page.page
+        host.goto(host_base + "notes.html")
+        host.wait_for_function("document.getElementById('kv').getBoundingClientRect().height > 400", timeout=60_000)
+        frame = next(f for f in host.frames if f.url.startswith(kv_page.base))
+        frame.wait_for_selector('[data-kv="max_sequences"]', timeout=30_000)
+        assert frame.locator('[data-kv="max_sequences"]').first.inner_text() == "12"  # the link's state
+        box = frame.locator("#header").first.bounding_box()
+        assert box["height"] <= 1 and box["width"] <= 1, box
+        assert frame.locator("#header a, #header button").evaluate_all(
+            "(els) => els.filter((e) => e.getClientRects().length > 0).length") == 0
+        assert h1_texts(frame) == ["kvlab \u00b7 The admission decision"]
+        # The iframe grows to the whole panel: no scroll bar inside it.
+        inner = frame.evaluate("document.documentElement.scrollHeight")
+        host.wait_for_function(f"Math.abs(document.getElementById('kv').getBoundingClientRect().height - {inner}) <= 2",
+                               timeout=10_000)
 
 
 def test_hostile_link_values_are_ignored_with_a_notice(kv_page):

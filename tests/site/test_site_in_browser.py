@@ -29,7 +29,7 @@ from kvlab.sim.engine import parse_trace, simulate
 
 from devtools import pyodide as harness
 from tests.browser.axe import AXE_JS, LESSON_READY, READY, describe, run_axe
-from tests.browser.support import DEEP_ACTIVE, DEEP_ALL, H1_TEXTS_JS, faint_controls, h1_texts
+from tests.browser.support import DEEP_ACTIVE, DEEP_ALL, H1_TEXTS_JS, faint_controls, h1_texts, host_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -75,15 +75,6 @@ def _looks(page) -> dict:
     control whose outline is below 3:1 (tests/browser/support.py, faint_controls), and its <h1>s."""
     return {"theme": page.evaluate("document.documentElement.dataset.bsTheme || 'light'"),
             "nav": page.evaluate(NAV_HREFS_JS), "faint": faint_controls(page), "h1": h1_texts(page)}
-
-
-def _host_page(site_base: str) -> str:
-    """A course page on another origin that embeds the admission panel with the copied embed code's script."""
-    return (f'<!doctype html><html><body><h1>Course notes</h1><iframe id="kv" src="{site_base}admission.html?embed=1&amp;'
-            'prompt_tokens=32768" width="100%" height="150" style="border:0" data-kvlab-embed></iframe><script>'
-            'addEventListener("message",function(e){var d=e.data;if(!d||d.type!=="kvlab-resize")return;'
-            'document.querySelectorAll("iframe[data-kvlab-embed]").forEach(function(f){if(f.contentWindow===e.source)'
-            'f.style.height=d.height+"px";});});</script></body></html>')
 
 
 def _lesson_answer_links() -> tuple[list, list[dict[str, int]]]:
@@ -453,7 +444,8 @@ def _visit_site(site: Path, pages: list[str], snapshot_file: str | None = None) 
             # The embed, from a second local origin: header hidden, iframe resized to its content.
             host_dir = site.parent / "host"
             host_dir.mkdir(exist_ok=True)
-            (host_dir / "notes.html").write_text(_host_page(base), encoding="utf-8")
+            (host_dir / "notes.html").write_text(host_page(f"{base}admission.html?embed=1&amp;prompt_tokens=32768"),
+                                                 encoding="utf-8")
             with harness.serve_directory(host_dir) as host_base:
                 host = context.new_page()
                 errors2: list[str] = []
