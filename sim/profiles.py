@@ -53,6 +53,7 @@ class EfficiencyProfile:
     # (weight-only INT4/INT8 dequantize in the kernel; block-scaled FP8 reads scales too).
     quantized_bandwidth_efficiency: tuple[tuple[str, float], ...] = ()
     notes: tuple[str, ...] = ()
+    provenance_date: str = ""  # YYYY-MM-DD of a measured profile's run (its provenance's date_utc)
 
     def compute_efficiency(self, tokens: float, fp8: bool = False) -> float:
         """Achieved fraction of the dense peak for a step of `tokens` tokens: piecewise linear in
@@ -232,6 +233,7 @@ def from_dict(raw: dict) -> EfficiencyProfile:
         interconnect_efficiency=float(raw.get("interconnect_efficiency", 0.8)),
         allreduce_latency_s=float(raw.get("allreduce_latency_s", 0.0)),
         provenance_kind=str(raw.get("provenance", {}).get("kind", "unknown")),
+        provenance_date=str(raw.get("provenance", {}).get("date_utc") or "")[:10],
         step_model=step_model,
         gemm_efficiency=_gemm_curves(raw.get("gemm_efficiency")),
         lm_head_efficiency_points=_points(raw.get("lm_head_efficiency") or [], "lm_head_efficiency"),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from kvlab.sim import catalog, gpu_ids, model_ids, profile_names
+from kvlab.sim import catalog, gpu_ids, load_profile, model_ids, profile_names
 from kvlab.sim.scenario import ALLOCATIONS, ENGINES, FIELDS, TP_SIZES, Scenario
 from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 
@@ -66,6 +66,23 @@ def model_choices() -> dict[str, str]:
     return choices
 
 
+def profile_label(name: str) -> str:
+    """A profile as a person reads it, its id last (the id is what a link carries):
+    'NVIDIA H200 SXM 141GB, measured 2026-11-30 (h200)'."""
+    p = load_profile(name)
+    if p.provenance_kind == "reference":
+        return f"Textbook: constant fractions of the datasheet peaks ({name})"
+    gpu = catalog.gpu(p.gpu).name if p.gpu in gpu_ids() else (p.gpu or "any GPU")
+    how = f"measured {p.provenance_date}" if p.provenance_kind == "measured" and p.provenance_date else \
+        {"published": "published figures"}.get(p.provenance_kind, p.provenance_kind)
+    return f"{gpu}, {how} ({name})"
+
+
+def profile_choices() -> dict[str, str]:
+    """Label -> profile id, for every profile a user can choose now (user profiles included)."""
+    return {profile_label(n): n for n in profile_names()}
+
+
 def gpu_choices() -> dict[str, str]:
     return {catalog.gpu(g).name: g for g in gpu_ids()}
 
@@ -76,7 +93,7 @@ def choices(name: str) -> dict[str, object] | None:
         "model": model_choices, "gpu": gpu_choices,
         "kv_dtype": lambda: {v: v for v in KV_DTYPES}, "weight_dtype": lambda: {v: v for v in WEIGHT_DTYPES},
         "tp": lambda: {str(v): v for v in TP_SIZES}, "allocation": lambda: {v: v for v in ALLOCATIONS},
-        "engine": lambda: {v: v for v in ENGINES}, "profile": lambda: {v: v for v in profile_names()},
+        "engine": lambda: {v: v for v in ENGINES}, "profile": profile_choices,
     }
     return table[name]() if name in table else None
 

@@ -25,6 +25,7 @@ from ..viewlayer.settings import (
     SCENARIO_FIELDS,
     gpu_choices,
     model_choices,
+    profile_choices,
 )
 from ..viewlayer.settings import scenario as _scenario
 
@@ -65,7 +66,7 @@ class Settings(param.Parameterized):
                                 doc="contiguous: a sequence reserves its final length at admission; paged: blocks as it grows")
     engine = param.Selector(default=DEFAULTS.engine, objects=list(ENGINES), label=LABELS["engine"],
                             doc="how the HBM budget is accounted: the textbook rule, vLLM's or SGLang's")
-    profile = param.Selector(default=DEFAULTS.profile, objects=sim.profile_names(), label=LABELS["profile"],
+    profile = param.Selector(default=DEFAULTS.profile, objects=profile_choices(), label=LABELS["profile"],
                              doc="achieved fractions of the datasheet peaks")
     block_size_tokens = _numeric("block_size_tokens")
     max_num_batched_tokens = _numeric("max_num_batched_tokens")
@@ -81,7 +82,7 @@ class Settings(param.Parameterized):
         # costs a directory listing and a stat per file (sim caches each file's schema check).
         names = sim.profile_names()
         if names != list(type(self).param.profile.objects):  # assigned only when it changed
-            type(self).param.profile.objects = names
+            type(self).param.profile.objects = profile_choices()
         super().__init__(**params)
 
     def values(self) -> dict:

@@ -31,6 +31,16 @@ def test_choices_are_sims_tuples():
     assert sorted(Settings.param.model.objects.values()) == sorted([*sim.model_ids(), CUSTOM_MODEL])
 
 
+def test_profiles_are_offered_by_what_they_are():
+    """Issue 37: the profile list showed ids (h200-published); a label says the GPU and how its figures
+    were made, the id last (what a link carries)."""
+    labels = Settings.param.profile.names
+    assert labels["NVIDIA H200 SXM 141GB, measured 2026-11-30 (h200)"] == "h200"
+    assert labels["NVIDIA H100 SXM5 80GB, published figures (h100-published)"] == "h100-published"
+    assert labels["Textbook: constant fractions of the datasheet peaks (textbook)"] == "textbook"
+    assert all(label.endswith(f"({name})") for label, name in labels.items())
+
+
 # The panels account memory as each engine's current release; an older release's rules are for the
 # CLI (--engine-version) and the API, where a reader reproduces a specific deployment's log.
 NOT_IN_PANELS = {"config", "engine_version"}
