@@ -112,7 +112,8 @@ def held_bytes_per_sequence(arch: Architecture, s: Scenario, kv_bytes_per_token:
     of ceil((prompt + t) / block) blocks for t = 1..output.
 
     kv_bytes_per_token: one token's cache on one rank over all layers (Architecture.kv_bytes_per_token);
-    a windowed layer holds at most its window, hence the mean over layers of the tokens held.
+    a windowed layer holds at most its window, hence the mean over layers of the tokens held. A
+    hybrid model's linear layers add their fixed recurrent state, whatever the allocation.
     """
     p, o, b = s.prompt_tokens, s.output_tokens, s.block_size_tokens
     reserved = s.max_model_len or arch.max_position_embeddings
@@ -125,7 +126,7 @@ def held_bytes_per_sequence(arch: Architecture, s: Scenario, kv_bytes_per_token:
             return -(-min(reserved, cap or reserved) // b) * b
         return (_block_tokens_sum(p + o, b, cap) - _block_tokens_sum(p, b, cap)) / o
 
-    return kv_bytes_per_token * arch.layer_mean(held_tokens)
+    return kv_bytes_per_token * arch.layer_mean(held_tokens) + arch.state_bytes_per_sequence(s.tp)
 
 
 def vllm_concurrency(arch: Architecture, s: Scenario, mem: memory.MemoryBudget, max_len: int,
@@ -134,16 +135,30 @@ def vllm_concurrency(arch: Architecture, s: Scenario, mem: memory.MemoryBudget, 
     when not even one such request fits, the longest max_model_len that would (vLLM then refuses
     to start, naming that figure)."""
     b = s.block_size_tokens
-    pool_layer_blocks = mem.num_blocks * arch.num_layers
-    need = memory.vllm_layer_blocks_per_request(arch, max_len, b, max_num_batched_tokens)
+    pool_layer_blocks = mem.num_blocks * arch.kv_layers
+    state = state_layer_blocks(arch, s, mem)
+    need = memory.vllm_layer_blocks_per_request(arch, max_len, b, max_num_batched_tokens) + state
     concurrency = pool_layer_blocks / need if need else 0.0
     if mem.kv_pool_bytes <= 0 or concurrency >= 1:
         return concurrency, None
     low, high = 0, max_len  # binary search, as vLLM's own estimate does
     while low < high:
         mid = (low + high + 1) // 2
-        if memory.vllm_layer_blocks_per_request(arch, mid, b, max_num_batched_tokens) <= pool_layer_blocks:
+        if memory.vllm_layer_blocks_per_request(arch, mid, b, max_num_batched_tokens) + state <= pool_layer_blocks:
             low = mid
         else:
             high = mid - 1
     return concurrency, low
+
+
+def state_layer_blocks(arch: Architecture, s: Scenario, mem: memory.MemoryBudget) -> int:
+    """A hybrid model's recurrent state per request, in the pool's unit (one layer's block of
+    block_size tokens): the state's bytes over one block's bytes, rounded up. vLLM itself gives
+    each linear layer one page per request and widens the attention block until its page is as
+    large (its hybrid allocator); kvlab counts the state's own bytes instead, a difference of the
+    rounding only."""
+    state = arch.state_bytes_per_sequence(s.tp)
+    if not state or mem.kv_pool_tokens <= 0:
+        return 0
+    layer_block_bytes = mem.kv_pool_bytes / (mem.num_blocks * arch.kv_layers) if mem.num_blocks else 0.0
+    return -int(-state // layer_block_bytes) if layer_block_bytes else 0

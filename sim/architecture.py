@@ -3,8 +3,9 @@
 Everything kvlab knows about a model comes from this one frozen object: parameter counts are
 derived from the shapes (never typed in), and the KV bytes per token follow from the attention
 kind. Supported families: Llama / Qwen / Mistral (MHA, GQA, MQA), Gemma-2/3 (sliding-window
-layers), DeepSeek V2/V3/R1 (multi-head latent attention) and mixture-of-experts models
-(Mixtral, Qwen-MoE, DeepSeek).
+layers), DeepSeek V2/V3/R1 (multi-head latent attention), mixture-of-experts models (Mixtral,
+Qwen-MoE, DeepSeek) and Qwen3-Next's hybrid of full attention and Gated DeltaNet linear
+attention (a fixed recurrent state per sequence instead of a cache that grows).
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from functools import cached_property
 from .errors import InputError, Issue
 
 # model_type values whose attention block carries per-head RMSNorms on q and k (Qwen3).
-_QK_NORM_TYPES = {"qwen3", "qwen3_moe", "gemma3", "gemma3_text"}
+_QK_NORM_TYPES = {"qwen3", "qwen3_moe", "qwen3_next", "gemma3", "gemma3_text"}
+# model_type values whose q_proj also emits a per-head output gate (Qwen3-Next's gated attention:
+# q_proj is 2 x heads x head_dim wide, transformers' Qwen3NextAttention).
+_GATED_Q_TYPES = {"qwen3_next"}
+# Bytes per element of a linear-attention layer's recurrent state. vLLM keeps it in the model's
+# dtype whatever the KV cache dtype is (cache_config.mamba_cache_dtype "auto": the model dtype;
+# vllm/model_executor/layers/mamba/mamba_utils.py), BF16 for every hybrid checkpoint kvlab ships.
+STATE_BYTES_PER_ELEMENT = 2
 # model_type values with four RMSNorms per layer instead of two (pre/post attention and MLP).
 _FOUR_NORM_TYPES = {"gemma2", "gemma3", "gemma3_text"}
 
@@ -46,6 +54,40 @@ class MLA:
 
 
 @dataclass(frozen=True)
+class LinearAttention:
+    """Gated DeltaNet, Qwen3-Next's linear attention: each layer of this kind keeps, per
+    sequence, a short-convolution window and one d_k x d_v state per value head, whatever the
+    context length, in place of keys and values for every token."""
+
+    num_k_heads: int
+    num_v_heads: int
+    head_k_dim: int
+    head_v_dim: int
+    conv_kernel_tokens: int
+
+    @property
+    def conv_channels(self) -> int:
+        """Channels of the causal convolution: q and k (key width each) and v (value width)."""
+        return 2 * self.num_k_heads * self.head_k_dim + self.num_v_heads * self.head_v_dim
+
+    def state_elements(self, tp: int = 1) -> int:
+        """State elements one sequence holds in one layer on one tensor-parallel rank: the
+        convolution's last kernel - 1 inputs per channel, and num_v_heads d_k x d_v matrices, both
+        split over the ranks (vLLM's MambaStateShapeCalculator.gated_delta_net_state_shape).
+        Qwen3-Next-80B at tp 1: 8,192 x 3 + 32 x 128 x 128 = 548,864."""
+        return (self.conv_channels // tp * (self.conv_kernel_tokens - 1)
+                + self.num_v_heads // tp * self.head_k_dim * self.head_v_dim)
+
+    def params(self, hidden: int) -> int:
+        """One layer's parameters: in_proj_qkvz (q, k, v and the output gate z), in_proj_ba (two
+        scalars per value head), the depthwise convolution (no bias), dt_bias and A_log per value
+        head, the gated RMSNorm over a value head, out_proj."""
+        key, value = self.num_k_heads * self.head_k_dim, self.num_v_heads * self.head_v_dim
+        return (hidden * (2 * key + 2 * value) + hidden * 2 * self.num_v_heads + self.conv_channels * self.conv_kernel_tokens
+                + 2 * self.num_v_heads + self.head_v_dim + value * hidden)
+
+
+@dataclass(frozen=True)
 class LayerKind:
     """One kind of decoder layer, and how many of the model's layers are of it.
 
@@ -56,7 +98,7 @@ class LayerKind:
     """
 
     count: int
-    attention: str  # "full", "sliding" or "mla"
+    attention: str  # "full", "sliding", "mla" or "linear" (a fixed state: no per-token cache)
     window_tokens: int  # keys one query may attend to; 0 means the whole context
     mlp: str  # "dense" or "moe" ("any" in Architecture.window_kinds)
 
@@ -106,6 +148,8 @@ class Architecture:
     mla: MLA | None = None
     sliding_window_tokens: int = 0  # 0: no sliding window
     sliding_layers: tuple[bool, ...] = ()  # per layer: True where attention is windowed
+    linear: LinearAttention | None = None
+    linear_layers: tuple[bool, ...] = ()  # per layer: True where the layer is linear attention
 
     # ----- attention kind -------------------------------------------------------------
     @property
@@ -133,7 +177,7 @@ class Architecture:
             o = self.num_q_heads * m.v_head_dim * h
             return q + kv_a + kv_b + o
         d = self.head_dim
-        q_and_o = 2 * h * self.num_q_heads * d
+        q_and_o = (3 if self.model_type in _GATED_Q_TYPES else 2) * h * self.num_q_heads * d
         k_and_v = 2 * h * self.num_kv_heads * d
         qk_norm = 2 * d if self.model_type in _QK_NORM_TYPES else 0
         return q_and_o + k_and_v + qk_norm
@@ -153,6 +197,16 @@ class Architecture:
         return router + shared, 3 * h * m.expert_intermediate_size
 
     @cached_property
+    def num_linear_layers(self) -> int:
+        return sum(self.linear_layers) if self.linear is not None else 0
+
+    @cached_property
+    def kv_layers(self) -> int:
+        """Layers that cache keys and values per token: all of them but the linear-attention ones.
+        The KV formulas count these; the layer means below are over these."""
+        return self.num_layers - self.num_linear_layers
+
+    @cached_property
     def num_moe_layers(self) -> int:
         return sum(self.moe_layers)
 
@@ -167,8 +221,10 @@ class Architecture:
     @cached_property
     def params_dense(self) -> int:
         """Parameters every token uses: everything except the routed experts."""
-        per_layer = self._attention_params() + self._norm_params_per_layer()
-        total = self.num_layers * per_layer + self.params_embedding + self.hidden_size
+        total = (self.kv_layers * self._attention_params() + self.num_layers * self._norm_params_per_layer()
+                 + self.params_embedding + self.hidden_size)
+        if self.linear is not None:
+            total += self.num_linear_layers * self.linear.params(self.hidden_size)
         dense_mlp_layers = self.num_layers - self.num_moe_layers
         total += dense_mlp_layers * self._dense_mlp_params()
         if self.moe:
@@ -229,8 +285,18 @@ class Architecture:
         rank: 2 x layers x kv_heads x head_dim x bytes_per_element for standard attention.
 
         Worked example (design.md): Qwen3-8B, BF16: 2 x 36 x 8 x 128 x 2 = 147,456 B = 144 KiB.
+        A hybrid model counts its attention layers only (Qwen3-Next-80B: 12 of 48); its linear
+        layers hold state_bytes_per_sequence instead.
         """
-        return self.num_layers * self.kv_elements_per_token_per_layer(tp) * dtype_bytes
+        return self.kv_layers * self.kv_elements_per_token_per_layer(tp) * dtype_bytes
+
+    def state_bytes_per_sequence(self, tp: int = 1) -> float:
+        """Bytes of recurrent state one sequence holds on one rank, the same at every context
+        length: linear layers x LinearAttention.state_elements x the state's bytes per element.
+        Qwen3-Next-80B at tp 1: 36 x 548,864 x 2 = 39,518,208 B (37.7 MiB). 0 without linear layers."""
+        if self.linear is None:
+            return 0.0
+        return float(self.num_linear_layers * self.linear.state_elements(tp) * STATE_BYTES_PER_ELEMENT)
 
     @cached_property
     def num_sliding_layers(self) -> int:
@@ -239,20 +305,28 @@ class Architecture:
     @cached_property
     def layer_kinds(self) -> tuple[LayerKind, ...]:
         """The model's layers grouped by kind (attention window x MLP type), in first-seen order."""
-        counts: dict[tuple[bool, bool], int] = {}
-        for i in range(self.num_layers):
-            windowed = bool(self.sliding_window_tokens) and bool(self.sliding_layers) and self.sliding_layers[i]
-            moe = bool(self.moe_layers) and self.moe_layers[i]
-            counts[(windowed, moe)] = counts.get((windowed, moe), 0) + 1
+        counts: dict[tuple[str, bool], int] = {}
         attention = "mla" if self.mla is not None else "full"
-        return tuple(LayerKind(n, "sliding" if w else attention, self.sliding_window_tokens if w else 0, "moe" if m else "dense")
-                     for (w, m), n in counts.items())
+        for i in range(self.num_layers):
+            if self.linear is not None and self.linear_layers[i]:
+                kind = "linear"
+            elif self.sliding_window_tokens and self.sliding_layers and self.sliding_layers[i]:
+                kind = "sliding"
+            else:
+                kind = attention
+            moe = bool(self.moe_layers) and self.moe_layers[i]
+            counts[(kind, moe)] = counts.get((kind, moe), 0) + 1
+        return tuple(LayerKind(n, kind, self.sliding_window_tokens if kind == "sliding" else 0, "moe" if m else "dense")
+                     for (kind, m), n in counts.items())
 
     @cached_property
     def attention_kinds(self) -> tuple[tuple[int, int], ...]:
-        """(layers, window tokens or 0) per distinct attention window: what KV formulas sum over."""
+        """(layers, window tokens or 0) per distinct attention window: what KV formulas sum over
+        (linear-attention layers cache no tokens and are not among them)."""
         by_window: dict[int, int] = {}
         for k in self.layer_kinds:
+            if k.attention == "linear":
+                continue
             by_window[k.window_tokens] = by_window.get(k.window_tokens, 0) + k.count
         return tuple((n, w) for w, n in by_window.items())
 
@@ -263,14 +337,14 @@ class Architecture:
 
     @cached_property
     def windowed_layer_fraction(self) -> float:
-        return sum(n for n, w in self.attention_kinds if w) / self.num_layers
+        return sum(n for n, w in self.attention_kinds if w) / self.kv_layers
 
     def layer_mean(self, per_window) -> float:
-        """Mean over layers of per_window(window_tokens or 0): the one place layers are weighted."""
+        """Mean over the KV layers of per_window(window_tokens or 0): the one place layers are weighted."""
         kinds = self.attention_kinds
         if len(kinds) == 1:
             return per_window(kinds[0][1])
-        return math.fsum(n * per_window(w) for n, w in self.attention_kinds) / self.num_layers  # same bits on every Python
+        return math.fsum(n * per_window(w) for n, w in self.attention_kinds) / self.kv_layers  # same bits on every Python
 
     def kv_read_tokens(self, context_tokens: float) -> float:
         """Cached tokens a sequence of `context_tokens` holds, averaged over layers (the unit the
@@ -293,7 +367,7 @@ class Architecture:
         kinds = self.window_kinds
         if len(kinds) == 1:
             return rule(kinds[0], *args)
-        return math.fsum(k.count * rule(k, *args) for k in kinds) / self.num_layers
+        return math.fsum(k.count * rule(k, *args) for k in kinds) / self.kv_layers
 
     def kv_bytes_for_context(self, context_tokens: float, dtype_bytes: float, tp: int = 1) -> float:
         """Bytes of cache one sequence of `context_tokens` holds on one rank."""
@@ -308,7 +382,7 @@ class Architecture:
             per_head = 2 * (m.qk_nope_head_dim + m.qk_rope_head_dim) + 2 * m.v_head_dim
         else:
             per_head = 4 * self.head_dim
-        return per_head * self.num_q_heads * self.num_layers
+        return per_head * self.num_q_heads * self.kv_layers
 
     def causal_pairs(self, new_tokens: float, cached_tokens: float = 0.0) -> float:
         """(query, key) pairs, averaged over layers, when `new_tokens` tokens attend causally to
@@ -339,5 +413,8 @@ def bytes_per_token_formula(arch: Architecture, dtype_bytes: float, tp: int = 1)
         return (f"{arch.num_layers} layers x ({m.kv_lora_rank} latent + {m.qk_rope_head_dim} rope) x "
                 f"{dtype_bytes:g} B = {total:,.0f} B")
     heads = arch.kv_heads_per_rank(tp)
+    if arch.linear is not None:
+        return (f"2 x {arch.kv_layers} attention layers (of {arch.num_layers}) x {heads} kv_heads x {arch.head_dim} head_dim x "
+                f"{dtype_bytes:g} B = {total:,.0f} B")
     return (f"2 x {arch.num_layers} layers x {heads} kv_heads x {arch.head_dim} head_dim x "
             f"{dtype_bytes:g} B = {total:,.0f} B")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .architecture import MLA, Architecture, MoE
+from .architecture import MLA, Architecture, LinearAttention, MoE
 from .errors import InputError, Issue
 
 # Largest accepted value of any size field: guards against pasted configs that would make the
@@ -86,6 +86,33 @@ def _parse_mla(cfg: dict):
     )
 
 
+def _parse_linear(cfg: dict, num_layers: int) -> tuple[LinearAttention | None, tuple[bool, ...]]:
+    """Qwen3-Next's Gated DeltaNet layers: which layers they are (`layer_types`, or every layer but
+    each full_attention_interval-th, as transformers' Qwen3NextConfig builds the list) and their
+    shapes. None for a model without linear attention."""
+    layer_types = cfg.get("layer_types")
+    if isinstance(layer_types, list) and len(layer_types) == num_layers and "linear_attention" in layer_types:
+        mask = tuple(t == "linear_attention" for t in layer_types)
+    elif cfg.get("full_attention_interval") is not None and cfg.get("linear_num_value_heads") is not None:
+        interval = _int_field(cfg, "full_attention_interval", maximum=num_layers)
+        mask = tuple((i + 1) % interval != 0 for i in range(num_layers))
+    else:
+        return None, ()
+    if all(mask):
+        raise InputError(Issue("layer_types", "leaves no full-attention layer; kvlab models hybrids with at least one"))
+    linear = LinearAttention(
+        num_k_heads=_int_field(cfg, "linear_num_key_heads", maximum=4096),
+        num_v_heads=_int_field(cfg, "linear_num_value_heads", maximum=4096),
+        head_k_dim=_int_field(cfg, "linear_key_head_dim", maximum=4096),
+        head_v_dim=_int_field(cfg, "linear_value_head_dim", maximum=4096),
+        conv_kernel_tokens=_int_field(cfg, "linear_conv_kernel_dim", minimum=2, maximum=64),
+    )
+    if linear.num_v_heads % linear.num_k_heads:
+        raise InputError(Issue("linear_num_value_heads", f"must be a multiple of linear_num_key_heads ({linear.num_k_heads}); "
+                                                         f"got {linear.num_v_heads}"))
+    return linear, mask
+
+
 def _sliding_mask(cfg: dict, meta: dict, num_layers: int) -> tuple[int, tuple[bool, ...]]:
     window = cfg.get("sliding_window")
     layer_types = cfg.get("layer_types")
@@ -136,6 +163,7 @@ def from_config(cfg: dict, name: str = "custom", meta: dict | None = None) -> Ar
     # All-MoE models (Qwen3-MoE) carry an unused intermediate_size; check it anyway, 0 if absent.
     intermediate = _int_field(cfg, "intermediate_size") if dense_needed else _int_field(cfg, "intermediate_size", default=0, minimum=0)
     window, sliding = _sliding_mask(cfg, meta, num_layers)
+    linear, linear_layers = _parse_linear(cfg, num_layers)
     return Architecture(
         name=str(name)[:80],
         model_type=model_type,
@@ -153,4 +181,6 @@ def from_config(cfg: dict, name: str = "custom", meta: dict | None = None) -> Ar
         mla=mla,
         sliding_window_tokens=window,
         sliding_layers=sliding,
+        linear=linear,
+        linear_layers=linear_layers,
     )

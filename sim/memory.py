@@ -133,7 +133,7 @@ def vllm_layer_blocks_per_request(arch: Architecture, max_model_len: int, block_
         window_tokens = min(window - 1 + max_num_batched_tokens, max_model_len)
         return -(-window_tokens // b) + 1
 
-    return round(arch.layer_mean(blocks) * arch.num_layers)
+    return round(arch.layer_mean(blocks) * arch.kv_layers)
 
 
 def weight_bytes_total(arch: Architecture, weight_bytes_per_param: float, embedding_bytes_per_param: float | None = None) -> float:

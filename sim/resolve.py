@@ -150,6 +150,11 @@ def check_parallelism(arch: Architecture, tp: int) -> None:
     kv = arch.num_kv_heads
     if arch.mla is None and kv % tp and tp % kv:
         raise InputError(Issue("tp", f"must divide num_key_value_heads ({kv}) or be a multiple of it; got {tp}"))
+    lin = arch.linear
+    if lin is not None and (lin.num_k_heads % tp or lin.num_v_heads % tp):
+        # vLLM splits the linear layers' heads over the ranks with no replication (divide() asserts).
+        raise InputError(Issue("tp", f"must divide linear_num_key_heads ({lin.num_k_heads}) and linear_num_value_heads "
+                                     f"({lin.num_v_heads}); got {tp}"))
 
 
 # ----- the hardware ---------------------------------------------------------------------------
@@ -264,6 +269,7 @@ def setup(s: Scenario) -> Setup:
         context_tokens=arch.max_position_embeddings,
         attention_kind=arch.attention_kind,
         kv_bytes_per_token=kv_per_token,
+        state_bytes_per_sequence=arch.state_bytes_per_sequence(s.tp),
         _kv_formula_builder=partial(bytes_per_token_formula, arch, kv_el, s.tp),
         params_total=arch.params_total,
         params_active=arch.params_active,

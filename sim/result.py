@@ -23,6 +23,9 @@ class Result:
     context_tokens: int = 0  # the model's context (max_position_embeddings)
     attention_kind: str = ""
     kv_bytes_per_token: float = 0.0
+    # A hybrid model's recurrent state per sequence on one rank (linear-attention layers): the
+    # same at every length, and part of kv_bytes_per_sequence. 0 for a model without such layers.
+    state_bytes_per_sequence: float = 0.0
     params_total: int = 0
     params_active: int = 0
     capacity_bytes: float = 0.0

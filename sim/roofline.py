@@ -109,6 +109,19 @@ class Machine:
         return self.arch.kv_bytes_per_token(self.kv_bytes_per_element, self.tp)
 
     @cached_property
+    def state_read_tokens(self) -> float:
+        """A hybrid model's recurrent state, read and written back by every step a sequence takes
+        part in, in the step model's unit (KV tokens of this rank: bytes / kv_bytes_per_token).
+        0 for a model without linear-attention layers."""
+        state = self.arch.state_bytes_per_sequence(self.tp)
+        return 2 * state / self.kv_bytes_per_token if state else 0.0
+
+    def kv_read_tokens(self, context_tokens: float) -> float:
+        """What one sequence holding `context_tokens` reads in a step: its cache (the layer kinds'
+        rule, Architecture.kv_read_tokens) and its recurrent state, if any."""
+        return self.arch.kv_read_tokens(context_tokens) + self.state_read_tokens
+
+    @cached_property
     def whole_step_constants(self) -> tuple[float, ...]:
         """What the whole-step roofline needs that does not depend on the step: computed once per
         machine (evaluate and the engine call step_cost many times per scenario)."""
@@ -163,7 +176,8 @@ def step_cost(m: Machine, *, new_tokens: float, kv_read_tokens: float, attention
 def decode_step(m: Machine, batch: int, context_tokens: float, detail: bool = True) -> StepCost:
     """One decode step: `batch` sequences each holding `context_tokens` of cache emit one token."""
     per_seq = m.arch.kv_read_tokens(context_tokens)
-    return step_cost(m, new_tokens=batch, kv_read_tokens=batch * per_seq, attention_pairs=batch * per_seq,
+    # A recurrent state is read and written, not attended to: bytes, no pairs.
+    return step_cost(m, new_tokens=batch, kv_read_tokens=batch * (per_seq + m.state_read_tokens), attention_pairs=batch * per_seq,
                      sampled_tokens=batch, context_tokens=context_tokens, detail=detail)
 
 
@@ -177,13 +191,14 @@ def prefill(m: Machine, prompt_tokens: float, chunk_tokens: int | None = None, s
     total = prompt_tokens * sequences
     if chunk_tokens is None or total <= chunk_tokens:
         pairs = m.arch.causal_pairs(prompt_tokens) * sequences
-        return step_cost(m, new_tokens=total, kv_read_tokens=0.0, attention_pairs=pairs, sampled_tokens=sequences, detail=detail)
+        return step_cost(m, new_tokens=total, kv_read_tokens=m.state_read_tokens * sequences, attention_pairs=pairs,
+                         sampled_tokens=sequences, detail=detail)
     if sequences > 1:
         if prompt_tokens >= chunk_tokens:
             return _scaled(prefill(m, prompt_tokens, chunk_tokens, detail=detail), sequences, detail)
         # Whole prompts packed into passes of at most chunk_tokens tokens.
         per_pass = max(int(chunk_tokens // prompt_tokens), 1)
-        c = step_cost(m, new_tokens=per_pass * prompt_tokens, kv_read_tokens=0.0,
+        c = step_cost(m, new_tokens=per_pass * prompt_tokens, kv_read_tokens=m.state_read_tokens * per_pass,
                       attention_pairs=m.arch.causal_pairs(prompt_tokens) * per_pass, sampled_tokens=per_pass, detail=detail)
         return _scaled(c, sequences / per_pass, detail)
     # Chunk i (0-based) attends to the i x chunk tokens before it. Up to _MAX_CHUNKS (8) chunks are
@@ -207,7 +222,7 @@ _MAX_CHUNKS = 8
 
 
 def _chunk(m: Machine, tokens: float, cached: float, sample: bool, detail: bool) -> StepCost:
-    return step_cost(m, new_tokens=tokens, kv_read_tokens=m.arch.kv_read_tokens(cached),
+    return step_cost(m, new_tokens=tokens, kv_read_tokens=m.kv_read_tokens(cached),
                      attention_pairs=m.arch.causal_pairs(tokens, cached), sampled_tokens=1 if sample else 0,
                      context_tokens=cached + tokens / 2, detail=detail)
 

@@ -30,6 +30,10 @@ def gib(x_bytes: float | None, digits: int = 1) -> str:
     return DASH if x_bytes is None else f"{x_bytes / GIB:,.{digits}f} GiB"
 
 
+def mib(x_bytes: float | None, digits: int = 1) -> str:
+    return DASH if x_bytes is None else f"{x_bytes / MIB:,.{digits}f} MiB"
+
+
 def per_token_bytes(x_bytes: float) -> str:
     """147,456 B -> '144 KiB'; 2 MiB for forced-MHA Qwen3-32B."""
     if x_bytes >= MIB and x_bytes % MIB == 0:

@@ -21,12 +21,15 @@ def view_kv_formula(result) -> dict:
         per_seq = (f"one sequence reserves its final {context:,} tokens (prompt + output) at admission: "
                    f"{fmt.gib(r.kv_bytes_per_sequence, 2)}")
     elif s["allocation"] == "reserve_max":
-        reserved = s.get("max_model_len") or round(r.kv_bytes_per_sequence / r.kv_bytes_per_token)
+        reserved = s.get("max_model_len") or round((r.kv_bytes_per_sequence - r.state_bytes_per_sequence) / r.kv_bytes_per_token)
         per_seq = (f"one sequence reserves max_model_len ({reserved:,} tokens) at admission, whatever it will use: "
                    f"{fmt.gib(r.kv_bytes_per_sequence, 2)}")
     else:
         per_seq = (f"a paged sequence holds blocks of {s['block_size_tokens']} tokens as it grows: "
                    f"{fmt.gib(r.kv_bytes_per_sequence, 2)} on average over its {context:,} tokens")
+    if r.state_bytes_per_sequence:
+        per_seq += (f", of which {fmt.mib(r.state_bytes_per_sequence)} is the recurrent state of its linear-attention "
+                    "layers, the same at every length")
     return {"pane": {"html": (
         '<div class="kv-formula">'
         f'<div class="model" data-kv="model_name">{html.esc(r.model_name)} \u00b7 {html.esc(r.attention_kind)}</div>'

@@ -39,7 +39,7 @@ class StepClock:
     """Step time of any batch composition on one instance (one tp group)."""
 
     __slots__ = ("machine", "_coef", "_window_fraction", "_window_tokens", "kv_bytes_per_token", "causal_pairs",
-                 "kv_read", "_by_context")
+                 "kv_read", "_by_context", "state_bytes_per_sequence")
 
     def __init__(self, machine: Machine):
         self.machine = machine
@@ -56,6 +56,9 @@ class StepClock:
         # Bytes of cache one token costs on one rank: what a swap or a KV transfer moves per token.
         self.kv_bytes_per_token = arch.kv_bytes_per_token(machine.kv_bytes_per_element, machine.tp)
         self.causal_pairs = arch.causal_pairs
+        # A hybrid model's recurrent state per sequence on one rank (0 otherwise): blocks it takes,
+        # bytes a hand-off moves, and a read and write in every step the sequence is in.
+        self.state_bytes_per_sequence = arch.state_bytes_per_sequence(machine.tp)
 
     def coefficients(self, new_tokens: int, sampled_tokens: int | None = None,
                      context_tokens: float | None = None) -> tuple[float, float, float, float, float]:
@@ -69,8 +72,11 @@ class StepClock:
         c = self._coef.get(key)
         if c is None:
             shape = dict(new_tokens=new_tokens, sampled_tokens=sampled_tokens, context_tokens=context_tokens, detail=False)
-            base = step_cost(self.machine, kv_read_tokens=0.0, attention_pairs=0.0, **shape)
-            probe = step_cost(self.machine, kv_read_tokens=_PROBE, attention_pairs=_PROBE, **shape)
+            # The sequences of the step read and write their recurrent states (hybrid models): one
+            # per sampled row (a decode step: one per token), a constant of the step's shape.
+            states = self.machine.state_read_tokens * (new_tokens if sampled_tokens is None else sampled_tokens)
+            base = step_cost(self.machine, kv_read_tokens=states, attention_pairs=0.0, **shape)
+            probe = step_cost(self.machine, kv_read_tokens=states + _PROBE, attention_pairs=_PROBE, **shape)
             c = (base.memory_side_s, (probe.memory_side_s - base.memory_side_s) / _PROBE,
                  base.compute_side_s, (probe.compute_side_s - base.compute_side_s) / _PROBE,
                  base.serial_s)

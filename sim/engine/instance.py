@@ -209,7 +209,7 @@ class Instance:
             self.metrics.admitted(seq, now)
         if remote:
             # Every rank moves its own shard of the cache over its own link, in parallel.
-            self.events.pull_kv(seq, self, seq.target * self.clock.kv_bytes_per_token, now)
+            self.events.pull_kv(seq, self, seq.target * self.clock.kv_bytes_per_token + self.clock.state_bytes_per_sequence, now)
             return
         hit_tokens = (gpu_hit + host_hit) * self.block_size
         seq.computed = hit_tokens
