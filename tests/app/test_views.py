@@ -23,6 +23,7 @@ STATES = [
     {"model": "qwen3-14b", "prompt_tokens": 128, "output_tokens": 16, "concurrency": 256},
     {"model": "qwen3-8b", "force_mha": True},
     {"engine": "vllm", "allocation": "paged", "tp": 2, "model": "qwen3-32b"},
+    {"model": "qwen3-next-80b-a3b", "gpu": "h200", "weight_dtype": "fp8"},
 ]
 
 
@@ -50,6 +51,15 @@ def test_phase_numbers_are_sims(state):
     assert_shows(shown["per_stream"], r.per_stream_tokens_per_s)
     assert_shows(shown["tensor_duty"], r.tensor_duty, 100)
     assert_shows(shown["weight_share"], r.weight_share, 100)
+
+
+def test_a_hybrid_models_state_is_part_of_what_a_sequence_holds():
+    state = {"model": "qwen3-next-80b-a3b", "gpu": "h200", "weight_dtype": "fp8"}
+    r = evaluate(Scenario(**state))
+    line = displayed(admission_panel(**state).main)["kv_per_sequence"]
+    assert f"{r.kv_bytes_per_sequence / GIB:,.2f} GiB" in line
+    assert "of which 37.7 MiB is the recurrent state of its linear-attention layers" in line
+    assert "recurrent state" not in displayed(admission_panel().main)["kv_per_sequence"]
 
 
 def test_seed_figures_show_on_the_panels():

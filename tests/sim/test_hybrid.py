@@ -8,8 +8,8 @@ import pytest
 from kvlab.sim import Scenario, evaluate, from_config
 from kvlab.sim.catalog import model_entry
 from kvlab.sim.engine import EngineConfig, Workload, simulate
-from kvlab.sim.engine.blocks import blocks_for
 from kvlab.sim.engine.block_manager import BlockManager
+from kvlab.sim.engine.blocks import blocks_for
 from kvlab.sim.engine.setup import build
 from kvlab.sim.errors import InputError
 from kvlab.sim.evaluate import resolve_architecture
