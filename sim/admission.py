@@ -33,7 +33,8 @@ class Admission(NamedTuple):
 
 
 def admit(arch: Architecture, s: Scenario, mem: memory.MemoryBudget, limits: engine_defaults.EngineLimits,
-          kv_bytes_per_token: float) -> Admission:
+          kv_bytes_per_token: float, draft=None) -> Admission:
+    """`draft` (resolve.Draft) is a speculative draft model whose cache each sequence also holds."""
     context = s.prompt_tokens + s.output_tokens
     # The request length the engine plans for: the textbook panel plans for this request; vLLM and
     # SGLang for the model's whole context unless max_model_len says otherwise.
@@ -41,10 +42,12 @@ def admit(arch: Architecture, s: Scenario, mem: memory.MemoryBudget, limits: eng
     if limits.max_num_seqs is None:  # SGLang sizes its request cap from the pool
         limits = replace(limits, max_num_seqs=engine_defaults.sglang_max_running_requests(mem.kv_pool_tokens, max_len))
     per_seq = held_bytes_per_sequence(arch, s, kv_bytes_per_token)
+    if draft is not None:
+        per_seq += held_bytes_per_sequence(draft.arch, s, draft.kv_bytes_per_token)
     max_seqs = int(mem.kv_pool_bytes // per_seq) if per_seq > 0 else 0
     longest = None
     if s.engine == "vllm":
-        max_conc, longest = vllm_concurrency(arch, s, mem, max_len, limits.max_num_batched_tokens)
+        max_conc, longest = vllm_concurrency(arch, s, mem, max_len, limits.max_num_batched_tokens, draft)
         if longest is not None:
             max_seqs = 0  # vLLM refuses to start: not one request of max_model_len fits
     else:
@@ -130,13 +133,14 @@ def held_bytes_per_sequence(arch: Architecture, s: Scenario, kv_bytes_per_token:
 
 
 def vllm_concurrency(arch: Architecture, s: Scenario, mem: memory.MemoryBudget, max_len: int,
-                     max_num_batched_tokens: int) -> tuple[float, int | None]:
+                     max_num_batched_tokens: int, draft=None) -> tuple[float, int | None]:
     """vLLM's "Maximum concurrency" (pool blocks / blocks one max_model_len request needs) and,
     when not even one such request fits, the longest max_model_len that would (vLLM then refuses
     to start, naming that figure)."""
     b = s.block_size_tokens
     pool_layer_blocks = mem.num_blocks * arch.kv_layers
-    state = state_layer_blocks(arch, s, mem)
+    extra = arch.state_bytes_per_sequence(s.tp) + (draft.kv_bytes_per_token * max_len if draft is not None else 0.0)
+    state = extra_layer_blocks(arch, mem, extra)
     need = memory.vllm_layer_blocks_per_request(arch, max_len, b, max_num_batched_tokens) + state
     concurrency = pool_layer_blocks / need if need else 0.0
     if mem.kv_pool_bytes <= 0 or concurrency >= 1:
@@ -151,13 +155,13 @@ def vllm_concurrency(arch: Architecture, s: Scenario, mem: memory.MemoryBudget, 
     return concurrency, low
 
 
-def state_layer_blocks(arch: Architecture, s: Scenario, mem: memory.MemoryBudget) -> int:
-    """A hybrid model's recurrent state per request, in the pool's unit (one layer's block of
-    block_size tokens): the state's bytes over one block's bytes, rounded up. vLLM itself gives
-    each linear layer one page per request and widens the attention block until its page is as
-    large (its hybrid allocator); kvlab counts the state's own bytes instead, a difference of the
-    rounding only."""
-    state = arch.state_bytes_per_sequence(s.tp)
+def extra_layer_blocks(arch: Architecture, mem: memory.MemoryBudget, extra_bytes: float) -> int:
+    """Bytes a request holds besides the target's per-token cache (a hybrid model's recurrent
+    state, a draft model's cache) in the pool's unit (one layer's block of block_size tokens),
+    rounded up. vLLM itself gives each linear layer one page per request and widens the attention
+    block until its page is as large (its hybrid allocator); kvlab counts the state's own bytes
+    instead, a difference of the rounding only."""
+    state = extra_bytes
     if not state or mem.kv_pool_tokens <= 0:
         return 0
     layer_block_bytes = mem.kv_pool_bytes / (mem.num_blocks * arch.kv_layers) if mem.num_blocks else 0.0

@@ -25,7 +25,8 @@ PROG = "kvlab"
 RENAMED = {"prompt_tokens": ("--prompt",), "output_tokens": ("--output",), "gpu_memory_utilization": ("--gpu-util",),
            "block_size_tokens": ("--block-size",), "allocation": ("--alloc",), "force_mha": ("--mha",)}
 NUMBERS = ("gpu_memory_gib", "prompt_tokens", "output_tokens", "concurrency", "gpu_memory_utilization", "block_size_tokens",
-           "max_model_len", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static", "dollars_per_gpu_hour")
+           "max_model_len", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static", "dollars_per_gpu_hour",
+           "spec_tokens", "spec_acceptance")
 UNSET = {"gpu_memory_gib": "the GPU's own", "max_model_len": "the model's context (textbook: prompt + output)",
          "dollars_per_gpu_hour": "no cost shown"}
 
@@ -58,6 +59,9 @@ def build_parser(prog: str = PROG, epilog: str | None = None) -> Parser:
     p.add_argument("--force-mha", dest="force_mha", action="store_true", help="force multi-head attention (kv_heads := q_heads)")
     p.add_argument("--mha", dest="force_mha", action="store_true", help=argparse.SUPPRESS)
     p.renamed["--mha"] = "--force-mha"
+    p.add_argument("--spec-draft-model", dest="spec_draft_model", metavar="MODEL",
+                   help="speculative decoding: a catalog model id as the draft model, sharing the target's vocabulary "
+                        "(unset: no speculative decoding)")
     p.add_argument("--profile", default="textbook", help=f"efficiency profile ({', '.join(profile_names())}; default %(default)s)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
@@ -98,6 +102,9 @@ def _summary(r) -> str:
     else:
         lines.append(f"TTFT {ms(r.ttft_s, r.prefill_bound)}; ITL {ms(r.itl_s, r.decode_bound)}; "
                      f"{r.decode_tokens_per_s:,.0f} tok/s aggregate, {r.per_stream_tokens_per_s:,.1f} tok/s per stream")
+    if r.spec_speedup is not None:
+        lines.append(f"speculative decoding with {r.spec_draft_name}: {r.spec_tokens_per_step:.2f} tokens a step, "
+                     f"ITL {r.spec_speedup:.2f}x faster than without a draft")
     if r.served_dollars_per_million_tokens is not None:
         lines.append(f"${r.served_dollars_per_million_tokens:.3f} per million output tokens, prefills included "
                      f"(${r.decode_dollars_per_million_tokens:.3f} for the decode steps alone)")

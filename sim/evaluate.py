@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from functools import partial
 
-from . import admission, boot_log, catalog, roofline
+from . import admission, boot_log, catalog, roofline, speculative
 from .admission import held_bytes_per_sequence
 from .boot_log import gib
 from .errors import InputError, Issue
@@ -94,7 +94,7 @@ def _evaluate(s: Scenario) -> Result:
     if s.max_model_len is not None and context > s.max_model_len:
         raise InputError(Issue("prompt_tokens", f"prompt + output ({context:,}) exceeds max_model_len ({s.max_model_len:,}); "
                                                 f"allowed prompt: 1 to {max(s.max_model_len - s.output_tokens, 0):,}"))
-    a = admission.admit(arch, s, mem, st.limits, st.kv_bytes_per_token)
+    a = admission.admit(arch, s, mem, st.limits, st.kv_bytes_per_token, st.draft)
     batch, refused = a.batch, a.refusal
     warnings: list[str] = []
 
@@ -123,6 +123,8 @@ def _evaluate(s: Scenario) -> Result:
         "vllm_longest_max_model_len": a.vllm_longest,
         "refusal": refused,
     })
+    if st.draft is not None:
+        result["spec_draft_kv_bytes_per_sequence"] = held_bytes_per_sequence(st.draft.arch, s, st.draft.kv_bytes_per_token)
     if st.profile_mismatch:
         warnings.append(st.profile_mismatch)
     pre = dec = None
@@ -147,27 +149,37 @@ def _evaluate(s: Scenario) -> Result:
         read_context = context if s.allocation != "paged" else s.prompt_tokens + s.output_tokens / 2
         dec = roofline.decode_step(machine, batch, read_context, detail=False)
         itl = dec.wall_s  # GPU time + the engine's host time per step (roofline.step_cost)
+        shown, decode_step_fn = dec, roofline.decode_step
+        if st.draft is not None:
+            # The step that runs is the target's verify step; a sequence's tokens come every
+            # cycle / tokens-per-step. Served prefills still cost what they add to a decode step.
+            spec = speculative.spec_step(machine, st.draft.machine, batch, read_context, s.spec_tokens, s.spec_acceptance,
+                                         detail=False)
+            result.update({"spec_tokens_per_step": spec.tokens_per_step, "spec_draft_s": spec.draft_s,
+                           "spec_verify_s": spec.verify.wall_s, "spec_speedup": itl / spec.itl_s})
+            itl, shown = spec.itl_s, spec.verify
+            decode_step_fn = partial(_verify_step, st.draft.machine, s.spec_tokens, s.spec_acceptance)
         tokens_per_s = batch / itl
         result.update({
-            "decode_step_s": dec.time_s,
+            "decode_step_s": shown.time_s,
             "itl_s": itl,
-            "cpu_step_s": dec.cpu_s,
-            "decode_weight_read_s": dec.weight_read_s,
-            "decode_kv_read_s": dec.kv_read_s,
-            "decode_compute_s": dec.compute_time_s,
-            "decode_allreduce_s": dec.allreduce_time_s,
-            "decode_overhead_s": dec.overhead_s,
-            "decode_bytes": dec.bytes,
-            "decode_flops": dec.flops,
-            "decode_arithmetic_intensity": dec.arithmetic_intensity,
+            "cpu_step_s": shown.cpu_s,
+            "decode_weight_read_s": shown.weight_read_s,
+            "decode_kv_read_s": shown.kv_read_s,
+            "decode_compute_s": shown.compute_time_s,
+            "decode_allreduce_s": shown.allreduce_time_s,
+            "decode_overhead_s": shown.overhead_s,
+            "decode_bytes": shown.bytes,
+            "decode_flops": shown.flops,
+            "decode_arithmetic_intensity": shown.arithmetic_intensity,
             "decode_tokens_per_s": tokens_per_s,
             "per_stream_tokens_per_s": 1.0 / itl,
-            "weight_share": dec.weight_share,
-            "decode_bound": dec.bound,
-            "tensor_duty": dec.tensor_duty,
+            "weight_share": shown.weight_share,
+            "decode_bound": shown.bound,
+            "tensor_duty": shown.tensor_duty,
             "experts_touched_per_layer": arch.expected_experts_touched(batch) if arch.moe else None,
-            "_decode_kernels_builder": partial(_kernel_dicts, roofline.decode_step, machine, batch, read_context),
-            **served(machine, s, pre, dec, batch, read_context, chunk, st.rules),
+            "_decode_kernels_builder": partial(_kernel_dicts, decode_step_fn, machine, batch, read_context),
+            **served(machine, s, pre, dec, batch, read_context, chunk, st.rules, itl_s=itl),
         })
         if s.dollars_per_gpu_hour is not None:
             dollars_per_s = s.dollars_per_gpu_hour * s.tp / SECONDS_PER_HOUR
@@ -194,12 +206,24 @@ def _evaluate(s: Scenario) -> Result:
             log.append(f"Decode step of {batch} sequences: {dec.time_s * 1e3:.2f} ms, {dec.bound}-bound; "
                        f"weights are {dec.weight_share:.0%} of the {dec.bytes / GIB:.2f} GiB read per step; "
                        f"{batch / itl:,.0f} tok/s in aggregate, {1 / itl:,.1f} tok/s per stream.")
+            if result.get("spec_speedup") is not None:
+                r_itl = result["itl_s"]
+                log.append(f"Speculative decoding with {result['spec_draft_name']}: {s.spec_tokens} proposals a step at "
+                           f"acceptance {s.spec_acceptance:g} give {result['spec_tokens_per_step']:.2f} tokens a step; "
+                           f"draft {result['spec_draft_s'] * 1e3:.2f} ms + verify {result['spec_verify_s'] * 1e3:.2f} ms; "
+                           f"ITL {r_itl * 1e3:.2f} ms, {result['spec_speedup']:.2f}x the ITL without a draft.")
         return log
 
     result["_log_builder"] = build_log
     result["warnings"] = warnings
     result["errors"] = []
     return make_result(result)
+
+
+def _verify_step(draft: roofline.Machine, k: int, acceptance: float, machine: roofline.Machine, batch: int,
+                 context: float, detail: bool = True) -> roofline.StepCost:
+    """The target's verify step of a speculative step (decode_step's signature, for the kernel rows)."""
+    return speculative.spec_step(machine, draft, batch, context, k, acceptance, detail).verify
 
 
 def _kernel_dicts(step, *args) -> list[dict]:

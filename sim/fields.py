@@ -57,6 +57,8 @@ SCENARIO_FIELDS: dict[str, Bound] = {
     "mem_fraction_static": Bound(0.05, 1.0, False, "SGLang: fraction of memory for weights + KV pool (unset: SGLang's default)",
                                  optional=True),
     "dollars_per_gpu_hour": Bound(0, 1000, False, "price of one GPU-hour, dollars", optional=True),
+    "spec_tokens": Bound(1, 16, True, "speculative decoding: tokens the draft model proposes per step (num_speculative_tokens)"),
+    "spec_acceptance": Bound(0, 1, False, "speculative decoding: chance the target keeps each proposed token"),
 }
 
 # ------------------------------------------------------------------------------------------

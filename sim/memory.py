@@ -186,12 +186,14 @@ def budget(
     block_size_tokens: int,
     rules=None,
     embedding_bytes_per_param: float | None = None,
+    draft_weight_bytes: float = 0.0,
 ) -> MemoryBudget:
     """The budget of one rank under one accounting mode (limits already resolved, see
     engine_defaults.resolve). kv_bytes_per_token is this rank's, over all layers. `rules` (an
     engine_rules.EngineRules) selects the engine version's profiling rules; embedding_bytes_per_param
-    is set when a quantized checkpoint keeps its embedding and lm_head in BF16."""
-    weight_bytes = weight_bytes_total(arch, weight_bytes_per_param, embedding_bytes_per_param) / tp
+    is set when a quantized checkpoint keeps its embedding and lm_head in BF16; draft_weight_bytes
+    is a speculative draft model's weights on this rank, loaded beside the target's."""
+    weight_bytes = weight_bytes_total(arch, weight_bytes_per_param, embedding_bytes_per_param) / tp + draft_weight_bytes
     startup = 0.0
     num_blocks = 0
     if engine == "textbook":

@@ -208,7 +208,37 @@ def embedding_bytes_per_param(s: Scenario) -> float | None:
 # concurrency, allocation, max_model_len) and the price.
 _SETUP_FIELDS = attrgetter("gpu", "gpu_memory_gib", "tp", "kv_dtype", "weight_dtype", "gpu_memory_utilization",
                            "block_size_tokens", "engine", "engine_version", "profile", "max_num_batched_tokens",
-                           "max_num_seqs", "mem_fraction_static", "model")
+                           "max_num_seqs", "mem_fraction_static", "model", "spec_draft_model")
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A speculative decoding draft model as it runs beside the target: on the same GPUs, at the
+    same tensor-parallel size, weight and KV precisions (vLLM's default for a draft model)."""
+
+    arch: Architecture
+    machine: roofline.Machine
+    weight_bytes: float  # one rank
+    kv_bytes_per_token: float  # one rank
+
+
+def draft_of(s: Scenario, target: Architecture) -> Draft | None:
+    """The draft of a validated scenario, None without one. Raises InputError naming
+    spec_draft_model when the draft is unknown, cannot be split over tp, or does not share the
+    target's vocabulary (its proposals are token ids the target must score)."""
+    if s.spec_draft_model is None:
+        return None
+    ds = valid_copy(s, model=s.spec_draft_model, config=None, force_mha=False, spec_draft_model=None)
+    try:
+        arch = resolve_architecture(ds)
+        check_parallelism(arch, s.tp)
+    except InputError as e:
+        raise InputError(Issue("spec_draft_model", e.issues[0].message)) from None
+    if arch.vocab_size != target.vocab_size:
+        raise InputError(Issue("spec_draft_model", f"must share the target's vocabulary ({target.vocab_size:,} tokens); "
+                                                   f"{arch.name} has {arch.vocab_size:,}"))
+    weights = memory.weight_bytes_total(arch, DTYPE_BYTES[s.weight_dtype], embedding_bytes_per_param(s)) / s.tp
+    return Draft(arch, machine_for(ds, arch), weights, arch.kv_bytes_per_token(DTYPE_BYTES[s.kv_dtype], s.tp))
 
 
 @dataclass(frozen=True)
@@ -228,6 +258,7 @@ class Setup:
     mem: memory.MemoryBudget
     machine: roofline.Machine
     chunk_tokens: int | None  # prefill pass size: None (one pass) for the textbook engine
+    draft: Draft | None  # the speculative decoding draft model, if any
     profile_mismatch: str | None  # the warning when the profile was fitted on another GPU
     result_base: dict  # Result's defaults with the fields fixed here filled in
 
@@ -250,6 +281,7 @@ def setup(s: Scenario) -> Setup:
     gpu = gpu_of(s)
     kv_el = DTYPE_BYTES[s.kv_dtype]
     kv_per_token = arch.kv_bytes_per_token(kv_el, s.tp)
+    draft = draft_of(s, arch)
     limits = engine_defaults.resolve(s.engine, gpu, s.tp, s.max_num_batched_tokens, s.max_num_seqs, s.mem_fraction_static)
     mem = memory.budget(
         arch=arch, gpu=gpu, engine=s.engine, tp=s.tp, weight_bytes_per_param=DTYPE_BYTES[s.weight_dtype],
@@ -257,6 +289,7 @@ def setup(s: Scenario) -> Setup:
         mem_fraction_static=limits.mem_fraction_static or 0.0, max_num_batched_tokens=limits.max_num_batched_tokens,
         max_num_seqs=limits.max_num_seqs or 0, block_size_tokens=s.block_size_tokens,
         rules=rules, embedding_bytes_per_param=embedding_bytes_per_param(s),
+        draft_weight_bytes=draft.weight_bytes if draft else 0.0,
     )
     machine = machine_for(s, arch, gpu, profile, rules)
     mismatch = None
@@ -270,6 +303,8 @@ def setup(s: Scenario) -> Setup:
         attention_kind=arch.attention_kind,
         kv_bytes_per_token=kv_per_token,
         state_bytes_per_sequence=arch.state_bytes_per_sequence(s.tp),
+        spec_draft_name=draft.arch.name if draft else "",
+        spec_draft_weight_bytes=draft.weight_bytes if draft else 0.0,
         _kv_formula_builder=partial(bytes_per_token_formula, arch, kv_el, s.tp),
         params_total=arch.params_total,
         params_active=arch.params_active,
@@ -300,7 +335,7 @@ def setup(s: Scenario) -> Setup:
         limits=limits, mem=mem, machine=machine,
         # Real engines split a long prompt into passes of max_num_batched_tokens (chunked
         # prefill); the textbook panel runs it in one pass.
-        chunk_tokens=None if s.engine == "textbook" else limits.max_num_batched_tokens,
+        chunk_tokens=None if s.engine == "textbook" else limits.max_num_batched_tokens, draft=draft,
         profile_mismatch=mismatch, result_base={**RESULT_DEFAULTS, **fixed},
     )
     if key is not None:

@@ -26,6 +26,17 @@ class Result:
     # A hybrid model's recurrent state per sequence on one rank (linear-attention layers): the
     # same at every length, and part of kv_bytes_per_sequence. 0 for a model without such layers.
     state_bytes_per_sequence: float = 0.0
+    # Speculative decoding (sim.speculative), when the scenario names a draft model: its name, its
+    # weights (part of weight_bytes) and cache per sequence (part of kv_bytes_per_sequence), the
+    # tokens a step yields per sequence, the draft's and the verify step's times, and the ITL
+    # without a draft over the ITL with it (below 1: it costs more than it buys). None without a draft.
+    spec_draft_name: str = ""
+    spec_draft_weight_bytes: float = 0.0
+    spec_draft_kv_bytes_per_sequence: float = 0.0
+    spec_tokens_per_step: float | None = None
+    spec_draft_s: float | None = None
+    spec_verify_s: float | None = None
+    spec_speedup: float | None = None
     params_total: int = 0
     params_active: int = 0
     capacity_bytes: float = 0.0

@@ -61,6 +61,11 @@ class Scenario:
     max_num_seqs: int | None = None
     mem_fraction_static: float | None = None
     dollars_per_gpu_hour: float | None = None
+    # Speculative decoding with a draft model (vLLM's speculative_config "model"): the catalog id
+    # of the draft, None for none; spec_tokens and spec_acceptance apply only with a draft.
+    spec_draft_model: str | None = None
+    spec_tokens: int = 3
+    spec_acceptance: float = 0.7
 
     def with_(self, **changes) -> Scenario:
         return replace(self, **changes)
@@ -97,6 +102,8 @@ def validate(s: Scenario) -> Scenario:
         problems.append(check_name("model", s.model, "a catalog model id"))
     elif not isinstance(s.config, dict):
         problems.append(Issue("config", f"must be a config.json object (a dict), got {shown(s.config)}"))
+    if s.spec_draft_model is not None:
+        problems.append(check_name("spec_draft_model", s.spec_draft_model, "a catalog model id, or unset for no draft"))
     problems.append(check_engine_version(s.engine, s.engine_version))
     issues = [p for p in problems if p is not None]
     if issues:

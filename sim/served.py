@@ -12,7 +12,7 @@ from .scenario import Scenario
 
 
 def served(m: roofline.Machine, s: Scenario, pre: roofline.StepCost, dec: roofline.StepCost, batch: int,
-           context: float, chunk: int | None, rules: EngineRules) -> dict:
+           context: float, chunk: int | None, rules: EngineRules, itl_s: float | None = None) -> dict:
     """The Result fields of served latency.
 
     Every request's prefill runs inside the running batch: its marginal cost is the decode step
@@ -20,10 +20,11 @@ def served(m: roofline.Machine, s: Scenario, pre: roofline.StepCost, dec: roofli
     Over one request's life (prefill and output_tokens steps) each of the other batch - 1 slots
     turns over once, so a request's mean inter-token time carries (batch - 1) such
     prefills; the batch's cycle is output x ITL + batch prefills. Requests beyond the batch wait
-    (Little's law: (concurrency / batch - 1) cycles).
+    (Little's law: (concurrency / batch - 1) cycles). `itl_s` replaces the decode step's wall time
+    as the ITL (speculative decoding: a step yields more than one token a sequence).
     """
     out = s.output_tokens
-    itl = dec.wall_s
+    itl = dec.wall_s if itl_s is None else itl_s
     if batch == 1:
         # Alone on the engine: the prompt's passes, each a step with its host time, then output - 1
         # decode steps (the time-domain engine's single request, step for step).

@@ -19,7 +19,7 @@ LOG_SLIDERS = ("prompt_tokens", "output_tokens", "concurrency")
 CONCURRENCY_END = 4096  # the concurrency slider's top; larger values go in the box
 RADIO_FIELDS = ("kv_dtype", "tp", "allocation", "engine")
 # Weight precision is a list, not a button group: its seven formats do not fit a 320 px sidebar.
-SELECT_FIELDS = ("model", "gpu", "profile", "weight_dtype")
+SELECT_FIELDS = ("model", "gpu", "profile", "weight_dtype", "spec_draft_model")
 CHECKBOX_FIELDS = ("force_mha",)
 SLIDER_FIELDS = ("gpu_memory_utilization",)
 

@@ -12,6 +12,14 @@ def _bound(kind: str | None) -> str:
     return f"{kind}-bound" if kind else ""
 
 
+def _itl_caption(r) -> str:
+    if r.spec_speedup is None:
+        return f"decode step of {r.batch:,}, {_bound(r.decode_bound)}"
+    # Speculative decoding: a step yields several tokens; say how many and what that buys.
+    return (f"{r.spec_tokens_per_step:.2f} tokens a step with {r.spec_draft_name} drafting, "
+            f"{r.spec_speedup:.2f}\u00d7 the speed without; {_bound(r.decode_bound)}")
+
+
 def view_phase_numbers(result) -> dict:
     r, s = result, readouts.scenario(result)
     ok = r is not None and r.ok
@@ -31,8 +39,7 @@ def view_phase_numbers(result) -> dict:
                   f"one {fmt.tokens(s['prompt_tokens'])}-token prefill on an idle GPU, {_bound(r.prefill_bound)}" if ok else "",
                   COLORS["prefill"], hero=True),
         html.tile("itl", "Inter-token latency", fmt.ms(r.itl_s) if running else fmt.DASH,
-                  f"decode step of {r.batch:,}, {_bound(r.decode_bound)}" if running else "nothing fits",
-                  COLORS["decode"], hero=True),
+                  _itl_caption(r) if running else "nothing fits", COLORS["decode"], hero=True),
         html.tile("tokens_per_s", "Aggregate throughput", fmt.rate(r.decode_tokens_per_s) if running else fmt.DASH,
                   "all streams together" if running else "", COLORS["decode"], unit=" tok/s" if running else ""),
         html.tile("per_stream", "Per stream", fmt.rate(r.per_stream_tokens_per_s) if running else fmt.DASH,

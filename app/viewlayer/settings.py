@@ -25,7 +25,11 @@ MAIN_FIELDS = (
 ADVANCED_FIELDS = (
     "block_size_tokens", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static",
     "max_model_len", "gpu_memory_gib", "dollars_per_gpu_hour",
+    "spec_draft_model", "spec_tokens", "spec_acceptance",
 )
+# The draft-model choice meaning "no speculative decoding" (sim's None): a list's value is text in
+# both runtimes, so the settings hold "" and `scenario` turns it into None.
+NO_DRAFT = ""
 SCENARIO_FIELDS = MAIN_FIELDS + ADVANCED_FIELDS
 
 LABELS = {
@@ -50,6 +54,9 @@ LABELS = {
     "max_model_len": "max_model_len (tokens)",
     "gpu_memory_gib": "GPU memory override (GiB)",
     "dollars_per_gpu_hour": "Price per GPU-hour ($)",
+    "spec_draft_model": "Draft model",
+    "spec_tokens": "num_speculative_tokens",
+    "spec_acceptance": "Acceptance rate per proposed token",
 }
 
 
@@ -83,6 +90,12 @@ def profile_choices() -> dict[str, str]:
     return {profile_label(n): n for n in profile_names()}
 
 
+def draft_choices() -> dict[str, str]:
+    """Label -> catalog id of a speculative draft model, "none" first; sim says when a draft does not
+    share the target's vocabulary."""
+    return {"None (no speculative decoding)": NO_DRAFT, **{k: v for k, v in model_choices().items() if v != CUSTOM_MODEL}}
+
+
 def gpu_choices() -> dict[str, str]:
     return {catalog.gpu(g).name: g for g in gpu_ids()}
 
@@ -93,14 +106,14 @@ def choices(name: str) -> dict[str, object] | None:
         "model": model_choices, "gpu": gpu_choices,
         "kv_dtype": lambda: {v: v for v in KV_DTYPES}, "weight_dtype": lambda: {v: v for v in WEIGHT_DTYPES},
         "tp": lambda: {str(v): v for v in TP_SIZES}, "allocation": lambda: {v: v for v in ALLOCATIONS},
-        "engine": lambda: {v: v for v in ENGINES}, "profile": profile_choices,
+        "engine": lambda: {v: v for v in ENGINES}, "profile": profile_choices, "spec_draft_model": draft_choices,
     }
     return table[name]() if name in table else None
 
 
 def defaults() -> dict:
     """Every setting at its default: the scenario fields and an empty pasted config."""
-    return {"config_text": "", **{name: getattr(DEFAULTS, name) for name in SCENARIO_FIELDS}}
+    return {"config_text": "", **{name: getattr(DEFAULTS, name) for name in SCENARIO_FIELDS}, "spec_draft_model": NO_DRAFT}
 
 
 def bounds(name: str):
@@ -111,6 +124,8 @@ def bounds(name: str):
 def scenario(values: dict, config: dict | None = None) -> Scenario:
     """The sim.Scenario for these settings; `config` is the parsed config.json when model is custom."""
     fields = {name: values[name] for name in SCENARIO_FIELDS}
+    if fields["spec_draft_model"] == NO_DRAFT:
+        fields["spec_draft_model"] = None
     if fields["model"] == CUSTOM_MODEL:
         fields["model"] = DEFAULTS.model  # ignored by sim once `config` is given
         fields["config"] = config

@@ -22,7 +22,9 @@ from ..viewlayer.settings import (
     DEFAULTS,
     LABELS,
     MAIN_FIELDS,
+    NO_DRAFT,
     SCENARIO_FIELDS,
+    draft_choices,
     gpu_choices,
     model_choices,
     profile_choices,
@@ -75,6 +77,10 @@ class Settings(param.Parameterized):
     max_model_len = _numeric("max_model_len")
     gpu_memory_gib = _numeric("gpu_memory_gib")
     dollars_per_gpu_hour = _numeric("dollars_per_gpu_hour")
+    spec_draft_model = param.Selector(default=NO_DRAFT, objects=draft_choices(), label=LABELS["spec_draft_model"],
+                                      doc="speculative decoding: a catalog model that proposes tokens for the target to check")
+    spec_tokens = _numeric("spec_tokens")
+    spec_acceptance = _numeric("spec_acceptance")
 
     def __init__(self, **params):
         # Each new session (and each URL check) lists the profiles afresh, so one written by

@@ -56,6 +56,11 @@ def engine_scenario(config: EngineConfig):
 
 def build(config: EngineConfig) -> tuple[Setup | None, list[Issue], list[str]]:
     s = engine_scenario(config)
+    if s.spec_draft_model is not None:
+        # Its steps yield a variable number of tokens a sequence; the engine's decode runs advance
+        # one token a step. The steady-state evaluation models it (sim.speculative).
+        return None, [Issue("spec_draft_model", "speculative decoding is modelled by the steady-state evaluation only, "
+                                                "not by the time-domain engine; leave it unset here")], []
     r = evaluate(s)
     if r.errors:
         return None, [Issue(e["field"], e["message"]) for e in r.errors], list(r.warnings)

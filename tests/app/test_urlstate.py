@@ -100,6 +100,8 @@ settable = st.fixed_dictionaries({}, optional={
     "max_num_seqs": st.none() | st.integers(1, 1000),
     "gpu": st.sampled_from(["a100-80", "h100-sxm", "h200"]),
     "model": st.sampled_from(["qwen3-8b", "qwen3-32b", "llama-3.1-8b"]),
+    "spec_draft_model": st.sampled_from(["", "qwen3-0.6b"]),
+    "spec_tokens": st.integers(1, 16),
 })
 
 
@@ -147,3 +149,16 @@ def test_links_carry_no_float_noise():
     assert "999" not in lab_query and "000000" not in lab_query
     read, notices = parse_lab_query("?" + lab_query)
     assert notices == [] and read["rate_per_s"] == 0.3
+
+
+def test_a_draft_model_travels_in_the_link_and_none_is_the_default():
+    values, notices = parse_query("?spec_draft_model=qwen3-0.6b&spec_tokens=5&spec_acceptance=0.8")
+    assert notices == []
+    s = Settings(**values)
+    assert (s.scenario().spec_draft_model, s.scenario().spec_tokens, s.scenario().spec_acceptance) == ("qwen3-0.6b", 5, 0.8)
+    assert encode_query(s)[0] == "?spec_draft_model=qwen3-0.6b&spec_tokens=5&spec_acceptance=0.8"
+    assert Settings().scenario().spec_draft_model is None and encode_query(Settings())[0] == ""
+    _, notices = parse_query("?spec_draft_model=nope&spec_tokens=17")
+    text = "\n".join(notices)
+    assert "spec_draft_model='nope' from the link: must be one of" in text
+    assert "spec_tokens='17' from the link: must be between 1 and 16, got 17" in text

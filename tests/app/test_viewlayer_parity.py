@@ -34,6 +34,9 @@ STATE = st.fixed_dictionaries({
     "block_size_tokens": st.sampled_from([16, 32]),
     "max_num_seqs": OPTIONAL_INT,
     "max_num_batched_tokens": st.one_of(st.none(), st.integers(min_value=16, max_value=65536)),
+    "spec_draft_model": st.sampled_from(["", "qwen3-0.6b", "llama-3.1-8b"]),
+    "spec_tokens": st.integers(min_value=1, max_value=16),
+    "spec_acceptance": st.integers(min_value=0, max_value=20).map(lambda x: x / 20),
 })
 
 

@@ -62,6 +62,21 @@ def test_a_hybrid_models_state_is_part_of_what_a_sequence_holds():
     assert "recurrent state" not in displayed(admission_panel().main)["kv_per_sequence"]
 
 
+def test_the_itl_tile_says_what_speculative_decoding_buys():
+    state = {"model": "qwen3-32b", "concurrency": 1, "spec_draft_model": "qwen3-0.6b"}
+    r = evaluate(Scenario(**state))
+    panel = phases_panel(**state)
+    assert_shows(displayed(panel.main)["itl"], r.itl_s, 1e3)
+    assert r.spec_speedup > 2
+    text = " ".join(p.object for p in panel.main.select(pn.pane.HTML))
+    assert f"{r.spec_tokens_per_step:.2f} tokens a step with Qwen3-0.6B drafting, {r.spec_speedup:.2f}\u00d7 the speed without" in text
+    # a draft with another vocabulary: the page names the setting and keeps the others
+    panel.settings.param.update(spec_draft_model="llama-3.1-8b")
+    text = " ".join(p.object for p in panel.main.select(pn.pane.HTML))
+    assert "spec_draft_model: must share the target&#x27;s vocabulary (151,936 tokens); Llama 3.1 8B has 128,256" in text
+    assert panel.settings.model == "qwen3-32b" and panel.settings.concurrency == 1
+
+
 def test_seed_figures_show_on_the_panels():
     shown = displayed(admission_panel(prompt_tokens=32768).main)
     assert (shown["max_sequences"], shown["batch"]) == ("12", "12")

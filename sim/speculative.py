@@ -1,0 +1,57 @@
+"""Speculative decoding with a draft model: one step of it, and what it buys.
+
+A small draft model (vLLM's `speculative_config` with a draft `model`) proposes `k` tokens for
+every running sequence, one decode step of the draft per token; the target then runs one step
+over each sequence's k proposals plus one token of its own, which reads the target's weights and
+cache once for all k + 1 positions. Each proposal is kept with probability `acceptance`,
+independently, up to the first one the target rejects; the target's own token at that position
+is kept too. A step therefore yields 1 + a + a^2 + ... + a^k tokens per sequence on average
+(Leviathan et al. 2023, "Fast Inference from Transformers via Speculative Decoding", eq. 1).
+
+It pays while the target's decode step is memory-bound: k + 1 tokens cost about what one does
+when the weights dominate the bytes read. In a large batch the step is compute-bound, the k + 1
+positions cost k + 1 times the FLOPs, and the draft's steps are pure overhead: the speed-up
+falls below 1.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from . import roofline
+
+
+def expected_tokens_per_step(k: int, acceptance: float) -> float:
+    """Tokens one sequence gains per step: sum of acceptance**i for i = 0..k (k + 1 when every
+    proposal is kept, 1 when none is)."""
+    if acceptance >= 1.0:
+        return k + 1.0
+    return (1.0 - acceptance ** (k + 1)) / (1.0 - acceptance)
+
+
+class SpecStep(NamedTuple):
+    verify: roofline.StepCost  # the target's step over batch x (k + 1) positions, host time included
+    draft_s: float  # the draft's k decode steps over the batch (GPU time: they run inside the engine's step)
+    tokens_per_step: float  # per sequence, on average
+    cycle_s: float  # draft + verify: the wall time of one speculative step
+    itl_s: float  # cycle_s / tokens_per_step: the mean time between a sequence's tokens
+
+
+def spec_step(target: roofline.Machine, draft: roofline.Machine, batch: int, context_tokens: float, k: int,
+              acceptance: float, detail: bool = True) -> SpecStep:
+    """One speculative step of `batch` sequences holding `context_tokens` each.
+
+    The verify step pushes batch x (k + 1) tokens through the target's weights and samples a row
+    for each; every position attends to the sequence's cache, which is read once (the positions
+    of a sequence share it, as in a prefill chunk). Each draft step is the draft model's own
+    decode step at the same batch and context.
+    """
+    per_seq = target.arch.kv_read_tokens(context_tokens)
+    positions = batch * (k + 1)
+    verify = roofline.step_cost(target, new_tokens=positions, kv_read_tokens=batch * (per_seq + target.state_read_tokens),
+                                attention_pairs=positions * per_seq, sampled_tokens=positions,
+                                context_tokens=context_tokens, detail=detail)
+    draft_s = k * roofline.decode_step(draft, batch, context_tokens, detail=False).time_s
+    tokens = expected_tokens_per_step(k, acceptance)
+    cycle = verify.wall_s + draft_s
+    return SpecStep(verify, draft_s, tokens, cycle, cycle / tokens)

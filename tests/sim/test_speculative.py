@@ -1,0 +1,96 @@
+"""Speculative decoding with a draft model (sim.speculative): the expected tokens a step, what the
+draft costs in memory and time, where it pays (a memory-bound decode step) and where it stops
+paying (a compute-bound one), and the errors a bad draft gets."""
+
+from __future__ import annotations
+
+import pytest
+from kvlab.sim import Scenario, evaluate
+from kvlab.sim.cli import main
+from kvlab.sim.engine import EngineConfig
+from kvlab.sim.engine.setup import build
+from kvlab.sim.speculative import expected_tokens_per_step
+from kvlab.sim.units import GIB
+
+# Qwen3-8B on an H100 with Qwen3-0.6B as its draft (same tokenizer, 151,936 tokens).
+BASE = dict(model="qwen3-8b", gpu="h100-sxm", prompt_tokens=512, output_tokens=256)
+SPEC = dict(BASE, spec_draft_model="qwen3-0.6b", spec_tokens=3, spec_acceptance=0.7)
+
+
+def test_tokens_a_step_follow_the_geometric_series():
+    assert expected_tokens_per_step(3, 0.7) == pytest.approx(1 + 0.7 + 0.49 + 0.343)
+    assert expected_tokens_per_step(3, 0.0) == 1.0  # every proposal rejected: the target's own token
+    assert expected_tokens_per_step(3, 1.0) == 4.0  # every proposal kept, and the target's next
+    r = evaluate(Scenario(**SPEC, concurrency=1))
+    assert r.spec_tokens_per_step == pytest.approx(2.533)
+
+
+def test_the_itl_is_a_cycle_over_its_tokens():
+    r = evaluate(Scenario(**SPEC, concurrency=1))
+    assert r.itl_s == pytest.approx((r.spec_draft_s + r.spec_verify_s) / r.spec_tokens_per_step)
+    plain = evaluate(Scenario(**BASE, concurrency=1))
+    assert r.spec_speedup == pytest.approx(plain.itl_s / r.itl_s)
+    assert r.decode_tokens_per_s == pytest.approx(r.batch / r.itl_s)
+
+
+def test_it_pays_in_a_memory_bound_step_and_stops_paying_in_a_compute_bound_one():
+    alone = evaluate(Scenario(**SPEC, concurrency=1))
+    crowded = evaluate(Scenario(**SPEC, concurrency=256))
+    assert alone.decode_bound == "memory" and alone.spec_speedup > 1.8
+    # 256 sequences x 4 positions: the verify step is compute-bound and the draft's steps are extra
+    assert crowded.batch == 256 and crowded.decode_bound == "compute" and crowded.spec_speedup < 0.8
+    speedups = [evaluate(Scenario(**SPEC, concurrency=b)).spec_speedup for b in (1, 8, 32, 64, 128, 256)]
+    assert speedups == sorted(speedups, reverse=True)
+
+
+def test_a_draft_whose_proposals_are_all_rejected_only_costs():
+    r = evaluate(Scenario(**dict(SPEC, spec_acceptance=0.0), concurrency=1))
+    assert r.spec_tokens_per_step == 1.0 and r.spec_speedup < 1.0
+
+
+def test_the_draft_takes_memory_beside_the_target():
+    plain = evaluate(Scenario(**dict(BASE, prompt_tokens=4096), concurrency=512))
+    spec = evaluate(Scenario(**dict(SPEC, prompt_tokens=4096), concurrency=512))
+    # Qwen3-0.6B's weights (0.60B parameters in BF16) join the target's
+    assert spec.spec_draft_weight_bytes == pytest.approx(0.596e9 * 2, rel=0.01)
+    assert spec.weight_bytes - plain.weight_bytes == pytest.approx(spec.spec_draft_weight_bytes)
+    # and each sequence holds the draft's cache too: 2 x 28 x 8 x 128 x 2 = 112 KiB a token
+    assert spec.spec_draft_kv_bytes_per_sequence == pytest.approx(114_688 * (4096 + 256), rel=0.01)
+    assert spec.kv_bytes_per_sequence == pytest.approx(plain.kv_bytes_per_sequence + spec.spec_draft_kv_bytes_per_sequence)
+    assert spec.max_sequences < plain.max_sequences * 0.6
+    assert spec.kv_pool_bytes < plain.kv_pool_bytes - 1.1 * GIB
+
+
+def test_the_verify_step_runs_every_position():
+    spec = evaluate(Scenario(**SPEC, concurrency=8))
+    plain = evaluate(Scenario(**BASE, concurrency=8))
+    # 8 sequences x 4 positions through the weights, each position attending to its sequence's cache
+    weights = {k["kind"]: k for k in spec.decode_kernels}["weights"]
+    assert weights["flops"] == pytest.approx(4 * {k["kind"]: k for k in plain.decode_kernels}["weights"]["flops"])
+    # which is read once a sequence, not once a position
+    assert spec.decode_kv_read_s == pytest.approx(plain.decode_kv_read_s)
+
+
+@pytest.mark.parametrize(("draft", "field_text"), [
+    ("llama-3.1-8b", "must share the target's vocabulary (151,936 tokens); Llama 3.1 8B has 128,256"),
+    ("nope", "unknown model 'nope'"),
+    ("../etc", "must be a catalog model id, or unset for no draft"),
+])
+def test_a_bad_draft_is_named(draft, field_text):
+    r = evaluate(Scenario(**dict(SPEC, spec_draft_model=draft)))
+    assert [e["field"] for e in r.errors] == ["spec_draft_model"]
+    assert field_text in r.errors[0]["message"]
+
+
+def test_the_cli_takes_a_draft_and_refuses_bad_settings(capsys):
+    assert main(["--model", "qwen3-32b", "--spec-draft-model", "qwen3-0.6b", "--concurrency", "1"]) == 0
+    assert "speculative decoding with Qwen3-0.6B: 2.53 tokens a step" in capsys.readouterr().out
+    assert main(["--spec-draft-model", "qwen3-0.6b", "--spec-tokens", "0", "--spec-acceptance", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "--spec-tokens: must be between 1 and 16, got 0" in err
+    assert "--spec-acceptance: must be between 0 and 1, got 2" in err
+
+
+def test_the_time_domain_engine_says_it_does_not_model_it():
+    setup, issues, _ = build(EngineConfig(scenario=Scenario(**SPEC)))
+    assert setup is None and [i.field for i in issues] == ["spec_draft_model"]
