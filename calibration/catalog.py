@@ -184,7 +184,9 @@ def identify_gpu(device_name: str) -> str | None:
     """The catalog id for a CUDA device name, or None when the name is not one kvlab knows.
 
     Examples: "NVIDIA H200" -> h200; "NVIDIA H100 80GB HBM3" -> h100-sxm; "NVIDIA H100 PCIe" ->
-    h100-pcie; "NVIDIA A100-SXM4-80GB" -> a100-80; "NVIDIA L40S" -> l40s.
+    h100-pcie; "NVIDIA A100-SXM4-80GB" -> a100-80; "NVIDIA L40S" -> l40s; "NVIDIA B300 SXM6 AC" -> b300;
+    "NVIDIA GB200" -> gb200 (not b200: the Grace-Blackwell bin has its own peaks);
+    "NVIDIA RTX PRO 6000 Blackwell Server Edition" -> rtx-pro-6000.
     """
     name = device_name.upper()
     tokens = set(re.split(r"[^A-Z0-9]+", name))
@@ -192,8 +194,17 @@ def identify_gpu(device_name: str) -> str | None:
         return None  # a MIG slice ("NVIDIA H200 MIG 3g.71gb") is a fraction of the GPU, not the catalog's GPU
     if "GH200" in name:
         return None  # Grace Hopper superchip: different HBM and NVLink-C2C, not in the catalog
+    # Grace-Blackwell before the bare Blackwell names: "GB200" contains "B200", "GB300" contains "B300"
+    if "GB300" in tokens:
+        return "gb300"  # also what a DGX Station's GB300 calls itself (252 GB there); pass --gpu to tell them apart
+    if "GB200" in tokens:
+        return "gb200"
+    if "B300" in tokens:
+        return "b300"
     if "H200" in name:
         return None if "NVL" in tokens else "h200"
+    if "H20" in tokens:
+        return "h20"  # the 96 GB and the 141 GB H20 share the peaks the suite divides by
     if "H100" in name:
         if "NVL" in tokens:
             return None  # H100 NVL: 94 GB, 3.9 TB/s, not in the catalog
@@ -214,8 +225,15 @@ def identify_gpu(device_name: str) -> str | None:
         return "a10"
     if "4090" in tokens:
         return "rtx-4090"
+    if {"RTX", "PRO", "6000"} <= tokens:
+        # Only the Server Edition: the Workstation Editions have other clocks and 1,792 GB/s
+        return "rtx-pro-6000" if "SERVER" in tokens else None
     if "MI300X" in name:
         return "mi300x"
+    if "MI325X" in name:
+        return "mi325x"
+    if "MI355X" in name:
+        return "mi355x"
     return None
 
 

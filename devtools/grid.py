@@ -1,6 +1,6 @@
 """The grid of Scenario configurations that CPython and Pyodide must evaluate identically.
 
-Every catalog model is paired with every catalog GPU (19 x 11 = 209 pairs today); the other
+Every catalog model is paired with every catalog GPU (19 x 18 = 342 pairs today); the other
 choices rotate along the pairs with strides that are co-prime to each choice's count, so each
 allocation, engine, tensor-parallel size, dtype, prompt length and profile meets many different
 models and GPUs. A few extra cases cover the optional fields, a pasted config.json and input

@@ -29,7 +29,7 @@ class GPU:
     fp8_dense_flops: float | None
     interconnect_bytes_per_s: float  # GPU to GPU, each direction
     host_link_bytes_per_s: float  # PCIe to host memory, each direction
-    fp4_dense_flops: float | None = None  # FP4 tensor cores (Blackwell); absent from gpus.json: none
+    fp4_dense_flops: float | None = None  # FP4 tensor cores (Blackwell, MI355X); absent from gpus.json: none
 
     def with_memory_bytes(self, memory_bytes: float) -> GPU:
         """The same GPU with a different capacity (the `--gpu-memory-gib` override). The driver

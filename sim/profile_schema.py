@@ -66,8 +66,8 @@ STEP_MODELS = ("whole_step", "per_kernel")
 
 # GPU ids the profile schema accepts (sim/data/gpus.json may list only some of them so far).
 KNOWN_GPU_IDS = (
-    "a100-80", "a100-40", "h100-sxm", "h100-pcie", "h200", "b200",
-    "l40s", "l4", "a10", "rtx-4090", "mi300x",
+    "a100-80", "a100-40", "h100-sxm", "h100-pcie", "h200", "h20", "b200", "b300", "gb200", "gb300",
+    "l40s", "l4", "a10", "rtx-4090", "rtx-pro-6000", "mi300x", "mi325x", "mi355x",
 )
 
 # What provenance must hold for each kind.

@@ -76,6 +76,17 @@ def test_measure_batches_calls_between_one_timer_pair_and_rotates():
     ("NVIDIA A10", "a10"),
     ("NVIDIA GeForce RTX 4090", "rtx-4090"),
     ("NVIDIA B200", "b200"),
+    ("NVIDIA B300 SXM6 AC", "b300"),
+    ("NVIDIA GB200", "gb200"),  # contains "B200": the Grace-Blackwell bin must win
+    ("NVIDIA GB300", "gb300"),
+    ("NVIDIA H20", "h20"),
+    ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000"),
+    ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", None),  # other clocks and bandwidth
+    ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", None),
+    ("AMD Instinct MI300X", "mi300x"),
+    ("AMD Instinct MI325X", "mi325x"),
+    ("AMD Instinct MI355X", "mi355x"),
+    ("AMD Instinct MI350X", None),
     ("Tesla V100-SXM2-16GB", None),
     ("NVIDIA GH200 480GB", None),
     ("NVIDIA H200 NVL", None),
