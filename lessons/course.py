@@ -93,6 +93,8 @@ IDEAS = {
     "batching-amortises": ("002", "batching shares one weight read", "B3"),
     "batching-ceiling": ("002", "once the cache dominates, batching stops paying", "B3"),
     "decode-compute-bound": ("002", "decode turns compute-bound at large batch and short context", "B3"),
+    "speculative-decoding": ("002", "speculative decoding checks drafted tokens with decode's idle arithmetic", "B3"),
+    "speculative-acceptance": ("001", "a low acceptance rate makes speculative decoding worthless", "B3"),
     "tensor-parallel": ("002", "tensor parallelism splits weights and heads", "B4"),
     "allreduce-cost": ("002", "the all-reduce cost of tensor parallelism", "B4"),
     "kv-head-replication": ("002", "more ranks than KV heads replicates heads", "B4"),
