@@ -26,6 +26,7 @@ from .query_limits import query_pairs
 from .settings import CUSTOM_MODEL, SCENARIO_FIELDS, choices, defaults
 
 MAX_SHOWN_CHARS = 40  # how much of a rejected value a notice repeats
+MAX_NAMED_UNKNOWN = 5  # unknown settings named in their one notice; the rest are counted
 RESERVED_KEYS = {"theme", "embed"}  # read by the page shell, not by the settings
 BOOLEAN_FIELDS = ("force_mha",)
 _INT = re.compile(r"[+-]?\d{1,12}")
@@ -89,10 +90,21 @@ def _config_from_link(raw: str) -> tuple[str | None, str | None]:
     return text, None
 
 
+def unknown_notice(keys: list[str]) -> str:
+    """One notice for every unknown setting of a link (a link with 60 stray keys gets one line, not
+    60), naming the first few."""
+    named = ", ".join(shown(k) for k in keys[:MAX_NAMED_UNKNOWN])
+    if len(keys) == 1:
+        return f"Ignored unknown setting {named} from the link."
+    more = f" and {len(keys) - MAX_NAMED_UNKNOWN:,} more" if len(keys) > MAX_NAMED_UNKNOWN else ""
+    return f"Ignored {len(keys):,} unknown settings from the link: {named}{more}."
+
+
 def parse_query(search: str) -> tuple[dict, list[str]]:
     """('?a=1&b=2') -> ({setting name: value}, [notice, ...]). Never raises."""
     pairs, notices = query_pairs(search)  # every size limit, before any value is parsed
     values: dict = {}
+    unknown: list[str] = []
     known = set(SCENARIO_FIELDS)
     for key, raw in pairs:  # a repeated key: the last one wins, as in most web frameworks
         if key in RESERVED_KEYS:
@@ -106,7 +118,8 @@ def parse_query(search: str) -> tuple[dict, list[str]]:
                 values["config_text"] = text
             continue
         if key not in known:
-            notices.append(f"Ignored unknown setting {shown(key)} from the link.")
+            if key not in unknown:
+                unknown.append(key)
             continue
         try:
             value = coerce(key, raw)
@@ -118,6 +131,8 @@ def parse_query(search: str) -> tuple[dict, list[str]]:
             notices.append(f"Ignored {key}={shown(raw)} from the link: {why}.")
             continue
         values[key] = value
+    if unknown:
+        notices.append(unknown_notice(unknown))
     if values.get("model") == CUSTOM_MODEL and "config_text" not in values:
         notices.append("Ignored model=custom from the link: it came without a usable config; showing the default model.")
         values.pop("model")

@@ -168,3 +168,15 @@ def test_a_draft_model_travels_in_the_link_and_none_is_the_default():
     text = "\n".join(notices)
     assert "spec_draft_model='nope' from the link: must be one of" in text
     assert "spec_tokens='17' from the link: must be between 1 and 16, got 17" in text
+
+
+def test_unknown_settings_get_one_notice_naming_the_first_few():
+    """A link with 101 stray keys: one notice for the 64-key limit, one for the unknown ones (it was one
+    line per key, 65 lines); the known setting among them is kept."""
+    query = "?" + "&".join(f"k{i}=1" for i in range(62)) + "&k3=2&concurrency=8"
+    values, notices = parse_query(query)
+    assert values == {"concurrency": 8}
+    assert notices == ["Ignored 62 unknown settings from the link: 'k0', 'k1', 'k2', 'k3', 'k4' and 57 more."]
+    values, notices = parse_query("?" + "&".join(f"k{i}=1" for i in range(101)))
+    assert notices == ["The link has 101 settings; only the first 64 were read.",
+                       "Ignored 64 unknown settings from the link: 'k0', 'k1', 'k2', 'k3', 'k4' and 59 more."]
