@@ -178,6 +178,11 @@ def _lab_view(view: LiveView) -> pn.viewable.Viewable:
 
 
 def _framed(view: LiveView, widgets: list, parts: list) -> pn.Column:
+    from kvlab.app.shell.a11y import labelled
+
+    # A button group draws no title of its own: "1 2 4 8" alone names nothing, so it gets the
+    # title the panels' sidebar gives it (the page script makes it the group's accessible name).
+    widgets = [labelled(w, w.name) if isinstance(w, pn.widgets.RadioButtonGroup) and w.name else w for w in widgets]
     caption = _html(f'<p class="kv-caption"><strong>Live view.</strong> {esc(view.caption)}</p>')
     controls = pn.FlexBox(*[pn.Column(w, styles={"flex": "1 1 260px", "min-width": "0"}, margin=0) for w in widgets],
                           flex_wrap="wrap", sizing_mode="stretch_width", margin=0)

@@ -160,3 +160,25 @@ def test_numbers_follow_the_simulator(monkeypatch):
         runs.run.cache_clear()
     assert f"**{h200.max_sequences}** requests" in after.steps[0].prediction.reveal
     assert after.steps[0].prediction.reveal != before.steps[0].prediction.reveal
+
+
+LIVE_GROUPS = [(code, i) for code in course.written() for i, s in enumerate(course.lesson(code).steps)
+               if s.view is not None and {"tp", "kv_dtype", "allocation", "engine", "policy"} & set(s.view.controls)]
+
+
+@pytest.mark.parametrize(("code", "index"), LIVE_GROUPS, ids=[f"{c}-{i + 1}" for c, i in LIVE_GROUPS])
+def test_a_live_views_button_groups_carry_their_titles(code, index):
+    """A live view's button group sits under the title the panels give it ("Tensor parallel size" over
+    "1 2 4 8"), which the page script makes its accessible name; it had none."""
+    import panel as pn
+    from kvlab.lessons import render
+
+    view = render.live_view(course.lesson(code).steps[index].view)
+    groups = list(view.select(pn.widgets.RadioButtonGroup))
+    assert groups
+    for group in groups:
+        holder = next(c for c in view.select(pn.Column) if group in c.objects)
+        title = holder.objects[0]
+        assert isinstance(title, pn.pane.HTML) and "kv-group-title" in title.css_classes
+        if group.name:  # a setting's group: the panels' own title for it
+            assert f">{group.name}</div>" in title.object
