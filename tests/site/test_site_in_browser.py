@@ -182,7 +182,8 @@ def _open_card_from_the_keyboard(page) -> dict:
     page.keyboard.press("Enter")
     field = page.locator(f".kv-w-{setting} input").first
     field.wait_for(state="visible", timeout=10_000)
-    # The title is drawn in the header's own shadow root, not the button's text: the panel has one card.
+    # The title is drawn in the header's own shadow root, not the button's text: of the panel's two
+    # cards, "Engine limits and price" comes first, "Speculative decoding" second.
     out = {"focused": page.evaluate(DEEPEST_FOCUS_JS), "cards": page.locator("button.card-header").count()}
     before = page.evaluate("window.kvlabBridge.patches")
     field.fill(str(value))
@@ -532,7 +533,7 @@ def test_a_collapsed_card_opens_from_the_keyboard_and_its_fields_answer(visit):
     into one of its fields shows what CPython computes for that state."""
     card = visit["pages"]["admission"]["card"]
     _, setting, value = CARD
-    assert card["cards"] == 1 and card["focused"] == {"tag": "button", "cls": "card-header"}
+    assert card["cards"] == 2 and card["focused"] == {"tag": "button", "cls": "card-header"}
     expected = _cpython_models("admission", [*MOVES["admission"], (f"w.{setting}", value)])[-1]
     assert card["models"][f"w.{setting}"]["value"] == value
     for name, props in expected.items():
