@@ -20,7 +20,7 @@ from html import escape
 import panel as pn
 from kvlab.app.shell.a11y import KvTemplate
 from kvlab.app.shell.page import HEADER_COLOR, SITE
-from kvlab.app.shell.share import nav_links, page_href, theme_button
+from kvlab.app.shell.share import nav_links, page_href, share_buttons, theme_button
 from kvlab.app.site.marks import BUILD_LIVE_SPECS, RECAP_CLASS  # filled/read by kvlab build-site
 from kvlab.app.viewlayer.html import BASE_CSS, esc, shipped_css
 
@@ -312,8 +312,12 @@ class LessonBody(pn.viewable.Viewer):
         if os.environ.get("KVLAB_BUILD_SITE") == "1":  # the static site shows it once every step is answered
             self.recap.objects = self._recap_parts()
         missing = "".join(f"<li>{esc(t)}</li>" for t in lesson.not_captured)
+        # "Copy link" carries the picks made so far (each is in the address bar), so a student can
+        # send an instructor the page as answered; "Copy embed code" puts the lesson in course notes.
+        share = pn.FlexBox(*share_buttons(f"{lesson.code} {lesson.title}"), flex_wrap="wrap", align_items="center",
+                           sizing_mode="stretch_width", margin=0)
         self.layout = pn.Column(
-            _html(header_html(lesson)), _md(lesson.setup), *self.steps, self.recap,
+            _html(header_html(lesson)), share, _md(lesson.setup), *self.steps, self.recap,
             _html(f'<div class="kv-box"><strong>What this model does not capture</strong><ul>{missing}</ul></div>'),
             max_width=900, sizing_mode="stretch_width")
 
