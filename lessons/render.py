@@ -313,8 +313,9 @@ class LessonBody(pn.viewable.Viewer):
             self.recap.objects = self._recap_parts()
         missing = "".join(f"<li>{esc(t)}</li>" for t in lesson.not_captured)
         # "Copy link" carries the picks made so far (each is in the address bar), so a student can
-        # send an instructor the page as answered; "Copy embed code" puts the lesson in course notes.
-        share = pn.FlexBox(*share_buttons(f"{lesson.code} {lesson.title}"), flex_wrap="wrap", align_items="center",
+        # send an instructor the page as answered. No embed button: the static site holds every
+        # lesson twice, within its 30 MB (a ?embed=1 link still embeds a lesson).
+        share = pn.FlexBox(*share_buttons(f"{lesson.code} {lesson.title}", embed=False), flex_wrap="wrap", align_items="center",
                            sizing_mode="stretch_width", margin=0)
         self.layout = pn.Column(
             _html(header_html(lesson)), share, _md(lesson.setup), *self.steps, self.recap,

@@ -160,6 +160,7 @@ class KvTemplate(pn.template.BootstrapTemplate):
         text = self._template.read_text(encoding="utf-8").replace("KVLAB_A11Y_JS", inline_script("a11y.js"))
         text = text.replace("KVLAB_PAINT_JS", inline_script("bokeh_paint.js"))
         text = text.replace("KVLAB_EMBED_JS", inline_script("embed.js"))
+        text = text.replace("KVLAB_SHARE_JS", inline_script("share.js"))
         self.template = self.nb_template = parse_template(text)
         self.config.raw_css = [*self.config.raw_css, PAGE_CSS]
         self._render_variables["title_heading"] = title_heading

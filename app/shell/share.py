@@ -23,58 +23,22 @@ from ..viewlayer.query import RESERVED_KEYS
 # Every page imports this module for its nav bar: Panel's query parser gets the URL limits here.
 guard_panel_location()
 
-# Copy text to the clipboard; fall back to a hidden textarea where the async clipboard is not
-# available (a plain-http host), and where both are blocked (an iframe without clipboard
-# permission) show the text in a visible box, selected, for the reader to copy. The result is
-# written on the button itself (`source`, the Bokeh model Panel passes every callback: cb_obj is the
-# click event) and announced through the button's label. The button is never passed in `args`:
-# Panel keeps each callback in a WeakKeyDictionary keyed by its source, and a value holding its own
-# key is never freed, so every closed session kept both buttons and their models (about 7 MB).
-_COPY_JS = """
-const text = %(text)s;
-const original = %(label)s;
-const warning = %(warn)s;
-const flash = (label) => {
-  source.label = warning ? label + ' (' + warning + ')' : label;
-  setTimeout(() => { source.label = original; }, warning ? 6000 : 2500);
-};
-window.kvlabCopyWarning = warning;
-const fallback = () => {
-  const ta = document.createElement('textarea');
-  ta.value = text; ta.setAttribute('readonly', ''); ta.style.position = 'fixed'; ta.style.opacity = '0';
-  document.body.appendChild(ta); ta.select();
-  let ok = false; try { ok = document.execCommand('copy'); } catch (e) { ok = false; }
-  ta.remove(); return ok;
-};
-const blocked = () => {
-  box.value = text; box.visible = true;
-  flash('Copy blocked: text below');
-};
-window.kvlabLastCopied = text;
-if (navigator.clipboard && window.isSecureContext) {
-  navigator.clipboard.writeText(text).then(() => { box.visible = false; flash('Copied \u2713'); },
-                                           () => { if (fallback()) { box.visible = false; flash('Copied \u2713'); } else { blocked(); } });
-} else if (fallback()) {
-  box.visible = false; flash('Copied \u2713');
-} else {
-  blocked();
-}
-"""
+# A share button copies text to the clipboard with window.kvlabCopy (app/templates/share.js, in
+# every page once): a hidden textarea where the async clipboard is not available (a plain-http
+# host), and where both are blocked (an iframe without clipboard permission) the text in a visible
+# box for the reader to copy. The result is written on the button itself (`source`, the Bokeh
+# model Panel passes every callback: cb_obj is the click event) and announced through the
+# button's label. The button is never passed in `args`: Panel keeps each callback in a
+# WeakKeyDictionary keyed by its source, and a value holding its own key is never freed, so every
+# closed session kept both buttons and their models (about 7 MB).
+#
+# What each share button copies, evaluated when it is clicked; the copying itself is
+# window.kvlabCopy (app/templates/share.js, in every page once).
 LINK_TEXT = "window.location.href"
-# The iframe snippet, in embed mode (no site header): the URL is attribute-escaped (& and ")
-# before it goes between quotes, and a short script sizes the iframe to the height the page
-# reports with postMessage (static/kvlab-bridge.js), so course notes show no inner scroll bar.
-EMBED_TEXT = ("(() => { const u = new URL(window.location.href); u.searchParams.set('embed', '1');"
-              " return '<iframe src=\"' + u.href.replace(/&/g, '&amp;').replace(/\"/g, '%%22') + "
-              "'\" title=\"kvlab: %(title)s\" width=\"100%%\" height=\"%(height)d\" style=\"border:0\" loading=\"lazy\" "
-              "data-kvlab-embed></iframe>\\n<script>addEventListener(\"message\", function (e) { var d = e.data; "
-              "if (!d || d.type !== \"kvlab-resize\") return; document.querySelectorAll(\"iframe[data-kvlab-embed]\")"
-              ".forEach(function (f) { if (f.contentWindow === e.source) f.style.height = d.height + \"px\"; }); });<' + "
-              "'/script>'; })()")
-EMBED_HEIGHT_PX = 1150
+EMBED_TEXT = "window.kvlabEmbedText('%(title)s', %(height)d)"
+EMBED_HEIGHT_PX = 1150  # the iframe's height until the page reports its own
 # An embed of 127.0.0.1 or localhost works only on the machine that copied it: the button says so.
-LOCAL_WARNING_JS = ("(['localhost', '127.0.0.1', '[::1]', '0.0.0.0'].includes(window.location.hostname) "
-                    "? 'local address: only this computer can open it' : null)")
+LOCAL_WARNING_JS = "window.kvlabLocalWarning()"
 
 
 # The address bar is written once the moves pause, not on every reply. Chromium ignores
@@ -179,18 +143,20 @@ class AddressBar(ReactiveHTML):
 
 def copy_button(name: str, text_js: str, box: pn.widgets.TextAreaInput, warn_js: str = "null", **kw) -> pn.widgets.Button:
     button = pn.widgets.Button(label=name, color="primary", variant="outline", **kw)
-    button.js_on_click(args={"box": box},
-                       code=_COPY_JS % {"text": text_js, "label": json.dumps(name), "warn": warn_js})
+    button.js_on_click(args={"box": box}, code=f"window.kvlabCopy(source, box, {text_js}, {json.dumps(name)}, {warn_js});")
     return button
 
 
-def share_buttons(title: str) -> list:
-    """"Copy link", "Copy embed code", and the box that shows the text when the clipboard is blocked."""
-    embed = EMBED_TEXT % {"title": esc(title).replace("'", "\\'"), "height": EMBED_HEIGHT_PX}
+def share_buttons(title: str, embed: bool = True) -> list:
+    """"Copy link", "Copy embed code" (unless `embed` is False), and the box that shows the text when
+    the clipboard is blocked."""
     box = pn.widgets.TextAreaInput(label="The browser blocked the clipboard: select this text and copy it (Ctrl+C)", visible=False,
                                    sizing_mode="stretch_width", height=90, margin=(5, 10), css_classes=["kv-w-copy-fallback"])
-    return [copy_button("Copy link", LINK_TEXT, box, width=120, margin=(5, 5)),
-            copy_button("Copy embed code", embed, box, LOCAL_WARNING_JS, width=170, margin=(5, 5)), box]
+    buttons = [copy_button("Copy link", LINK_TEXT, box, width=120, margin=(5, 5))]
+    if embed:
+        code = EMBED_TEXT % {"title": esc(title).replace("'", "\\'"), "height": EMBED_HEIGHT_PX}
+        buttons.append(copy_button("Copy embed code", code, box, LOCAL_WARNING_JS, width=170, margin=(5, 5)))
+    return [*buttons, box]
 
 
 def theme_button() -> pn.widgets.Button:

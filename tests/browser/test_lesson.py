@@ -133,8 +133,8 @@ def test_a_choice_made_from_the_keyboard_hands_the_focus_to_its_explanation(kv_p
 
 
 def test_copy_link_on_a_lesson_carries_the_picks_made(browser, server):
-    """A lesson page had no "Copy link": it now has the panels' two share buttons, and the link it
-    copies holds the choices made so far (a student can send the page as answered)."""
+    """A lesson page had no "Copy link": it now has one, and the link it copies holds the choices
+    made so far (a student can send the page as answered)."""
     from .axe import VIEWPORTS
 
     context = browser.new_context(viewport=VIEWPORTS["desktop"])
@@ -147,7 +147,7 @@ def test_copy_link_on_a_lesson_carries_the_picks_made(browser, server):
         page.locator(".kv-predict").first.get_by_role("button", name=p.answer, exact=True).click()
         page.get_by_text(f"You predicted {p.answer}. Right.").first.wait_for(timeout=15_000)
         page.wait_for_function(f"() => window.location.search.includes('{p.key}=')", timeout=15_000)
-        assert page.get_by_role("button", name="Copy embed code").count() == 1
+        assert page.get_by_role("button", name="Copy embed code").count() == 0  # the site's 30 MB: see render.py
         page.get_by_role("button", name="Copy link").click()
         page.get_by_role("button", name="Copied \u2713").wait_for(timeout=5_000)
         copied = page.evaluate("navigator.clipboard.readText()")
