@@ -21,7 +21,10 @@ def view_kv_formula(result) -> dict:
         per_seq = (f"one sequence reserves its final {context:,} tokens (prompt + output) at admission: "
                    f"{fmt.gib(r.kv_bytes_per_sequence, 2)}")
     elif s["allocation"] == "reserve_max":
-        reserved = s.get("max_model_len") or round((r.kv_bytes_per_sequence - r.state_bytes_per_sequence) / r.kv_bytes_per_token)
+        # What sim reserves (admission.held_bytes_per_sequence): max_model_len, else the model's
+        # context. Dividing the bytes by bytes per token gave a layer mean for windowed models and
+        # counted a draft model's cache as tokens.
+        reserved = s.get("max_model_len") or r.context_tokens
         per_seq = (f"one sequence reserves max_model_len ({reserved:,} tokens) at admission, whatever it will use: "
                    f"{fmt.gib(r.kv_bytes_per_sequence, 2)}")
     else:

@@ -189,3 +189,13 @@ def test_hbm_bar_with_no_result_says_so_instead_of_an_axis_of_bytes():
     panel.settings.param.update(model=CUSTOM_MODEL, config_text="{")  # not JSON: no result
     bar = next(v for v in _views(panel) if isinstance(v, HbmBar))
     assert bar.fig.x_range.end == 1.0
+
+
+@pytest.mark.parametrize("state", [{}, {"model": "gemma-3-27b", "gpu": "h200"}, {"spec_draft_model": "qwen3-0.6b"},
+                                   {"max_model_len": 8192}])
+def test_reserve_max_names_the_tokens_sim_reserves(state):
+    """It divided the bytes by bytes per token: 21,999 tokens for Gemma-3-27B (a mean over windowed
+    layers; it reserves 131,072) and 72,818 with a draft model (its cache counted as tokens)."""
+    r = evaluate(Scenario(allocation="reserve_max", **state))
+    line = displayed(admission_panel(allocation="reserve_max", **state).main)["kv_per_sequence"]
+    assert f"reserves max_model_len ({state.get('max_model_len') or r.context_tokens:,} tokens)" in line
