@@ -23,7 +23,8 @@ class Admission(NamedTuple):
 
     limits: engine_defaults.EngineLimits  # SGLang's max_num_seqs filled in from the pool
     max_model_len: int  # the request length the engine plans for
-    per_seq_bytes: float  # KV bytes one sequence holds (held_bytes_per_sequence)
+    per_seq_bytes: float  # KV bytes one sequence holds (held_bytes_per_sequence), a draft's cache included
+    draft_per_seq_bytes: float  # the speculative draft model's part of per_seq_bytes (0 without one)
     max_sequences: int
     max_concurrency: float  # pool / one max_model_len request (vLLM's "Maximum concurrency")
     vllm_longest: int | None  # vllm, when it refuses to start: the longest max_model_len that fits
@@ -41,9 +42,8 @@ def admit(arch: Architecture, s: Scenario, mem: memory.MemoryBudget, limits: eng
     max_len = s.max_model_len or (context if s.engine == "textbook" else arch.max_position_embeddings)
     if limits.max_num_seqs is None:  # SGLang sizes its request cap from the pool
         limits = replace(limits, max_num_seqs=engine_defaults.sglang_max_running_requests(mem.kv_pool_tokens, max_len))
-    per_seq = held_bytes_per_sequence(arch, s, kv_bytes_per_token)
-    if draft is not None:
-        per_seq += held_bytes_per_sequence(draft.arch, s, draft.kv_bytes_per_token)
+    draft_bytes = held_bytes_per_sequence(draft.arch, s, draft.kv_bytes_per_token) if draft is not None else 0.0
+    per_seq = held_bytes_per_sequence(arch, s, kv_bytes_per_token) + draft_bytes
     max_seqs = int(mem.kv_pool_bytes // per_seq) if per_seq > 0 else 0
     longest = None
     if s.engine == "vllm":
@@ -66,7 +66,7 @@ def admit(arch: Architecture, s: Scenario, mem: memory.MemoryBudget, limits: eng
         batch = 0  # nothing runs
         if refusal["reason"] == TOO_LONG:
             limited_by = "context"
-    return Admission(limits, max_len, per_seq, max_seqs, max_conc, longest, batch, limited_by, refusal)
+    return Admission(limits, max_len, per_seq, draft_bytes, max_seqs, max_conc, longest, batch, limited_by, refusal)
 
 
 def refusal_of(arch: Architecture, s: Scenario, mem: memory.MemoryBudget, max_sequences: int,
@@ -140,15 +140,15 @@ def vllm_concurrency(arch: Architecture, s: Scenario, mem: memory.MemoryBudget, 
     b = s.block_size_tokens
     pool_layer_blocks = mem.num_blocks * arch.kv_layers
     extra = arch.state_bytes_per_sequence(s.tp) + (draft.kv_bytes_per_token * max_len if draft is not None else 0.0)
-    state = extra_layer_blocks(arch, mem, extra)
-    need = memory.vllm_layer_blocks_per_request(arch, max_len, b, max_num_batched_tokens) + state
+    extra_blocks = extra_layer_blocks(arch, mem, extra)
+    need = memory.vllm_layer_blocks_per_request(arch, max_len, b, max_num_batched_tokens) + extra_blocks
     concurrency = pool_layer_blocks / need if need else 0.0
     if mem.kv_pool_bytes <= 0 or concurrency >= 1:
         return concurrency, None
     low, high = 0, max_len  # binary search, as vLLM's own estimate does
     while low < high:
         mid = (low + high + 1) // 2
-        if memory.vllm_layer_blocks_per_request(arch, mid, b, max_num_batched_tokens) + state <= pool_layer_blocks:
+        if memory.vllm_layer_blocks_per_request(arch, mid, b, max_num_batched_tokens) + extra_blocks <= pool_layer_blocks:
             low = mid
         else:
             high = mid - 1
@@ -161,8 +161,7 @@ def extra_layer_blocks(arch: Architecture, mem: memory.MemoryBudget, extra_bytes
     rounded up. vLLM itself gives each linear layer one page per request and widens the attention
     block until its page is as large (its hybrid allocator); kvlab counts the state's own bytes
     instead, a difference of the rounding only."""
-    state = extra_bytes
-    if not state or mem.kv_pool_tokens <= 0:
+    if not extra_bytes or mem.kv_pool_tokens <= 0 or not mem.num_blocks:
         return 0
-    layer_block_bytes = mem.kv_pool_bytes / (mem.num_blocks * arch.kv_layers) if mem.num_blocks else 0.0
-    return -int(-state // layer_block_bytes) if layer_block_bytes else 0
+    layer_block_bytes = mem.kv_pool_bytes / (mem.num_blocks * arch.kv_layers)
+    return -int(-extra_bytes // layer_block_bytes)

@@ -124,7 +124,7 @@ def _evaluate(s: Scenario) -> Result:
         "refusal": refused,
     })
     if st.draft is not None:
-        result["spec_draft_kv_bytes_per_sequence"] = held_bytes_per_sequence(st.draft.arch, s, st.draft.kv_bytes_per_token)
+        result["spec_draft_kv_bytes_per_sequence"] = a.draft_per_seq_bytes
     if st.profile_mismatch:
         warnings.append(st.profile_mismatch)
     pre = dec = None

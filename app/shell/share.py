@@ -32,8 +32,7 @@ guard_panel_location()
 # WeakKeyDictionary keyed by its source, and a value holding its own key is never freed, so every
 # closed session kept both buttons and their models (about 7 MB).
 #
-# What each share button copies, evaluated when it is clicked; the copying itself is
-# window.kvlabCopy (app/templates/share.js, in every page once).
+# What each share button copies, evaluated when it is clicked:
 LINK_TEXT = "window.location.href"
 EMBED_TEXT = "window.kvlabEmbedText('%(title)s', %(height)d)"
 EMBED_HEIGHT_PX = 1150  # the iframe's height until the page reports its own
