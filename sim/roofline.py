@@ -47,6 +47,12 @@ __all__ = ["KERNEL_KINDS", "KernelCost", "Machine", "StepCost", "decode_step", "
 KERNELS_PER_DENSE_LAYER = 10
 KERNELS_PER_MOE_LAYER = 14
 KERNELS_PER_SHARED_EXPERT = 3
+# MLA replaces the QKV GEMM, rotary and KV write (3 kernels) with ten in vLLM's absorbed decode
+# path (vllm/model_executor/layers/mla.py and its MLA backends): the fused q_a/kv_a GEMM, the
+# q_a and kv_a RMSNorms, the q_b GEMM, rotary, the W_UK batched GEMM into the latent, the concat
+# of the query, the latent cache write, the split-KV decode kernel's combine, and the W_UV batched
+# GEMM out of the latent: seven more kernels a layer than grouped-query attention.
+KERNELS_MLA_EXTRA = 7
 # Once per step: embedding lookup, final norm, lm_head, and the sampler's few kernels.
 KERNELS_PER_STEP = 8
 
@@ -151,6 +157,8 @@ class Machine:
             n = KERNELS_PER_MOE_LAYER if k.mlp == "moe" else KERNELS_PER_DENSE_LAYER
             if k.mlp == "moe" and a.moe.shared_intermediate_size:
                 n += KERNELS_PER_SHARED_EXPERT
+            if k.attention == "mla":
+                n += KERNELS_MLA_EXTRA
             per_layer += k.count * n
         return per_layer + KERNELS_PER_STEP
 

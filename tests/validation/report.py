@@ -31,15 +31,16 @@ import json
 import math
 import statistics
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kvlab.sim import Scenario, evaluate, gpu_ids, model_ids, profile_names
+from kvlab.sim import Scenario, evaluate, gpu_ids, model_ids, profile_names, resolve
 
 HERE = Path(__file__).parent
 MODELED_ENGINES = ("vllm", "sglang")
 DTYPES = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "int8-w8a8": "int8", "int8": "int8", "int4": "int4"}
 METRICS = ("itl", "tok_per_s", "ttft", "kv_pool")
+FAMILIES = ("dense", "moe", "mla")  # MLA models here are MoE too; they are their own family
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class Row:
     measured: float
     predicted: float
     note: str = ""
+    family: str = "dense"
+    source: str = ""  # the record's source URL: the unit left out by a leave-one-source-out check
 
     @property
     def error(self) -> float:
@@ -76,9 +79,11 @@ def _model(rec: dict) -> tuple[dict | None, str]:
     cfg = rec.get("hf_config")
     if cfg:
         keys = ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
-                "intermediate_size", "vocab_size", "max_position_embeddings", "tie_word_embeddings")
-        config = {k: cfg[k] for k in keys if k in cfg}
-        config["model_type"] = "llama"
+                "intermediate_size", "vocab_size", "max_position_embeddings", "tie_word_embeddings",
+                "num_local_experts", "num_experts", "num_experts_per_tok", "moe_intermediate_size",
+                "shared_expert_intermediate_size")
+        config = {k: cfg[k] for k in keys if cfg.get(k) is not None}
+        config["model_type"] = "mixtral" if "num_local_experts" in config else "llama"
         config["_name_or_path"] = rec.get("hf_id") or rec["model"]
         return {"config": config}, ""
     return None, f"model {rec.get('model')!r} is not in kvlab's catalog and the record has no config"
@@ -141,10 +146,11 @@ def memory_rows(profile_choice: str) -> tuple[list[Row], list[tuple[str, str]]]:
         if not r.ok:
             skipped.append((rec["id"], f"sim refused: {r.errors[0]['field']} {r.errors[0]['message'][:80]}"))
             continue
+        tags = {"family": _family(fields), "source": rec["source_url"]}
         if rec.get("kv_pool_tokens"):
-            rows.append(Row(rec["id"], "kv_pool", rec["kv_pool_tokens"], r.kv_pool_tokens, note or "tokens"))
+            rows.append(Row(rec["id"], "kv_pool", rec["kv_pool_tokens"], r.kv_pool_tokens, note or "tokens", **tags))
         elif rec.get("kv_pool_gib"):
-            rows.append(Row(rec["id"], "kv_pool", rec["kv_pool_gib"], r.kv_pool_bytes / 2**30, note or "GiB"))
+            rows.append(Row(rec["id"], "kv_pool", rec["kv_pool_gib"], r.kv_pool_bytes / 2**30, note or "GiB", **tags))
         else:
             skipped.append((rec["id"], "no KV pool figure"))
     return rows, skipped
@@ -197,7 +203,15 @@ def perf_rows(profile_choice: str) -> tuple[list[Row], list[tuple[str, str]]]:
             rows.append(Row(rec["id"], "tok_per_s", measured_tps, predicted["tok_per_s"], note))
         if len(rows) == before:
             skipped.append((rec["id"], "no ITL, TTFT or output tok/s figure to compare"))
+        family = _family(fields)
+        rows[before:] = [replace(row, family=family, source=rec["source_url"]) for row in rows[before:]]
     return rows, skipped
+
+
+def _family(fields: dict) -> str:
+    """dense, moe or mla: the families whose errors the summary also gives apart."""
+    arch = resolve(Scenario(**fields)).arch
+    return "mla" if arch.mla is not None else "moe" if arch.moe is not None else "dense"
 
 
 def _mode(rec: dict) -> str | None:
@@ -296,12 +310,15 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def summarize(rows: list[Row]) -> dict[str, dict]:
+    """Per metric over every row, and per family as "metric/family" (itl/moe, tok_per_s/mla, ...)."""
     out = {}
     for metric in METRICS:
-        errs = [row.error for row in rows if row.metric == metric]
-        if errs:
-            out[metric] = {"n": len(errs), "median_abs": statistics.median(abs(e) for e in errs),
-                           "p90_abs": _percentile([abs(e) for e in errs], 0.9), "median_signed": statistics.median(errs)}
+        for family in (None, *FAMILIES):
+            errs = [row.error for row in rows if row.metric == metric and family in (None, row.family)]
+            if errs:
+                out[metric if family is None else f"{metric}/{family}"] = {
+                    "n": len(errs), "median_abs": statistics.median(abs(e) for e in errs),
+                    "p90_abs": _percentile([abs(e) for e in errs], 0.9), "median_signed": statistics.median(errs)}
     return out
 
 
@@ -323,18 +340,18 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(summary, sort_keys=True))
         return 0
     if not args.quiet:
-        print(f"{'record':52} {'metric':9} {'measured':>12} {'kvlab':>12} {'error':>8}  note")
+        print(f"{'record':52} {'metric':9} {'family':6} {'measured':>12} {'kvlab':>12} {'error':>8}  note")
         for row in rows:
-            print(f"{row.id:52} {row.metric:9} {row.measured:12.4g} {row.predicted:12.4g} {row.error:+8.1%}  {row.note}")
+            print(f"{row.id:52} {row.metric:9} {row.family:6} {row.measured:12.4g} {row.predicted:12.4g} {row.error:+8.1%}  {row.note}")
         print()
         print(f"skipped {len(skipped)} records:")
         for rid, why in skipped:
             print(f"  {rid}: {why}")
         print()
-    print(f"profile {args.profile}: {'metric':9} {'n':>3} {'median |err|':>13} {'p90 |err|':>10} {'median err':>11}")
+    print(f"profile {args.profile}: {'metric':15} {'n':>3} {'median |err|':>13} {'p90 |err|':>10} {'median err':>11}")
     pad = " " * (len(args.profile) + 9)
     for metric, s in summary.items():
-        print(f"{pad}{metric:9} {s['n']:3d} {s['median_abs']:13.1%} {s['p90_abs']:10.1%} {s['median_signed']:+11.1%}")
+        print(f"{pad}{metric:15} {s['n']:3d} {s['median_abs']:13.1%} {s['p90_abs']:10.1%} {s['median_signed']:+11.1%}")
     return 0
 
 
