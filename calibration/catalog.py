@@ -210,8 +210,8 @@ def identify_gpu(device_name: str) -> str | None:
             return None  # H100 NVL: 94 GB, 3.9 TB/s, not in the catalog
         return "h100-pcie" if "PCIE" in tokens else "h100-sxm"
     if "A100" in name:
-        if "80GB" in name and "PCIE" not in name:
-            return "a100-80"
+        if "80GB" in name:
+            return "a100-pcie" if "PCIE" in name else "a100-80"
         if "40GB" in name:
             return "a100-40"
         return None

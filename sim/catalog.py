@@ -30,6 +30,15 @@ class GPU:
     interconnect_bytes_per_s: float  # GPU to GPU, each direction
     host_link_bytes_per_s: float  # PCIe to host memory, each direction
     fp4_dense_flops: float | None = None  # FP4 tensor cores (Blackwell, MI355X); absent from gpus.json: none
+    # GPUs the interconnect joins (an NVLink bridge: 2); a tensor-parallel group larger than this
+    # all-reduces over PCIe (host_link_bytes_per_s). None: every GPU of a node (HGX, NVL72, PCIe-only cards).
+    interconnect_gpus: int | None = None
+
+    def link_bytes_per_s(self, ranks: int) -> float:
+        """Per-direction bandwidth of the slowest link a ring over `ranks` GPUs crosses."""
+        if self.interconnect_gpus is not None and ranks > self.interconnect_gpus:
+            return min(self.interconnect_bytes_per_s, self.host_link_bytes_per_s)
+        return self.interconnect_bytes_per_s
 
     def with_memory_bytes(self, memory_bytes: float) -> GPU:
         """The same GPU with a different capacity (the `--gpu-memory-gib` override). The driver

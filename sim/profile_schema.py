@@ -25,6 +25,9 @@ Each message starts with the field it is about and says what is allowed, e.g.
   lm_head_efficiency       v2, optional: curve
   attention_kv_efficiency  v2, optional: [[context_tokens, efficiency]], same rules as a curve
   prefill_attention_efficiency  v2, optional: number in (0, 1]
+  moe_half_efficiency_width  v2, optional: number >= 0: the width of one routed expert's slice on a rank
+                           (intermediate size / tp) at which the fused expert GEMMs reach half a dense
+                           GEMM's bandwidth and rate (default 0: as efficient as a dense GEMM)
   kernel_overhead_s        v2, optional: number >= 0 (seconds per kernel inside a CUDA-graph replay)
   mla_attention_kv_efficiency  v2, optional: [[context_tokens, efficiency]] of an MLA (latent-cache)
                            decode kernel; sim uses it for MLA models, else attention_kv_efficiency
@@ -60,13 +63,13 @@ REQUIRED_FIELDS = (
 OPTIONAL_FIELDS = ("kv_bandwidth_efficiency", "fp8_compute_efficiency", "measurements")
 V2_FIELDS = ("gemm_efficiency", "lm_head_efficiency", "attention_kv_efficiency", "prefill_attention_efficiency",
              "kernel_overhead_s", "notes", "mla_attention_kv_efficiency", "tp_gemm_efficiency", "step_model",
-             "quantized_bandwidth_efficiency")
+             "quantized_bandwidth_efficiency", "moe_half_efficiency_width")
 GEMM_DTYPES = ("bf16", "fp8")
 STEP_MODELS = ("whole_step", "per_kernel")
 
 # GPU ids the profile schema accepts (sim/data/gpus.json may list only some of them so far).
 KNOWN_GPU_IDS = (
-    "a100-80", "a100-40", "h100-sxm", "h100-pcie", "h200", "h20", "b200", "b300", "gb200", "gb300",
+    "a100-80", "a100-40", "a100-pcie", "h100-sxm", "h100-pcie", "h200", "h20", "b200", "b300", "gb200", "gb300",
     "l40s", "l4", "a10", "rtx-4090", "rtx-pro-6000", "mi300x", "mi325x", "mi355x",
 )
 
@@ -206,8 +209,9 @@ def _check_v2(profile: dict, errors: list[str]) -> None:
             _check_curve(profile[field], field, errors)
     if "prefill_attention_efficiency" in profile:
         _check_fraction(profile, "prefill_attention_efficiency", errors)
-    if "kernel_overhead_s" in profile:
-        _check_nonnegative(profile, "kernel_overhead_s", errors)
+    for field in ("kernel_overhead_s", "moe_half_efficiency_width"):
+        if field in profile:
+            _check_nonnegative(profile, field, errors)
     if "notes" in profile:
         notes = profile["notes"]
         if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):

@@ -111,6 +111,19 @@ class Machine:
                 / (self.gpu.hbm_bandwidth_bytes_per_s * p.bandwidth_efficiency))
 
     @cached_property
+    def moe_gemm_efficiency(self) -> float:
+        """Fraction of a dense GEMM's bandwidth and rate the routed experts' fused GEMMs reach.
+        Tensor parallelism slices every expert's intermediate dimension, so a rank multiplies
+        narrow matrices (Qwen3-235B-A22B at tp 8: 1,536 / 8 = 192 columns), each its own small
+        problem with tile padding and partial waves; w / (w + w_half), w the slice's width and
+        w_half the profile's fitted moe_half_efficiency_width (docs/sim.md)."""
+        half = self.profile.moe_half_efficiency_width
+        if self.arch.moe is None or not half:
+            return 1.0
+        width = self.arch.moe.expert_intermediate_size / self.tp
+        return width / (width + half)
+
+    @cached_property
     def kv_bytes_per_token(self) -> float:
         return self.arch.kv_bytes_per_token(self.kv_bytes_per_element, self.tp)
 
@@ -142,7 +155,7 @@ class Machine:
         if self.tp == 1 or tokens <= 0:
             return 0.0
         buffer_bytes = tokens * self.arch.hidden_size * ACTIVATION_BYTES
-        link = self.gpu.interconnect_bytes_per_s * self.profile.interconnect_efficiency
+        link = self.gpu.link_bytes_per_s(self.tp) * self.profile.interconnect_efficiency
         per_call = 2 * (self.tp - 1) / self.tp * buffer_bytes / link + self.profile.allreduce_latency_s
         return 2 * self.arch.num_layers * per_call
 

@@ -121,6 +121,22 @@ def _kernel(kind: str, bytes_: float, flops: float, bw: float, peak: float) -> K
                              "time_s": mem if mem > comp else comp, "bound": "compute" if comp > mem else "memory"})
 
 
+def _mlp(dense_params: float, experts_read_params: float, experts_active_params: float, n: float,
+         bytes_per_param: float, tp: int, bw: float, rate: float, moe_efficiency: float) -> KernelCost:
+    """The MLP row: the dense and shared-expert GEMMs at the dense GEMM's bandwidth and rate, and
+    the routed experts' fused GEMMs at moe_efficiency of both. The two are separate kernels, so
+    each takes its own roofline and the row is their sum."""
+    dense = _kernel("mlp", dense_params * bytes_per_param, 2 * dense_params * n / tp, bw, rate)
+    if not experts_read_params:
+        return dense
+    experts = _kernel("mlp", experts_read_params * bytes_per_param, 2 * experts_active_params * n / tp,
+                      bw * moe_efficiency, rate * moe_efficiency)
+    longer = experts if experts.time_s >= dense.time_s else dense
+    return new_frozen(KernelCost, {"kind": "mlp", "bytes": dense.bytes + experts.bytes, "flops": dense.flops + experts.flops,
+                                   "memory_s": dense.memory_s + experts.memory_s, "compute_s": dense.compute_s + experts.compute_s,
+                                   "time_s": dense.time_s + experts.time_s, "bound": longer.bound})
+
+
 def _projection_params(a: Architecture) -> tuple[float, float, float, float]:
     """Per-layer-summed (qkv, o, mlp params always read, params of one routed expert x MoE
     layers) of the whole model: the weights each projection kernel kind multiplies by."""
@@ -193,8 +209,6 @@ def per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: flo
     qkv, o, mlp_dense, expert_params = _projection_params(a)
     experts_read = a.expected_experts_touched(n) if a.moe else 0.0
     experts_used = a.moe.experts_per_token if a.moe else 0
-    mlp_read = mlp_dense + expert_params * experts_read
-    mlp_active = mlp_dense + expert_params * experts_used
     kernels = [
         # The input embedding gathers n rows; it is not read whole.
         _kernel("embedding", n * a.hidden_size * e_bytes / tp, 0.0, bw * p.bandwidth_efficiency, peak),
@@ -207,7 +221,8 @@ def per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: flo
                         attention_rate)
     kernels.append(attention)
     kernels.append(_kernel("o", o * w / tp, 2 * o * n / tp, gemm_bw, gemm_rate))
-    kernels.append(_kernel("mlp", mlp_read * w / tp, 2 * mlp_active * n / tp, gemm_bw, gemm_rate))
+    kernels.append(_mlp(mlp_dense, expert_params * experts_read, expert_params * experts_used, n, w / tp, tp,
+                        gemm_bw, gemm_rate, m.moe_gemm_efficiency))
     # lm_head: BF16 in quantized checkpoints, M = rows sampled (one per prompt in a prefill).
     head_params = a.vocab_size * a.hidden_size
     head_eff = interpolate(p.lm_head_efficiency_points or p.compute_efficiency_points, sampled)

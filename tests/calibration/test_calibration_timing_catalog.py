@@ -71,6 +71,7 @@ def test_measure_batches_calls_between_one_timer_pair_and_rotates():
     ("NVIDIA H100 80GB HBM3 MIG 1g.10gb", None),
     ("NVIDIA A100-SXM4-80GB", "a100-80"),
     ("NVIDIA A100-SXM4-40GB", "a100-40"),
+    ("NVIDIA A100 80GB PCIe", "a100-pcie"),
     ("NVIDIA L40S", "l40s"),
     ("NVIDIA L4", "l4"),
     ("NVIDIA A10", "a10"),

@@ -17,7 +17,7 @@ from kvlab.cli import main
 ISSUE_35_GPUS = ("b300", "gb200", "gb300", "h20", "rtx-pro-6000", "mi325x", "mi355x")
 FP4_GPUS = {"b200", "b300", "gb200", "gb300", "rtx-pro-6000", "mi355x"}  # FP4 tensor cores: Blackwell, CDNA 4
 NUMERIC = ("memory_bytes", "memory_reported_bytes", "hbm_bandwidth_bytes_per_s", "bf16_dense_flops", "fp8_dense_flops",
-           "fp4_dense_flops", "interconnect_bytes_per_s", "host_link_bytes_per_s")
+           "fp4_dense_flops", "interconnect_bytes_per_s", "interconnect_gpus", "host_link_bytes_per_s")
 
 RAW = {g["id"]: g for g in json.loads((DATA_DIR / "gpus.json").read_text())["gpus"]}
 
@@ -188,3 +188,24 @@ def test_engine_defaults_on_the_new_gpus(gpu_id):
     assert ed.sglang_tier(ed.sglang_gpu_memory_mib(g), 1) == expected
     r = run(engine="vllm", gpu=gpu_id, model="qwen3-0.6b", max_model_len=8192)
     assert (r.effective_max_num_batched_tokens, r.effective_max_num_seqs) == (8192, 1024)
+
+
+# ----- bridged PCIe cards (issue 36) ----------------------------------------------------------
+
+@pytest.mark.parametrize("gpu_id", ["a100-pcie", "h100-pcie"])
+def test_a_bridged_pair_all_reduces_over_nvlink_and_a_larger_group_over_pcie(gpu_id):
+    g = catalog.gpu(gpu_id)
+    assert g.interconnect_gpus == 2
+    assert g.link_bytes_per_s(2) == g.interconnect_bytes_per_s
+    assert g.link_bytes_per_s(4) == g.link_bytes_per_s(8) == g.host_link_bytes_per_s
+    # An HGX board's NVLink reaches all eight GPUs.
+    assert catalog.gpu("h100-sxm").link_bytes_per_s(8) == catalog.gpu("h100-sxm").interconnect_bytes_per_s
+
+
+def test_tp4_on_pcie_cards_pays_the_pcie_all_reduce():
+    """Llama-3.1-70B at tp 4: the A100 PCIe's all-reduces run at 32 GB/s, the SXM part's at 300 GB/s,
+    so the PCIe decode step carries the longer all-reduce time."""
+    kw = dict(model="llama-3.1-70b", tp=4, prompt_tokens=1024, output_tokens=128, concurrency=64, profile="a100-published")
+    pcie = run(gpu="a100-pcie", **kw).decode_allreduce_s
+    sxm = run(gpu="a100-80", **kw).decode_allreduce_s
+    assert pcie > 2 * sxm

@@ -163,6 +163,7 @@ FAMILY_GRID = {
     "kernel_overhead_s": (0.0, 1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6),
     "cpu_step_s": (0.001, 0.0015, 0.002, 0.0025, 0.003),
     "allreduce_latency_s": (10e-6, 20e-6, 30e-6),
+    "moe_half_efficiency_width": (0.0, 128.0, 256.0, 384.0, 512.0),
 }
 SHIPPED = ("a100-published", "h100-published", "h200-published")
 
@@ -196,7 +197,7 @@ def families_fit() -> int:
         for name, raw in base.items():
             chip = name.split("-")[0]
             cand = dict(raw, name=f"fit-{chip}", kernel_overhead_s=point["kernel_overhead_s"],
-                        allreduce_latency_s=point["allreduce_latency_s"])
+                        allreduce_latency_s=point["allreduce_latency_s"], moe_half_efficiency_width=point["moe_half_efficiency_width"])
             (tmp / f"fit-{chip}.json").write_text(json.dumps(cand))
         for engine in ("vllm", "sglang"):
             table[engine]["cpu_step_s"] = point["cpu_step_s"]
