@@ -160,8 +160,8 @@ def cpu_fit() -> int:
 # DeepSeek-V3 step about 1,700 (Machine.kernels_per_step), so only records of both kinds together
 # can tell a cost per kernel from a cost per step.
 FAMILY_GRID = {
-    "kernel_overhead_s": (0.0, 1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6),
-    "cpu_step_s": (0.001, 0.0015, 0.002, 0.0025, 0.003),
+    "kernel_overhead_s": (0.0, 1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6, 8e-6),
+    "cpu_step_s": (0.0005, 0.001, 0.0015, 0.002, 0.0025, 0.003),
     "allreduce_latency_s": (10e-6, 20e-6, 30e-6),
     "moe_half_efficiency_width": (0.0, 128.0, 256.0, 384.0, 512.0),
 }

@@ -93,7 +93,7 @@ def _engine(rec: dict) -> tuple[str, str | None, str]:
     engine = str(rec.get("engine") or "")
     if engine in MODELED_ENGINES:
         version = rec.get("engine_version")
-        text = str(version or "")
+        text = str(version or "").removeprefix("v")
         if version is None or not text[:1].isdigit():
             version = "0.6" if rec.get("engine_mode") == "V0" else None
         else:
@@ -111,6 +111,12 @@ def _common(rec: dict, profile_choice: str) -> tuple[dict | None, str]:
         return None, f"GPU {gpu!r} is not in kvlab's catalog"
     if (rec.get("pp") or 1) > 1:
         return None, "pipeline parallelism is not modelled"
+    if rec.get("dp_attention"):
+        return None, "data-parallel attention is not modelled"
+    if (rec.get("ep") or 1) > 1:
+        return None, "expert parallelism is not modelled"
+    if rec.get("spec"):
+        return None, f"the run used speculative decoding ({rec['spec']}); kvlab models a separate draft model only"
     if rec.get("tp") not in (1, 2, 4, 8):
         return None, f"tp {rec.get('tp')} is not modelled"
     weight = DTYPES.get(str(rec.get("weight_dtype") or "bf16"))

@@ -8,10 +8,16 @@ import pytest
 
 from . import report
 
-# Median |error| measured on this set (docs/sim.md) plus a small margin: a regression fails.
+# Median |error| measured on this set (docs/sim.md) plus a small margin: a regression fails. Keys
+# "metric/family" bound one family (dense, moe, mla). The MLA bounds only guard against a
+# regression: kvlab is far off on that family (docs/sim.md, "What is not modelled").
 BOUNDS = {
-    "published": {"itl": 0.105, "tok_per_s": 0.11, "ttft": 0.22, "kv_pool": 0.03},
-    "textbook": {"itl": 0.16, "tok_per_s": 0.15, "ttft": 0.28, "kv_pool": 0.03},
+    "published": {"itl": 0.195, "tok_per_s": 0.15, "ttft": 0.29, "kv_pool": 0.03,
+                  "itl/dense": 0.115, "tok_per_s/dense": 0.125, "ttft/dense": 0.20,
+                  "itl/moe": 0.12, "tok_per_s/moe": 0.14, "ttft/moe": 0.18,
+                  "itl/mla": 0.60, "tok_per_s/mla": 1.40, "ttft/mla": 0.80},
+    "textbook": {"itl": 0.27, "tok_per_s": 0.31, "ttft": 0.35, "kv_pool": 0.03,
+                 "itl/dense": 0.165, "tok_per_s/dense": 0.15, "ttft/dense": 0.27},
 }
 
 
@@ -19,9 +25,10 @@ BOUNDS = {
 def test_medians_stay_within_their_measured_bounds(profile):
     rows, skipped, summary = report.run(profile)
     assert {r.metric for r in rows} == set(report.METRICS)
-    for metric, bound in BOUNDS[profile].items():
-        assert summary[metric]["n"] >= 10, metric
-        assert summary[metric]["median_abs"] <= bound, (metric, summary[metric])
+    assert {r.family for r in rows} == set(report.FAMILIES)
+    for key, bound in BOUNDS[profile].items():
+        assert summary[key]["n"] >= (10 if "/" not in key else 5), key
+        assert summary[key]["median_abs"] <= bound, (key, summary[key])
     # Every record is either compared or listed with its reason.
     assert all(why for _, why in skipped)
 
