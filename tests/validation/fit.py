@@ -2,7 +2,7 @@
 
     python -m tests.validation.fit            # prints the grid's best points, writes nothing
     python -m tests.validation.fit --cpu      # host time per step: fixed + per row, and leave-one-campaign-out
-    python -m tests.validation.fit --families # per-kernel, all-reduce and host costs over dense, MoE and MLA
+    python -m tests.validation.fit --families # per-kernel, all-reduce and host costs and the MoE half width over dense, MoE and MLA
                                               # records, with a leave-one-source-out check
 
 The constants no datasheet or kernel benchmark gives in a form kvlab can use -- the fraction of
@@ -114,6 +114,13 @@ def campaign(record_id: str, by_id: dict) -> str:
     return host + "/" + "/".join(path.split("/")[:2])
 
 
+def leave_one_out(grid: dict, by_id: dict, score) -> dict:
+    """For each campaign, the grid point `score` chooses on the other campaigns' rows: the
+    held-out check both scans run (grid: point -> report rows)."""
+    campaigns = sorted({campaign(r.id, by_id) for rows in grid.values() for r in rows})
+    return {c: min(grid, key=lambda k: score([r for r in grid[k] if campaign(r.id, by_id) != c])) for c in campaigns}
+
+
 def _score(rows) -> float:
     from . import report
     s = report.summarize(rows)
@@ -139,13 +146,8 @@ def cpu_fit() -> int:
         print(f"cpu {k[0] * 1e3:.1f} ms + {k[1] * 1e6:.1f} us/row  score {_score(grid[k]):.3f} ",
               {m: (round(v["median_abs"], 3), round(v["p90_abs"], 3)) for m, v in s.items()})
     # Leave one campaign out: choose the point on the other campaigns, score the held-out rows.
-    campaigns = sorted({campaign(r.id, by_id) for r in grid[ranked[0]]})
-    held: dict = {}
-    for c in campaigns:
-        best = min(grid, key=lambda k: _score([r for r in grid[k] if campaign(r.id, by_id) != c]))
-        held[c] = best
     pooled = []
-    for c, best in held.items():
+    for c, best in leave_one_out(grid, by_id, _score).items():
         pooled += [r for r in grid[best] if campaign(r.id, by_id) == c]
         print(f"held out {c}: chose {best[0] * 1e3:.1f} ms + {best[1] * 1e6:.1f} us/row")
     s = report.summarize(pooled)
@@ -155,9 +157,9 @@ def cpu_fit() -> int:
 
 
 # --families: the fixed costs a step pays whatever its bytes -- per kernel, per small all-reduce,
-# and the engine's host time -- scanned together over every perf record, with the published
+# and the engine's host time -- and the MoE half width, scanned together over every perf record, with the published
 # profiles' other constants as shipped. A dense 8B step launches about 330 kernels and a
-# DeepSeek-V3 step about 1,700 (Machine.kernels_per_step), so only records of both kinds together
+# DeepSeek-V3 step 1,451 (Machine.kernels_per_step), so only records of both kinds together
 # can tell a cost per kernel from a cost per step.
 FAMILY_GRID = {
     "kernel_overhead_s": (0.0, 1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6, 8e-6),
@@ -209,10 +211,8 @@ def families_fit() -> int:
         print(f"{family_score(grid[k]):.3f}", dict(zip(keys, k, strict=True)),
               {m: round(v["median_abs"], 3) for m, v in s.items() if m.split("/")[0] != "kv_pool"})
     # Leave one source out: choose the point on the other sources, score the held-out rows there.
-    sources = sorted({campaign(r.id, by_id) for r in grid[ranked[0]]})
     pooled = []
-    for c in sources:
-        best = min(grid, key=lambda k: family_score([r for r in grid[k] if campaign(r.id, by_id) != c]))
+    for c, best in leave_one_out(grid, by_id, family_score).items():
         pooled += [r for r in grid[best] if campaign(r.id, by_id) == c]
         print(f"held out {c}: chose", dict(zip(keys, best, strict=True)))
     s = report.summarize(pooled)
