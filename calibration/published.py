@@ -37,9 +37,12 @@ SERVING = {
     "prefill_attention_efficiency": 0.50,  # FlashAttention-2's low end on A100 (50-73%) [fa2]; fitted 0.50 of 0.35/0.50
     "kernel_overhead_s": 0.0,  # per kernel inside a CUDA-graph replay: the fit chose 0 of 0/1.5 us (cpu_step_s absorbs it)
     "allreduce_latency_s": 20e-6,  # one small all-reduce (engines' one-shot kernels); NCCL 1 KiB on 8 GPUs: 26-45 us
-    # Routed experts sliced by tp reach w / (w + 256) of a dense GEMM's rates, w the slice's width (Machine.moe_gemm_efficiency):
-    # tests/validation/fit.py --families chose 256 of 0/128/256/384/512 over the MoE records with the other constants as above
-    "moe_half_efficiency_width": 256.0,
+    # Routed experts sliced by tp reach w / (w + 128) of a dense GEMM's rates, w the slice's width (Machine.moe_gemm_efficiency),
+    # and each small kernel an MoE or MLA layer adds to a dense layer's (Machine.extra_kernels_per_step) takes 12 us:
+    # tests/validation/fit.py --families chose both together, with kernel_overhead_s, allreduce_latency_s and the
+    # engines' cpu_step_s, over every family's records (widths 0/128/192/256/384; 0-16 us)
+    "moe_half_efficiency_width": 128.0,
+    "latency_kernel_s": 12e-6,
 }
 
 CITATIONS = {
@@ -230,6 +233,7 @@ def build(gpu_id: str) -> dict:
     profile["step_overhead_s"] = 0.0
     profile["kernel_overhead_s"] = SERVING["kernel_overhead_s"]
     profile["moe_half_efficiency_width"] = SERVING["moe_half_efficiency_width"]
+    profile["latency_kernel_s"] = SERVING["latency_kernel_s"]
     profile["interconnect_efficiency"], cap = as_efficiency(src.allreduce_busbw.value, sheet.interconnect_bytes_per_s)
     notes += [f"interconnect_efficiency: {cap}"] if cap else []
     profile["allreduce_latency_s"] = SERVING["allreduce_latency_s"]
@@ -262,6 +266,9 @@ def build(gpu_id: str) -> dict:
         "moe_half_efficiency_width": ("width of a routed expert's slice on a rank (intermediate size / tp) at which the fused "
                                       "expert GEMMs reach half a dense GEMM's bandwidth and rate; fitted over the MoE serving "
                                       "records [kvlab-serving-fit]"),
+        "latency_kernel_s": ("time of each small kernel an MoE or MLA layer runs beyond a dense layer's (router top-k, block "
+                             "alignment, expert sum, shared expert; MLA's norms, latent batched GEMMs, concat, combine); "
+                             "fitted over the MoE and MLA serving records together with the dense ones [kvlab-serving-fit]"),
     }
     if "fp8_compute_efficiency" in profile:
         derivation["fp8_compute_efficiency"] = (f"fp8_gemm / datasheet fp8 peak {sheet.fp8_dense_flops / TFLOPS:g} "

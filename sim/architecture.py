@@ -182,6 +182,28 @@ class Architecture:
         qk_norm = 2 * d if self.model_type in _QK_NORM_TYPES else 0
         return q_and_o + k_and_v + qk_norm
 
+    def _replicated_attention_params(self) -> int:
+        """Attention parameters every tensor-parallel rank holds whole: MLA's down-projections of
+        the hidden state into the query and latent ranks (q_a, kv_a and their RMSNorms), which
+        vLLM and SGLang load as ReplicatedLinear (vllm/model_executor/models/deepseek_v2.py:
+        fused_qkv_a_proj; sglang/srt/models/deepseek_v2.py: fused_qkv_a_proj_with_mqa). Grouped-query
+        attention splits every projection."""
+        if self.mla is None:
+            return 0
+        m, h = self.mla, self.hidden_size
+        q_a = h * m.q_lora_rank + m.q_lora_rank if m.q_lora_rank else 0
+        return q_a + h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank
+
+    @cached_property
+    def params_replicated(self) -> int:
+        """Parameters every tensor-parallel rank holds whole rather than a 1/tp shard of: MLA's
+        down-projections and the MoE routers (a ReplicatedLinear gate in vLLM and SGLang). A rank
+        holds (params_total - params_replicated) / tp + params_replicated. The RMSNorm weights are
+        replicated too but are under 0.01% of any catalog model, so they stay in the shard and a
+        dense model's rank holds exactly params_total / tp, the textbook's rule."""
+        router = self.num_moe_layers * self.hidden_size * self.moe.num_experts if self.moe else 0
+        return self.kv_layers * self._replicated_attention_params() + router
+
     def _norm_params_per_layer(self) -> int:
         return (4 if self.model_type in _FOUR_NORM_TYPES else 2) * self.hidden_size
 
@@ -263,6 +285,12 @@ class Architecture:
             return float(self.params_dense)
         touched = self.expected_experts_touched(tokens)
         return self.params_dense + self.num_moe_layers * touched * self.params_per_expert
+
+    def per_rank(self, params: float, tp: int) -> float:
+        """What one of tp ranks holds or multiplies of `params` that include every replicated
+        parameter (params_total, params_active, params_read): the shard of the rest, and the
+        replicated ones whole."""
+        return (params - self.params_replicated) / tp + self.params_replicated
 
     # ----- KV cache ---------------------------------------------------------------------
     def kv_heads_per_rank(self, tp: int) -> int:

@@ -166,5 +166,10 @@ def profile_line(profile, gpu, machine, prompt_tokens: int, batch: int) -> str:
     if profile.per_kernel:
         line += (f" Per-kernel step model: each kernel (QKV, attention, O, MLP, lm_head) takes the longer of its bytes "
                  f"and its FLOPs, plus {profile.kernel_overhead_s * 1e6:g} us for each of {machine.kernels_per_step():,} "
-                 f"kernels per step.")
+                 f"kernels per step")
+        extra = machine.extra_kernels_per_step()
+        if extra and profile.latency_kernel_s:
+            line += (f", and {profile.latency_kernel_s * 1e6:g} us more for each of the {extra:,} small kernels its MoE and "
+                     f"MLA layers add")
+        line += "."
     return line

@@ -145,6 +145,14 @@ def weight_bytes_total(arch: Architecture, weight_bytes_per_param: float, embedd
     return (arch.params_total - emb) * weight_bytes_per_param + emb * embedding_bytes_per_param
 
 
+def weight_bytes_per_rank(arch: Architecture, weight_bytes_per_param: float, tp: int,
+                          embedding_bytes_per_param: float | None = None) -> float:
+    """Bytes of weights one of tp tensor-parallel ranks loads: its 1/tp shard of every split
+    projection plus, whole, what every rank replicates (Architecture.params_replicated)."""
+    total = weight_bytes_total(arch, weight_bytes_per_param, embedding_bytes_per_param)
+    return arch.per_rank(total / weight_bytes_per_param, tp) * weight_bytes_per_param
+
+
 @dataclass(frozen=True)
 class MemoryBudget:
     """One rank's HBM, in fill order. All figures in bytes.
@@ -193,7 +201,7 @@ def budget(
     engine_rules.EngineRules) selects the engine version's profiling rules; embedding_bytes_per_param
     is set when a quantized checkpoint keeps its embedding and lm_head in BF16; draft_weight_bytes
     is a speculative draft model's weights on this rank, loaded beside the target's."""
-    weight_bytes = weight_bytes_total(arch, weight_bytes_per_param, embedding_bytes_per_param) / tp + draft_weight_bytes
+    weight_bytes = weight_bytes_per_rank(arch, weight_bytes_per_param, tp, embedding_bytes_per_param) + draft_weight_bytes
     startup = 0.0
     num_blocks = 0
     if engine == "textbook":

@@ -29,6 +29,8 @@ Each message starts with the field it is about and says what is allowed, e.g.
                            (intermediate size / tp) at which the fused expert GEMMs reach half a dense
                            GEMM's bandwidth and rate (default 0: as efficient as a dense GEMM)
   kernel_overhead_s        v2, optional: number >= 0 (seconds per kernel inside a CUDA-graph replay)
+  latency_kernel_s         v2, optional: number >= 0: seconds of each latency-bound kernel an MoE or MLA
+                           layer runs beyond a dense layer's (Machine.extra_kernels_per_step; default 0)
   mla_attention_kv_efficiency  v2, optional: [[context_tokens, efficiency]] of an MLA (latent-cache)
                            decode kernel; sim uses it for MLA models, else attention_kv_efficiency
   tp_gemm_efficiency       v2, optional: {model id: {"2"|"4"|"8"...: {"bf16"|"fp8": curve}}}, one GPU's
@@ -63,7 +65,7 @@ REQUIRED_FIELDS = (
 OPTIONAL_FIELDS = ("kv_bandwidth_efficiency", "fp8_compute_efficiency", "measurements")
 V2_FIELDS = ("gemm_efficiency", "lm_head_efficiency", "attention_kv_efficiency", "prefill_attention_efficiency",
              "kernel_overhead_s", "notes", "mla_attention_kv_efficiency", "tp_gemm_efficiency", "step_model",
-             "quantized_bandwidth_efficiency", "moe_half_efficiency_width")
+             "quantized_bandwidth_efficiency", "moe_half_efficiency_width", "latency_kernel_s")
 GEMM_DTYPES = ("bf16", "fp8")
 STEP_MODELS = ("whole_step", "per_kernel")
 
@@ -209,7 +211,7 @@ def _check_v2(profile: dict, errors: list[str]) -> None:
             _check_curve(profile[field], field, errors)
     if "prefill_attention_efficiency" in profile:
         _check_fraction(profile, "prefill_attention_efficiency", errors)
-    for field in ("kernel_overhead_s", "moe_half_efficiency_width"):
+    for field in ("kernel_overhead_s", "moe_half_efficiency_width", "latency_kernel_s"):
         if field in profile:
             _check_nonnegative(profile, field, errors)
     if "notes" in profile:

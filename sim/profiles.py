@@ -45,6 +45,11 @@ class EfficiencyProfile:
     attention_kv_efficiency_points: tuple[tuple[float, float], ...] = ()  # (context tokens per sequence, eff)
     prefill_attention_efficiency: float | None = None
     kernel_overhead_s: float = 0.0
+    # Seconds of each small kernel an MoE or MLA layer adds to a dense layer's (router top-k, block
+    # alignment, expert sum; MLA's norms, latent batched GEMMs, concat, split-KV combine): too small
+    # to reach any bandwidth or rate, so each costs a fixed time. A dense layer's own small kernels
+    # sit inside the GEMM efficiencies fitted on dense steps. See Machine.extra_kernels_per_step.
+    latency_kernel_s: float = 0.0
     # Width of one routed expert's slice on a rank (its intermediate size / tp) at which the fused
     # expert GEMMs reach half of a dense GEMM's bandwidth and rate: efficiency = w / (w + this).
     # 0: as efficient as a dense GEMM (the textbook). See Machine.moe_gemm_efficiency.
@@ -245,6 +250,7 @@ def from_dict(raw: dict) -> EfficiencyProfile:
         prefill_attention_efficiency=_fraction(raw, "prefill_attention_efficiency"),
         kernel_overhead_s=float(raw.get("kernel_overhead_s", 0.0)),
         moe_half_efficiency_width=float(raw.get("moe_half_efficiency_width", 0.0)),
+        latency_kernel_s=float(raw.get("latency_kernel_s", 0.0)),
         mla_attention_kv_efficiency_points=_points(raw.get("mla_attention_kv_efficiency") or [], "mla_attention_kv_efficiency"),
         tp_gemm_efficiency=_tp_curves(raw.get("tp_gemm_efficiency")),
         quantized_bandwidth_efficiency=tuple((str(k), float(v)) for k, v in quantized.items()),

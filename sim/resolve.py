@@ -237,7 +237,7 @@ def draft_of(s: Scenario, target: Architecture) -> Draft | None:
     if arch.vocab_size != target.vocab_size:
         raise InputError(Issue("spec_draft_model", f"must share the target's vocabulary ({target.vocab_size:,} tokens); "
                                                    f"{arch.name} has {arch.vocab_size:,}"))
-    weights = memory.weight_bytes_total(arch, DTYPE_BYTES[s.weight_dtype], embedding_bytes_per_param(s)) / s.tp
+    weights = memory.weight_bytes_per_rank(arch, DTYPE_BYTES[s.weight_dtype], s.tp, embedding_bytes_per_param(s))
     return Draft(arch, machine_for(ds, arch), weights, arch.kv_bytes_per_token(DTYPE_BYTES[s.kv_dtype], s.tp))
 
 

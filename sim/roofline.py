@@ -145,7 +145,7 @@ class Machine:
         """What the whole-step roofline needs that does not depend on the step: computed once per
         machine (evaluate and the engine call step_cost many times per scenario)."""
         a, p, bw = self.arch, self.profile, self.gpu.hbm_bandwidth_bytes_per_s
-        return (self.weight_bytes_per_param / self.tp, 2 * a.params_active / self.tp,
+        return (self.weight_bytes_per_param, 2 * a.per_rank(a.params_active, self.tp),
                 a.attention_flops_per_pair / self.tp, bw * p.bandwidth_efficiency, bw * p.kv_bandwidth_efficiency,
                 self.peak_flops * p.compute_efficiency(float("inf"), fp8=self.low_precision_compute))
 
@@ -160,20 +160,31 @@ class Machine:
         return 2 * self.arch.num_layers * per_call
 
     @cached_property
-    def _kernels_per_step(self) -> int:
-        return self.kernels_per_step()
+    def fixed_kernel_s(self) -> float:
+        """What a step's kernels cost whatever their bytes: kernel_overhead_s for every kernel,
+        latency_kernel_s more for each an MoE or MLA layer adds to a dense layer's."""
+        p = self.profile
+        return p.kernel_overhead_s * self.kernels_per_step() + p.latency_kernel_s * self.extra_kernels_per_step()
 
     def kernels_per_step(self) -> int:
+        return self.arch.num_layers * KERNELS_PER_DENSE_LAYER + self.extra_kernels_per_step() + KERNELS_PER_STEP
+
+    def extra_kernels_per_step(self) -> int:
+        """Kernels the step's MoE and MLA layers launch beyond a dense grouped-query layer's ten:
+        the router's top-k, block alignment and expert sum (and a shared expert's three), and MLA's
+        seven. DeepSeek-V3: 58 x 7 + 61 x 7 = 833; a dense model: 0."""
         a = self.arch
-        per_layer = 0
+        extra = 0
         for k in a.layer_kinds:
-            n = KERNELS_PER_MOE_LAYER if k.mlp == "moe" else KERNELS_PER_DENSE_LAYER
-            if k.mlp == "moe" and a.moe.shared_intermediate_size:
-                n += KERNELS_PER_SHARED_EXPERT
+            n = 0
+            if k.mlp == "moe":
+                n += KERNELS_PER_MOE_LAYER - KERNELS_PER_DENSE_LAYER
+                if a.moe.shared_intermediate_size:
+                    n += KERNELS_PER_SHARED_EXPERT
             if k.attention == "mla":
                 n += KERNELS_MLA_EXTRA
-            per_layer += k.count * n
-        return per_layer + KERNELS_PER_STEP
+            extra += k.count * n
+        return extra
 
 def step_cost(m: Machine, *, new_tokens: float, kv_read_tokens: float, attention_pairs: float,
               sampled_tokens: float | None = None, context_tokens: float | None = None, detail: bool = True) -> StepCost:

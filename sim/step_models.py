@@ -122,14 +122,14 @@ def _kernel(kind: str, bytes_: float, flops: float, bw: float, peak: float) -> K
 
 
 def _mlp(dense_params: float, experts_read_params: float, experts_active_params: float, n: float,
-         bytes_per_param: float, tp: int, bw: float, rate: float, moe_efficiency: float) -> KernelCost:
-    """The MLP row: the dense and shared-expert GEMMs at the dense GEMM's bandwidth and rate, and
-    the routed experts' fused GEMMs at moe_efficiency of both. The two are separate kernels, so
-    each takes its own roofline and the row is their sum."""
-    dense = _kernel("mlp", dense_params * bytes_per_param, 2 * dense_params * n / tp, bw, rate)
+         bytes_per_param: float, bw: float, rate: float, moe_efficiency: float) -> KernelCost:
+    """The MLP row of one rank (params are the rank's): the dense and shared-expert GEMMs at the
+    dense GEMM's bandwidth and rate, and the routed experts' fused GEMMs at moe_efficiency of
+    both. The two are separate kernels, so each takes its own roofline and the row is their sum."""
+    dense = _kernel("mlp", dense_params * bytes_per_param, 2 * dense_params * n, bw, rate)
     if not experts_read_params:
         return dense
-    experts = _kernel("mlp", experts_read_params * bytes_per_param, 2 * experts_active_params * n / tp,
+    experts = _kernel("mlp", experts_read_params * bytes_per_param, 2 * experts_active_params * n,
                       bw * moe_efficiency, rate * moe_efficiency)
     longer = experts if experts.time_s >= dense.time_s else dense
     return new_frozen(KernelCost, {"kind": "mlp", "bytes": dense.bytes + experts.bytes, "flops": dense.flops + experts.flops,
@@ -137,24 +137,27 @@ def _mlp(dense_params: float, experts_read_params: float, experts_active_params:
                                    "time_s": dense.time_s + experts.time_s, "bound": longer.bound})
 
 
-def _projection_params(a: Architecture) -> tuple[float, float, float, float]:
+def _projection_params(a: Architecture, tp: int) -> tuple[float, float, float, float]:
     """Per-layer-summed (qkv, o, mlp params always read, params of one routed expert x MoE
-    layers) of the whole model: the weights each projection kernel kind multiplies by."""
+    layers) one of tp ranks multiplies by: a 1/tp shard of each split projection, and whole
+    what every rank replicates (MLA's down-projections in qkv, the routers in mlp)."""
     o_per_layer = a.num_q_heads * (a.mla.v_head_dim if a.mla is not None else a.head_dim) * a.hidden_size
     attention = a._attention_params()
-    qkv = a.num_layers * (attention - o_per_layer)
-    o = a.num_layers * o_per_layer
-    mlp_dense = (a.num_layers - a.num_moe_layers) * a._dense_mlp_params()
+    replicated_qkv = a._replicated_attention_params()
+    qkv = a.num_layers * ((attention - o_per_layer - replicated_qkv) / tp + replicated_qkv)
+    o = a.num_layers * o_per_layer / tp
+    mlp_dense = (a.num_layers - a.num_moe_layers) * a._dense_mlp_params() / tp
     if a.moe:
-        mlp_dense += a.num_moe_layers * a._moe_params()[0]
-    return qkv, o, mlp_dense, a.num_moe_layers * a.params_per_expert
+        router = a.hidden_size * a.moe.num_experts
+        mlp_dense += a.num_moe_layers * ((a._moe_params()[0] - router) / tp + router)
+    return qkv, o, mlp_dense, a.num_moe_layers * a.params_per_expert / tp
 
 def whole_step(m: Machine, new_tokens: float, kv_read_tokens: float, attention_pairs: float, detail: bool = True,
                 sampled: float = 0.0) -> StepCost:
     """Seed 002's roofline over the whole step (design.md section 2)."""
     w_per_param, gemm_flops_per_token, attention_flops_per_pair, weight_bw, kv_bw, attention_rate = m.whole_step_constants
     profile = m.profile
-    weight_bytes = m.arch.params_read(new_tokens) * w_per_param
+    weight_bytes = m.arch.per_rank(m.arch.params_read(new_tokens), m.tp) * w_per_param
     kv_bytes = kv_read_tokens * m.kv_bytes_per_token
     # 2 FLOPs per multiply-add; active parameters include the lm_head, as design.md counts them.
     gemm_flops = gemm_flops_per_token * new_tokens
@@ -206,13 +209,13 @@ def per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: flo
     e_bytes = m.embedding_bytes_per_param if m.embedding_bytes_per_param is not None else w
     gemm_bw = bw * p.weight_bandwidth_efficiency(m.weight_dtype)
     gemm_rate = peak * interpolate(p.gemm_points(m.model_id, m.low_precision_compute, tp), n)
-    qkv, o, mlp_dense, expert_params = _projection_params(a)
+    qkv, o, mlp_dense, expert_params = _projection_params(a, tp)
     experts_read = a.expected_experts_touched(n) if a.moe else 0.0
     experts_used = a.moe.experts_per_token if a.moe else 0
     kernels = [
         # The input embedding gathers n rows; it is not read whole.
         _kernel("embedding", n * a.hidden_size * e_bytes / tp, 0.0, bw * p.bandwidth_efficiency, peak),
-        _kernel("qkv", qkv * w / tp, 2 * qkv * n / tp, gemm_bw, gemm_rate),
+        _kernel("qkv", qkv * w, 2 * qkv * n, gemm_bw, gemm_rate),
     ]
     kv_bytes = kv_read_tokens * a.kv_bytes_per_token(m.kv_bytes_per_element, tp)
     attention_flops = a.attention_flops_per_pair * attention_pairs / tp
@@ -220,8 +223,8 @@ def per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: flo
     attention = _kernel("attention", kv_bytes, attention_flops, bw * p.attention_kv_efficiency(context_tokens, mla=a.mla is not None),
                         attention_rate)
     kernels.append(attention)
-    kernels.append(_kernel("o", o * w / tp, 2 * o * n / tp, gemm_bw, gemm_rate))
-    kernels.append(_mlp(mlp_dense, expert_params * experts_read, expert_params * experts_used, n, w / tp, tp,
+    kernels.append(_kernel("o", o * w, 2 * o * n, gemm_bw, gemm_rate))
+    kernels.append(_mlp(mlp_dense, expert_params * experts_read, expert_params * experts_used, n, w,
                         gemm_bw, gemm_rate, m.moe_gemm_efficiency))
     # lm_head: BF16 in quantized checkpoints, M = rows sampled (one per prompt in a prefill).
     head_params = a.vocab_size * a.hidden_size
@@ -230,7 +233,7 @@ def per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: flo
     kernels.append(_kernel("lm_head", head_params * e_bytes / tp, 2 * head_params * sampled / tp,
                            bw * p.bandwidth_efficiency, head_peak * head_eff))
     allreduce_s = m.allreduce_time_s(n)
-    overhead = p.step_overhead_s + p.kernel_overhead_s * m._kernels_per_step
+    overhead = p.step_overhead_s + m.fixed_kernel_s
     gemm_total = 0.0
     memory_s = compute_s = weight_bytes = flops = 0.0
     memory_bound_s = compute_bound_s = weight_read_s = 0.0

@@ -156,16 +156,18 @@ def cpu_fit() -> int:
     return 0
 
 
-# --families: the fixed costs a step pays whatever its bytes -- per kernel, per small all-reduce,
-# and the engine's host time -- and the MoE half width, scanned together over every perf record, with the published
-# profiles' other constants as shipped. A dense 8B step launches about 330 kernels and a
-# DeepSeek-V3 step 1,451 (Machine.kernels_per_step), so only records of both kinds together
-# can tell a cost per kernel from a cost per step.
+# --families: the fixed costs a step pays whatever its bytes -- per kernel, per small kernel an MoE
+# or MLA layer adds, per small all-reduce, and the engine's host time -- and the MoE half width,
+# scanned together over every perf record, with the published profiles' other constants as shipped.
+# A dense 8B step launches about 330 kernels and a DeepSeek-V3 step 1,451, 833 of them beyond a
+# dense layer's (Machine.kernels_per_step, extra_kernels_per_step), so only records of every family
+# together can tell a cost per kernel from a cost per MoE/MLA kernel or per step.
 FAMILY_GRID = {
-    "kernel_overhead_s": (0.0, 1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6, 8e-6),
-    "cpu_step_s": (0.0005, 0.001, 0.0015, 0.002, 0.0025, 0.003),
+    "kernel_overhead_s": (0.0, 2e-6, 4e-6),
+    "latency_kernel_s": (0.0, 4e-6, 8e-6, 10e-6, 12e-6, 14e-6, 16e-6),
+    "cpu_step_s": (0.001, 0.0015, 0.002, 0.0025, 0.003),
     "allreduce_latency_s": (10e-6, 20e-6, 30e-6),
-    "moe_half_efficiency_width": (0.0, 128.0, 256.0, 384.0, 512.0),
+    "moe_half_efficiency_width": (0.0, 128.0, 192.0, 256.0, 384.0),
 }
 SHIPPED = ("a100-published", "h100-published", "h200-published")
 
@@ -198,8 +200,7 @@ def families_fit() -> int:
         point = dict(zip(keys, values, strict=True))
         for name, raw in base.items():
             chip = name.split("-")[0]
-            cand = dict(raw, name=f"fit-{chip}", kernel_overhead_s=point["kernel_overhead_s"],
-                        allreduce_latency_s=point["allreduce_latency_s"], moe_half_efficiency_width=point["moe_half_efficiency_width"])
+            cand = dict(raw, name=f"fit-{chip}", **{k: v for k, v in point.items() if k != "cpu_step_s"})
             (tmp / f"fit-{chip}.json").write_text(json.dumps(cand))
         for engine in ("vllm", "sglang"):
             table[engine]["cpu_step_s"] = point["cpu_step_s"]
