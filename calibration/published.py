@@ -1,6 +1,6 @@
 """Profiles built from published measurements, until measured ones replace them.
 
-    python -m calibration.published          # rewrite sim/data/profiles/{a100,h100,h200}-published.json
+    python -m calibration.published          # rewrite sim/data/profiles/*-published.json
     python -m calibration.published --check  # exit 1 if the committed files differ from this code
 
 Every figure below is a measurement someone published, with its citation; the efficiencies are
@@ -35,14 +35,17 @@ SERVING = {
     "kv_bandwidth_efficiency": 0.90,  # paged decode attention over datasheet HBM bandwidth; <= hbm_read
     "gemm_serving_fraction": 0.55,  # serving GEMMs (M of tens to thousands, cuBLAS heuristics) / best-shape GEMM
     "prefill_attention_efficiency": 0.50,  # FlashAttention-2's low end on A100 (50-73%) [fa2]; fitted 0.50 of 0.35/0.50
-    "kernel_overhead_s": 0.0,  # per kernel inside a CUDA-graph replay: the fit chose 0 of 0/1.5 us (cpu_step_s absorbs it)
-    "allreduce_latency_s": 20e-6,  # one small all-reduce (engines' one-shot kernels); NCCL 1 KiB on 8 GPUs: 26-45 us
+    # per kernel inside a CUDA-graph replay: fit.py --families chose 2 of 0/2/4 us (the measured h200 profile: 0.68 us)
+    "kernel_overhead_s": 2e-6,
+    # one small all-reduce on NVLink (engines' one-shot kernels): fit.py --families chose 10 of 10/20/30 us;
+    # NCCL 1 KiB on 8 GPUs: 26-45 us. PCIe profiles take NCCL's measured figure instead (PCIE_ALLREDUCE).
+    "allreduce_latency_s": 10e-6,
     # Routed experts sliced by tp reach w / (w + 128) of a dense GEMM's rates, w the slice's width (Machine.moe_gemm_efficiency),
-    # and each small kernel an MoE or MLA layer adds to a dense layer's (Machine.extra_kernels_per_step) takes 12 us:
+    # and each small kernel an MoE or MLA layer adds to a dense layer's (Machine.extra_kernels_per_step) takes 8 us more:
     # tests/validation/fit.py --families chose both together, with kernel_overhead_s, allreduce_latency_s and the
     # engines' cpu_step_s, over every family's records (widths 0/128/192/256/384; 0-16 us)
     "moe_half_efficiency_width": 128.0,
-    "latency_kernel_s": 12e-6,
+    "latency_kernel_s": 8e-6,
 }
 
 CITATIONS = {
@@ -59,8 +62,8 @@ CITATIONS = {
     "mamf": (
         "S. Bekman, Machine Learning Engineering Open Book, compute/accelerator/README.md, 'Maximum "
         "Achievable Matmul FLOPS comparison table' (matmul on random data, mean of 100 iterations after 50 "
-        "warm-up, best shape found by mamf-finder.py): BF16 A100 SXM 271.2, H100 SXM 794.5 TFLOPS ('H200 is "
-        "the same'); FP8 H100 SXM 1402.6, H200 SXM 1453.4 TFLOPS. "
+        "warm-up, best shape found by mamf-finder.py): BF16 A100 SXM 271.2, A100 PCIe 252.9, H100 SXM 794.5 "
+        "TFLOPS ('H200 is the same'); FP8 H100 SXM 1402.6, H200 SXM 1453.4 TFLOPS. "
         "https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md"
     ),
     "azure-a100": (
@@ -100,6 +103,67 @@ CITATIONS = {
         "effective NVLink bandwidth about 370 GB/s (ring); NVLink SHARP all-reduce peak busBw about 480 GB/s "
         "on 8 H100. https://github.com/NVIDIA/nccl-tests/issues/212"
     ),
+    "gpu-benches-h100-pcie": (
+        "D. Ernst, gpu-benches README, gpu-stream results 'from a NVIDIA-H100-PCIe / CUDA 11.7': read kernel at "
+        "100% occupancy 1942 GB/s (init 2016, scale 1704, triad 1832). https://github.com/te42kyfo/gpu-benches/blob/"
+        "master/README.md"
+    ),
+    "gpu-benches-l40": (
+        "D. Ernst, gpu-benches, gpu-stream/l40.txt: NVIDIA L40 (the L40S's AD102 with the same 384-bit GDDR6 at "
+        "864 GB/s), full occupancy: init 846, read 844, scale 770 GB/s. https://github.com/te42kyfo/gpu-benches/blob/"
+        "master/gpu-stream/l40.txt"
+    ),
+    "torch-perf-db": (
+        "zzc0721/torch-performance-test-data: torch.mm on square BF16 matrices, best over 1024-10240: NVIDIA L40S "
+        "269.15 TFLOPS (database.md); H100 PCIe 495.93 at 4096^3 (issue 95, torch 2.9.0+cu128, bare metal); "
+        "A100-PCIE-40GB 234.14 (issue 108); L4 59.40 at 8192^3, 70.89 at 2048^3 before its 72 W power limit "
+        "throttles (issue 120). https://github.com/zzc0721/torch-performance-test-data"
+    ),
+    "pytorch-ao-3342": (
+        "pytorch/ao PR 3342, benchmark on 'NVIDIA H100 PCIe' (PyTorch 2.10 nightly, CUDA 12.9), M=16640 N=5120 "
+        "K=8192: torch BF16 mm 432.997 TFLOP/s, torch._scaled_mm FP8 with 1x128 x 128x1 block scales 580.38 "
+        "TFLOP/s. https://github.com/pytorch/ao/pull/3342"
+    ),
+    "sglang-6756": (
+        "sgl-project/sglang PR 6756, bench_fp8_gemm.py on an L40S, Llama-3.1-8B N=6144 K=4096, M=2048: SGLang's "
+        "CUTLASS row-wise-scaled FP8 GEMM 1.44857e6 in a column labelled GB/s that the script computes as "
+        "(2MNK + MN) x 4 bytes (an fp32 element size) / s: 362 TFLOP/s (kvlab's reading of the script; 1.45 "
+        "PFLOP/s would exceed the card's 733 TFLOP/s FP8 peak). https://github.com/sgl-project/sglang/pull/6756"
+    ),
+    "rtx6kpro-pcie": (
+        "voipmonitor/rtx6kpro, hardware/pcie-bandwidth.md: 8 x RTX PRO 6000 Blackwell on PCIe Gen5 switches, no "
+        "NVLink: nccl-tests all-reduce bus bandwidth 41.1 GB/s (NCCL_MIN_NCHANNELS=8, 8M-2G sweep; 37.6 on a "
+        "dual-socket direct-attach box); NCCL small all-reduce 24.1 us at 1 KB (7.5 us for a custom one-shot "
+        "kernel). https://github.com/voipmonitor/rtx6kpro/blob/master/hardware/pcie-bandwidth.md"
+    ),
+    "nccl-1161": (
+        "NVIDIA/nccl issue 1161: all_reduce_perf on 2 x H100 PCIe joined by an NVLink bridge, 4 GB in place: "
+        "busbw 116.26 GB/s. https://github.com/NVIDIA/nccl/issues/1161"
+    ),
+    "nccl-1530": (
+        "NVIDIA/nccl issue 1530: all_reduce_perf on 8 x RTX 4090 over PCIe Gen4, 8-byte message 42.14 us out "
+        "of place (no CUDA graph). https://github.com/NVIDIA/nccl/issues/1530"
+    ),
+    "nccl-841": (
+        "NVIDIA/nccl issue 841: 8 x A100 80GB PCIe (AMD EPYC 7543, after an IOMMU BIOS fix), all_reduce_perf "
+        "-b 8 -e 128M 'average bandwidth of 8 to 21' GB/s: the sweep's average, not its peak. "
+        "https://github.com/NVIDIA/nccl/issues/841"
+    ),
+    "chsasank-bench": (
+        "chsasank/device-benchmarks README: NVIDIA L4 BF16 matmul 66 TFLOPS and torch copy_ 235 GB/s (read and "
+        "write bytes counted, tensors up to about 380 MB); H100-PCIe 80GB BF16 449 TFLOPS, copy 1630 GB/s. "
+        "https://github.com/chsasank/device-benchmarks/blob/main/README.md"
+    ),
+    "aiconfigurator-l40s": (
+        "ai-dynamo/aiconfigurator, src/aiconfigurator/systems/l40s.yaml: 'mem_bw_empirical_scaling_factor: 0.8 "
+        "# some nonofficial correction based on observations'. https://github.com/ai-dynamo/aiconfigurator/blob/"
+        "main/src/aiconfigurator/systems/l40s.yaml"
+    ),
+    "vllm-custom-ar": (
+        "vLLM, vllm/distributed/device_communicators/custom_all_reduce.py: 'Custom allreduce is disabled because "
+        "it's not supported on more than two PCIe-only GPUs': beyond two PCIe cards every all-reduce is NCCL's. "
+        "https://github.com/vllm-project/vllm"
+    ),
     "nccl-583": (
         "NVIDIA/nccl issue 583: all_reduce_perf on 2x A100-SXM4-40GB, 32 B all-reduce in 10.14 us. "
         "https://github.com/NVIDIA/nccl/issues/583"
@@ -120,11 +184,19 @@ class Figure:
 @dataclass(frozen=True)
 class PublishedGPU:
     gpu: str
+    name: str  # the profile's name
     title: str
     hbm_read: Figure  # -> bandwidth_efficiency
     bf16_gemm: Figure  # large-GEMM plateau -> top of compute_efficiency
-    allreduce_busbw: Figure  # best -> interconnect_efficiency
-    allreduce_busbw_1kib: Figure  # -> allreduce_latency_s
+    # The interconnect: NVLink GPUs give NCCL's best bus bandwidth and its 1 KiB figure (a
+    # cross-check of the fitted latency). PCIe cards give a fraction measured on a stand-in's PCIe
+    # (no PCIe-only nccl-tests result was found for these cards) and NCCL's small all-reduce latency,
+    # which the profile takes as is: vLLM turns its one-shot all-reduce off beyond two PCIe-only GPUs.
+    allreduce_busbw: Figure | None = None  # best -> interconnect_efficiency
+    allreduce_busbw_1kib: Figure | None = None  # cross-check of allreduce_latency_s
+    link_efficiency: Figure | None = None  # "fraction" -> interconnect_efficiency when no busbw
+    host_link_efficiency: Figure | None = None  # "fraction" -> host_link_efficiency (beyond an NVLink-bridged pair)
+    allreduce_latency: Figure | None = None  # "s" -> allreduce_latency_s instead of the fitted one
     fp8_gemm: Figure | None = None
     kv_read: Figure | None = None
     cross_checks: tuple[Figure, ...] = ()
@@ -136,6 +208,7 @@ GB, TB, TFLOPS = 1e9, 1e12, 1e12
 PUBLISHED = {
     "a100-80": PublishedGPU(
         gpu="a100-80",
+        name="a100-published",
         title="NVIDIA A100 SXM4 80GB",
         hbm_read=Figure(1.75 * TB, "B/s", "STREAM-style Dot (two read streams), A100-SXM4-80GB", "azure-a100"),
         bf16_gemm=Figure(271.2 * TFLOPS, "FLOP/s", "MAMF, BF16, A100 SXM, best shape 1024x10240x5120", "mamf"),
@@ -152,6 +225,7 @@ PUBLISHED = {
     ),
     "h100-sxm": PublishedGPU(
         gpu="h100-sxm",
+        name="h100-published",
         title="NVIDIA H100 SXM5 80GB",
         hbm_read=Figure(3.18 * TB, "B/s", "STREAM-style Dot (two read streams), H100 80GB HBM3", "azure-h100"),
         bf16_gemm=Figure(794.5 * TFLOPS, "FLOP/s", "MAMF, BF16, H100 SXM, best shape 2048x2048x13312", "mamf"),
@@ -171,6 +245,7 @@ PUBLISHED = {
     ),
     "h200": PublishedGPU(
         gpu="h200",
+        name="h200-published",
         title="NVIDIA H200 SXM 141GB",
         hbm_read=Figure(4.48 * TB, "B/s", "STREAM-style Dot (two read streams), H200 141GB", "azure-h200"),
         bf16_gemm=Figure(783.5 * TFLOPS, "FLOP/s", "8192^3 BF16 GEMM on random data, midpoint of 769-798", "issue-6"),
@@ -188,6 +263,88 @@ PUBLISHED = {
                "bandwidth_efficiency."),
     ),
 }
+
+# PCIe cards. No PCIe-only all-reduce of these cards was published: the link fraction is a stand-in
+# card's (8 RTX PRO 6000 on PCIe Gen5: 41.1 GB/s bus bandwidth over the 64 GB/s link, 0.642), and so
+# is the small all-reduce (NCCL at 1 KB on that box, 24.1 us), both marked as stand-ins.
+PCIE_LINK = Figure(0.642, "fraction", "STAND-IN: NCCL all-reduce busbw 41.1 GB/s over the 64 GB/s PCIe Gen5 x16 link, "
+                                      "8 x RTX PRO 6000 on PCIe switches", "rtx6kpro-pcie")
+PCIE_ALLREDUCE = Figure(24.1e-6, "s", "STAND-IN: NCCL all-reduce of 1 KB on 8 PCIe Gen5 GPUs (vLLM uses NCCL beyond two "
+                                      "PCIe cards [vllm-custom-ar])", "rtx6kpro-pcie")
+PUBLISHED.update({
+    "l40s": PublishedGPU(
+        gpu="l40s",
+        name="l40s-published",
+        title="NVIDIA L40S 48GB (PCIe)",
+        hbm_read=Figure(844 * GB, "B/s", "STAND-IN: read kernel, full occupancy, on an L40 (same AD102 and GDDR6)", "gpu-benches-l40"),
+        bf16_gemm=Figure(269.15 * TFLOPS, "FLOP/s", "torch.mm square BF16, best over 1024-10240, L40S", "torch-perf-db"),
+        fp8_gemm=Figure(362 * TFLOPS, "FLOP/s", "SGLang CUTLASS row-wise FP8 GEMM, M=2048 N=6144 K=4096, L40S (derived "
+                                                "from the script's mislabelled column)", "sglang-6756"),
+        link_efficiency=PCIE_LINK,
+        allreduce_latency=PCIE_ALLREDUCE,
+        cross_checks=(
+            Figure(770 * GB, "B/s", "STAND-IN: scale kernel (one read, one write stream), L40", "gpu-benches-l40"),
+            Figure(0.8, "fraction", "NVIDIA aiconfigurator's L40S memory-bandwidth derate", "aiconfigurator-l40s"),
+            Figure(42.14e-6, "s", "8-byte NCCL all-reduce on 8 RTX 4090 over PCIe Gen4, no CUDA graph", "nccl-1530"),
+        ),
+        notes=("No decode-attention bandwidth measured on an L40S was found; sim uses bandwidth_efficiency.",),
+    ),
+    "l4": PublishedGPU(
+        gpu="l4",
+        name="l4-published",
+        title="NVIDIA L4 24GB (PCIe)",
+        hbm_read=Figure(235 * GB, "B/s", "torch copy_ (read and write bytes counted), L4: the only L4 bandwidth figure "
+                                         "found, a copy rate, so a low bound on reads", "chsasank-bench"),
+        bf16_gemm=Figure(59.4 * TFLOPS, "FLOP/s", "torch.mm BF16 8192^3, L4, sustained under its 72 W limit", "torch-perf-db"),
+        link_efficiency=PCIE_LINK,
+        allreduce_latency=PCIE_ALLREDUCE,
+        cross_checks=(
+            Figure(66 * TFLOPS, "FLOP/s", "torch.matmul BF16, best square size up to 6888, L4 (short runs)", "chsasank-bench"),
+            Figure(70.89 * TFLOPS, "FLOP/s", "torch.mm BF16 2048^3, L4, before power throttling", "torch-perf-db"),
+        ),
+        notes=("No FP8 GEMM measured on an L4 was found: FP8 GEMMs use the BF16 fraction of the FP8 peak.",
+               "No decode-attention bandwidth measured on an L4 was found; sim uses bandwidth_efficiency."),
+    ),
+    "a100-pcie": PublishedGPU(
+        gpu="a100-pcie",
+        name="a100-pcie-published",
+        title="NVIDIA A100 PCIe 80GB",
+        hbm_read=Figure(1660 * GB, "B/s", "STAND-IN: the A100 SXM4 80GB's Dot fraction (1.75 of 2.039 TB/s, 0.858) of the "
+                                          "PCIe card's 1.935 TB/s; no read benchmark of an A100 PCIe was found", "azure-a100"),
+        bf16_gemm=Figure(252.9 * TFLOPS, "FLOP/s", "MAMF, BF16, A100 PCIe, best shape 2048x5120x6144", "mamf"),
+        link_efficiency=Figure(0.3875, "fraction", "STAND-IN: 2 x H100 PCIe over an NVLink bridge, busbw 116.26 GB/s of "
+                                                   "300 GB/s (the A100 PCIe bridge has the same 300 GB/s a direction)", "nccl-1161"),
+        host_link_efficiency=PCIE_LINK,
+        allreduce_latency=PCIE_ALLREDUCE,
+        cross_checks=(
+            Figure(234.14 * TFLOPS, "FLOP/s", "torch.mm square BF16, best over 1024-10240, A100-PCIE-40GB", "torch-perf-db"),
+            Figure(21 * GB, "B/s", "NCCL all-reduce busbw averaged over 8 B-128 MB, 8 x A100 80GB PCIe (0.66 of 32 GB/s; "
+                                   "a sweep average, so below the peak)", "nccl-841"),
+        ),
+        notes=("A100 has no fp8 tensor cores: no fp8_compute_efficiency.",
+               "interconnect_efficiency is the NVLink bridge's (tp 2); host_link_efficiency the PCIe ring's (tp 4, 8)."),
+    ),
+    "h100-pcie": PublishedGPU(
+        gpu="h100-pcie",
+        name="h100-pcie-published",
+        title="NVIDIA H100 PCIe 80GB",
+        hbm_read=Figure(1942 * GB, "B/s", "read kernel, full occupancy, H100 PCIe", "gpu-benches-h100-pcie"),
+        bf16_gemm=Figure(495.93 * TFLOPS, "FLOP/s", "torch.mm square BF16 4096^3, H100 PCIe", "torch-perf-db"),
+        fp8_gemm=Figure(580.38 * TFLOPS, "FLOP/s", "torch._scaled_mm FP8, 1x128 block scales, M=16640 N=5120 K=8192, "
+                                                   "H100 PCIe", "pytorch-ao-3342"),
+        allreduce_busbw=Figure(116.26 * GB, "B/s", "NCCL all-reduce busbw, 4 GB, 2 x H100 PCIe over an NVLink bridge", "nccl-1161"),
+        host_link_efficiency=PCIE_LINK,
+        allreduce_latency=PCIE_ALLREDUCE,
+        cross_checks=(
+            Figure(432.997 * TFLOPS, "FLOP/s", "torch BF16 mm, M=16640 N=5120 K=8192, H100 PCIe", "pytorch-ao-3342"),
+            Figure(449 * TFLOPS, "FLOP/s", "torch.matmul BF16, best square size up to 6888, H100-PCIe", "chsasank-bench"),
+            Figure(1630 * GB, "B/s", "torch copy_ (read and write bytes counted), H100-PCIe", "chsasank-bench"),
+        ),
+        notes=("The H100 PCIe's 350 W limit keeps its BF16 GEMMs near 0.66 of peak (the SXM reaches 0.80).",
+               "interconnect_efficiency is the NVLink bridge's (tp 2); host_link_efficiency the PCIe ring's (tp 4, 8).",
+               "No decode-attention bandwidth measured on an H100 PCIe was found; sim uses bandwidth_efficiency."),
+    ),
+})
 
 
 def allreduce_latency_s(busbw_bytes_per_s: float, size_bytes: int = 1024, ranks: int = ALLREDUCE_RANKS) -> float:
@@ -212,7 +369,7 @@ def build(gpu_id: str) -> dict:
     bw_eff = min(SERVING["bandwidth_efficiency"], hbm_eff)
     profile: dict = {
         "schema_version": 2,  # v2: sim times a step as the sum of its kernels (per-kernel step model)
-        "name": build_name(gpu_id),
+        "name": src.name,
         "gpu": gpu_id,
         "description": (f"{src.title}: published kernel figures (cited in provenance) with the serving constants of "
                         f"kvlab's per-kernel step model fitted over public serving benchmarks. Replace with a measured "
@@ -234,21 +391,29 @@ def build(gpu_id: str) -> dict:
     profile["kernel_overhead_s"] = SERVING["kernel_overhead_s"]
     profile["moe_half_efficiency_width"] = SERVING["moe_half_efficiency_width"]
     profile["latency_kernel_s"] = SERVING["latency_kernel_s"]
-    profile["interconnect_efficiency"], cap = as_efficiency(src.allreduce_busbw.value, sheet.interconnect_bytes_per_s)
-    notes += [f"interconnect_efficiency: {cap}"] if cap else []
-    profile["allreduce_latency_s"] = SERVING["allreduce_latency_s"]
-    nccl_latency_s = round_sig(allreduce_latency_s(src.allreduce_busbw_1kib.value), 3)
-    notes.append(f"allreduce_latency_s: NCCL's 1 KiB all-reduce on {ALLREDUCE_RANKS} GPUs takes {nccl_latency_s * 1e6:.1f} us "
-                 f"(cross-check); serving engines use their own one-shot kernels for small messages, and the fit over "
-                 f"serving records chose {SERVING['allreduce_latency_s'] * 1e6:g} us")
+    if src.allreduce_busbw is not None:
+        profile["interconnect_efficiency"], cap = as_efficiency(src.allreduce_busbw.value, sheet.interconnect_bytes_per_s)
+        notes += [f"interconnect_efficiency: {cap}"] if cap else []
+    else:
+        profile["interconnect_efficiency"] = src.link_efficiency.value
+    if src.host_link_efficiency is not None:
+        profile["host_link_efficiency"] = src.host_link_efficiency.value
+    if src.allreduce_latency is not None:
+        profile["allreduce_latency_s"] = src.allreduce_latency.value
+    else:
+        profile["allreduce_latency_s"] = SERVING["allreduce_latency_s"]
+        nccl_latency_s = round_sig(allreduce_latency_s(src.allreduce_busbw_1kib.value), 3)
+        notes.append(f"allreduce_latency_s: NCCL's 1 KiB all-reduce on {ALLREDUCE_RANKS} GPUs takes {nccl_latency_s * 1e6:.1f} us "
+                     f"(cross-check); serving engines use their own one-shot kernels for small messages, and the fit over "
+                     f"serving records chose {SERVING['allreduce_latency_s'] * 1e6:g} us")
 
-    figures = {"hbm_read": src.hbm_read, "bf16_gemm": src.bf16_gemm, "allreduce_busbw": src.allreduce_busbw,
-               "allreduce_busbw_1kib": src.allreduce_busbw_1kib}
-    if src.fp8_gemm is not None:
-        figures["fp8_gemm"] = src.fp8_gemm
-    if src.kv_read is not None:
-        figures["kv_read"] = src.kv_read
-    used = sorted({f.citation for f in list(figures.values()) + list(src.cross_checks)} | {"kvlab-serving-fit", "fa2"})
+    figures = {key: fig for key, fig in (
+        ("hbm_read", src.hbm_read), ("bf16_gemm", src.bf16_gemm), ("allreduce_busbw", src.allreduce_busbw),
+        ("allreduce_busbw_1kib", src.allreduce_busbw_1kib), ("link_efficiency", src.link_efficiency),
+        ("host_link_efficiency", src.host_link_efficiency), ("allreduce_latency", src.allreduce_latency),
+        ("fp8_gemm", src.fp8_gemm), ("kv_read", src.kv_read)) if fig is not None}
+    used = {f.citation for f in list(figures.values()) + list(src.cross_checks)} | {"kvlab-serving-fit", "fa2"}
+    used = sorted(used | ({"vllm-custom-ar"} if src.allreduce_latency is not None else set()))
     derivation = {
         "bandwidth_efficiency": (f"min(fitted serving fraction {SERVING['bandwidth_efficiency']:g} [kvlab-serving-fit], "
                                  f"hbm_read / datasheet HBM bandwidth {sheet.hbm_bandwidth_bytes_per_s / TB:g} TB/s)"),
@@ -261,8 +426,11 @@ def build(gpu_id: str) -> dict:
         "step_overhead_s": "0 s: the per-step fixed cost is the engine's (sim/data/engine_rules.json cpu_step_s) plus kernels",
         "kernel_overhead_s": "cost per kernel in a CUDA-graph replay [kvlab-serving-fit]",
         "interconnect_efficiency": (f"allreduce_busbw / datasheet interconnect {sheet.interconnect_bytes_per_s / GB:g} "
-                                    f"GB/s per direction"),
-        "allreduce_latency_s": "fitted over the tp > 1 serving records [kvlab-serving-fit]; NCCL's figure in notes",
+                                    f"GB/s per direction" if src.allreduce_busbw is not None else
+                                    "link_efficiency: a stand-in card's all-reduce bus bandwidth over its link"),
+        "allreduce_latency_s": ("fitted over the tp > 1 serving records [kvlab-serving-fit]; NCCL's figure in notes"
+                                if src.allreduce_latency is None else
+                                "allreduce_latency: NCCL's small all-reduce over PCIe [vllm-custom-ar]"),
         "moe_half_efficiency_width": ("width of a routed expert's slice on a rank (intermediate size / tp) at which the fused "
                                       "expert GEMMs reach half a dense GEMM's bandwidth and rate; fitted over the MoE serving "
                                       "records [kvlab-serving-fit]"),
@@ -270,6 +438,9 @@ def build(gpu_id: str) -> dict:
                              "alignment, expert sum, shared expert; MLA's norms, latent batched GEMMs, concat, combine); "
                              "fitted over the MoE and MLA serving records together with the dense ones [kvlab-serving-fit]"),
     }
+    if "host_link_efficiency" in profile:
+        derivation["host_link_efficiency"] = ("host_link_efficiency: a stand-in card's PCIe all-reduce bus bandwidth over "
+                                              "its link, for rings beyond the NVLink-bridged pair")
     if "fp8_compute_efficiency" in profile:
         derivation["fp8_compute_efficiency"] = (f"fp8_gemm / datasheet fp8 peak {sheet.fp8_dense_flops / TFLOPS:g} "
                                                 f"TFLOP/s x {fraction:g}")
@@ -287,11 +458,6 @@ def build(gpu_id: str) -> dict:
         "cross_checks": [_figure_entry(f"cross_check_{i}", f) for i, f in enumerate(src.cross_checks)],
     }
     return profile
-
-
-def build_name(gpu_id: str) -> str:
-    """a100-80 -> a100-published, h100-sxm -> h100-published, h200 -> h200-published."""
-    return f"{gpu_id.split('-')[0]}-published"
 
 
 def main(argv: list[str] | None = None) -> int:

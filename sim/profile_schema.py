@@ -20,6 +20,9 @@ Each message starts with the field it is about and says what is allowed, e.g.
   fp8_compute_efficiency   optional, same shape, against the fp8 peak
   step_overhead_s          number >= 0
   interconnect_efficiency  number in (0, 1]: all-reduce bus bandwidth / datasheet per-direction link
+  host_link_efficiency     v2, optional: number in (0, 1]: all-reduce bus bandwidth over PCIe / the
+                           datasheet host link, for a ring that leaves a card's NVLink-bridged pair
+                           (interconnect_gpus); default interconnect_efficiency
   allreduce_latency_s      number >= 0
   gemm_efficiency          v2, optional: {model id: {"bf16"|"fp8": curve}}, curves as compute_efficiency
   lm_head_efficiency       v2, optional: curve
@@ -65,7 +68,8 @@ REQUIRED_FIELDS = (
 OPTIONAL_FIELDS = ("kv_bandwidth_efficiency", "fp8_compute_efficiency", "measurements")
 V2_FIELDS = ("gemm_efficiency", "lm_head_efficiency", "attention_kv_efficiency", "prefill_attention_efficiency",
              "kernel_overhead_s", "notes", "mla_attention_kv_efficiency", "tp_gemm_efficiency", "step_model",
-             "quantized_bandwidth_efficiency", "moe_half_efficiency_width", "latency_kernel_s")
+             "quantized_bandwidth_efficiency", "moe_half_efficiency_width", "latency_kernel_s",
+             "host_link_efficiency")
 GEMM_DTYPES = ("bf16", "fp8")
 STEP_MODELS = ("whole_step", "per_kernel")
 
@@ -248,7 +252,7 @@ def validate_profile(profile, file_stem: str | None = None) -> list[str]:
             errors.append(f"gpu: must be null or one of {', '.join(known)}, got {gpu!r}")
     if "description" in profile and not isinstance(profile["description"], str):
         errors.append(f"description: must be a string, got {profile['description']!r}")
-    for field in ("bandwidth_efficiency", "interconnect_efficiency"):
+    for field in ("bandwidth_efficiency", "interconnect_efficiency", "host_link_efficiency"):
         if field in profile:
             _check_fraction(profile, field, errors)
     if "kv_bandwidth_efficiency" in profile:

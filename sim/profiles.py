@@ -50,6 +50,9 @@ class EfficiencyProfile:
     # to reach any bandwidth or rate, so each costs a fixed time. A dense layer's own small kernels
     # sit inside the GEMM efficiencies fitted on dense steps. See Machine.extra_kernels_per_step.
     latency_kernel_s: float = 0.0
+    # All-reduce bus bandwidth over PCIe / the datasheet host link, where a ring leaves a card's
+    # NVLink-bridged pair (GPU.interconnect_gpus); None: interconnect_efficiency.
+    host_link_efficiency: float | None = None
     # Width of one routed expert's slice on a rank (its intermediate size / tp) at which the fused
     # expert GEMMs reach half of a dense GEMM's bandwidth and rate: efficiency = w / (w + this).
     # 0: as efficient as a dense GEMM (the textbook). See Machine.moe_gemm_efficiency.
@@ -251,6 +254,7 @@ def from_dict(raw: dict) -> EfficiencyProfile:
         kernel_overhead_s=float(raw.get("kernel_overhead_s", 0.0)),
         moe_half_efficiency_width=float(raw.get("moe_half_efficiency_width", 0.0)),
         latency_kernel_s=float(raw.get("latency_kernel_s", 0.0)),
+        host_link_efficiency=_fraction(raw, "host_link_efficiency"),
         mla_attention_kv_efficiency_points=_points(raw.get("mla_attention_kv_efficiency") or [], "mla_attention_kv_efficiency"),
         tp_gemm_efficiency=_tp_curves(raw.get("tp_gemm_efficiency")),
         quantized_bandwidth_efficiency=tuple((str(k), float(v)) for k, v in quantized.items()),

@@ -155,9 +155,17 @@ class Machine:
         if self.tp == 1 or tokens <= 0:
             return 0.0
         buffer_bytes = tokens * self.arch.hidden_size * ACTIVATION_BYTES
-        link = self.gpu.link_bytes_per_s(self.tp) * self.profile.interconnect_efficiency
+        link = self.gpu.link_bytes_per_s(self.tp) * self.link_efficiency
         per_call = 2 * (self.tp - 1) / self.tp * buffer_bytes / link + self.profile.allreduce_latency_s
         return 2 * self.arch.num_layers * per_call
+
+    @cached_property
+    def link_efficiency(self) -> float:
+        """Fraction of the link's datasheet bandwidth an all-reduce's bus bandwidth reaches: the
+        profile's PCIe figure when the ring leaves an NVLink-bridged pair, else its interconnect's."""
+        p, gpu = self.profile, self.gpu
+        over_pcie = gpu.interconnect_gpus is not None and self.tp > gpu.interconnect_gpus
+        return p.host_link_efficiency if over_pcie and p.host_link_efficiency else p.interconnect_efficiency
 
     @cached_property
     def fixed_kernel_s(self) -> float:

@@ -56,6 +56,34 @@ def test_h200_uses_the_issue_figures():
     assert "issue-6" in profile["provenance"]["citations"]
 
 
+@pytest.mark.parametrize("gpu_id", ["l40s", "l4", "a100-pcie", "h100-pcie"])
+def test_pcie_profiles_take_nccl_latency_and_mark_their_stand_ins(gpu_id):
+    """Issue 36: PCIe cards get profiles of their own. Beyond two PCIe cards vLLM's one-shot all-reduce
+    is off, so the small all-reduce is NCCL's measured latency, not the NVLink fit; every figure
+    measured on another card says so."""
+    profile = published.build(gpu_id)
+    assert profile["name"] == f"{gpu_id}-published" and profile["gpu"] == gpu_id
+    assert profile["allreduce_latency_s"] == pytest.approx(24.1e-6) != published.SERVING["allreduce_latency_s"]
+    assert "vllm-custom-ar" in profile["provenance"]["citations"]
+    figures = profile["provenance"]["figures"]
+    assert figures["allreduce_latency"].startswith("2.41e-05 s: STAND-IN")
+    link = "host_link_efficiency" if gpu_id in ("a100-pcie", "h100-pcie") else "link_efficiency"
+    assert "STAND-IN" in figures[link]
+
+
+def test_a_ring_beyond_the_nvlink_pair_runs_at_the_pcie_fraction():
+    from kvlab.sim import Scenario, resolve
+    profile = published.build("a100-pcie")
+
+    def machine(tp):
+        return resolve(Scenario(model="llama-3.1-70b", gpu="a100-pcie", tp=tp, profile="a100-pcie-published")).machine
+
+    # tp 2: the NVLink bridge (300 GB/s) at its own fraction; tp 4: PCIe Gen4 (32 GB/s) at the PCIe fraction.
+    assert machine(2).link_efficiency == profile["interconnect_efficiency"]
+    assert machine(4).link_efficiency == profile["host_link_efficiency"] == pytest.approx(0.642)
+    assert machine(4).allreduce_time_s(256) > 5 * machine(2).allreduce_time_s(256)
+
+
 def test_allreduce_latency_worked_example():
     assert published.allreduce_latency_s(0.07e9) == pytest.approx(25.6e-6)
 

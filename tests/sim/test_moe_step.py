@@ -58,14 +58,16 @@ def test_moe_and_mla_layers_add_their_small_kernels_at_the_latency_cost():
     v3 = machine(model="deepseek-v3", gpu="h200", tp=8, weight_dtype="fp8", profile="h200-published")
     # 58 MoE layers: 4 routing kernels + 3 of the shared expert; 61 MLA layers: 7 each.
     assert v3.extra_kernels_per_step() == 58 * (KERNELS_PER_MOE_LAYER - KERNELS_PER_DENSE_LAYER + KERNELS_PER_SHARED_EXPERT) + 61 * 7 == 833
-    assert v3.profile.latency_kernel_s == pytest.approx(12e-6)
+    assert v3.profile.latency_kernel_s == pytest.approx(8e-6)
+    assert v3.fixed_kernel_s == pytest.approx(1451 * v3.profile.kernel_overhead_s + 833 * 8e-6)
     llama = machine(model="llama-3.1-8b", gpu="h200", profile="h200-published")
-    assert llama.extra_kernels_per_step() == 0 and llama.fixed_kernel_s == 0.0
+    assert llama.extra_kernels_per_step() == 0
+    assert llama.fixed_kernel_s == pytest.approx(328 * llama.profile.kernel_overhead_s)
     kw = dict(model="deepseek-v3", gpu="h200", tp=8, weight_dtype="fp8", prompt_tokens=1024, output_tokens=256,
               concurrency=1, engine="vllm")
     published = evaluate(Scenario(profile="h200-published", **kw))
     overhead = {k["kind"]: k for k in published.decode_kernels}["overhead"]["time_s"]
-    assert overhead == pytest.approx(833 * 12e-6)
+    assert overhead == pytest.approx(v3.fixed_kernel_s)
     # The textbook profile has neither cost: the published step is longer by at least that much.
     assert published.itl_s > evaluate(Scenario(profile="textbook", **kw)).itl_s + overhead
 

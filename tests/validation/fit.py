@@ -169,7 +169,8 @@ FAMILY_GRID = {
     "allreduce_latency_s": (10e-6, 20e-6, 30e-6),
     "moe_half_efficiency_width": (0.0, 128.0, 192.0, 256.0, 384.0),
 }
-SHIPPED = ("a100-published", "h100-published", "h200-published")
+SHIPPED = ("a100-published", "h100-published", "h200-published", "a100-pcie-published", "h100-pcie-published",
+           "l40s-published", "l4-published")
 
 
 def family_score(rows) -> float:
@@ -199,9 +200,11 @@ def families_fit() -> int:
     for values in itertools.product(*FAMILY_GRID.values()):
         point = dict(zip(keys, values, strict=True))
         for name, raw in base.items():
-            chip = name.split("-")[0]
-            cand = dict(raw, name=f"fit-{chip}", **{k: v for k, v in point.items() if k != "cpu_step_s"})
-            (tmp / f"fit-{chip}.json").write_text(json.dumps(cand))
+            key = name.removesuffix("-published")  # report.perf_rows("fit-{gpu}") finds fit-a100-pcie, fit-a100, ...
+            # A PCIe profile's small all-reduce is NCCL's measured latency, not a fitted constant.
+            measured = {"allreduce_latency_s"} if "allreduce_latency" in raw["provenance"]["figures"] else set()
+            cand = dict(raw, name=f"fit-{key}", **{k: v for k, v in point.items() if k != "cpu_step_s" and k not in measured})
+            (tmp / f"fit-{key}.json").write_text(json.dumps(cand))
         for engine in ("vllm", "sglang"):
             table[engine]["cpu_step_s"] = point["cpu_step_s"]
         clear_caches()

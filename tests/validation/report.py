@@ -63,13 +63,17 @@ def load(name: str) -> list[dict]:
 
 
 def _profile(choice: str, gpu: str) -> str:
-    if "{gpu}" in choice:  # a family of per-GPU profiles (the fit script's candidates)
-        name = choice.format(gpu=gpu.split("-")[0])
-        return name if name in profile_names() else "textbook"
+    """The profile a record runs on: `choice`, or for a family of per-GPU profiles ("published",
+    or the fit script's "fit-{gpu}") the GPU's own (a100-pcie-published), else its chip's
+    (a100-40 -> a100-published), else textbook."""
     if choice == "published":
-        name = f"{gpu.split('-')[0]}-published"
-        return name if name in profile_names() else "textbook"
-    return choice
+        choice = "{gpu}-published"
+    if "{gpu}" not in choice:
+        return choice
+    for key in (gpu, gpu.split("-")[0]):
+        if choice.format(gpu=key) in profile_names():
+            return choice.format(gpu=key)
+    return "textbook"
 
 
 def _model(rec: dict) -> tuple[dict | None, str]:
