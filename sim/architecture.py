@@ -286,11 +286,19 @@ class Architecture:
         touched = self.expected_experts_touched(tokens)
         return self.params_dense + self.num_moe_layers * touched * self.params_per_expert
 
-    def per_rank(self, params: float, tp: int) -> float:
+    def per_rank(self, params: float, tp: int, attention_dp: int = 1) -> float:
         """What one of tp ranks holds or multiplies of `params` that include every replicated
-        parameter (params_total, params_active, params_read): the shard of the rest, and the
-        replicated ones whole."""
-        return (params - self.params_replicated) / tp + self.params_replicated
+        parameter and all attention (params_total, params_active, params_read): the shard of the
+        rest, and the replicated ones whole. With attention_dp groups, attention is split over the
+        tp / attention_dp ranks of a group only, so a rank holds (attention_dp - 1) / tp more of it."""
+        shard = (params - self.params_replicated) / tp + self.params_replicated
+        return shard + self.split_attention_params * (attention_dp - 1) / tp if attention_dp > 1 else shard
+
+    @cached_property
+    def split_attention_params(self) -> int:
+        """Attention parameters tensor parallelism splits: linear layers' too, not MLA's replicated ones."""
+        total = self.kv_layers * (self._attention_params() - self._replicated_attention_params())
+        return total + (self.num_linear_layers * self.linear.params(self.hidden_size) if self.linear is not None else 0)
 
     # ----- KV cache ---------------------------------------------------------------------
     def kv_heads_per_rank(self, tp: int) -> int:
@@ -308,23 +316,31 @@ class Architecture:
             return self.mla.kv_lora_rank + self.mla.qk_rope_head_dim
         return 2 * self.kv_heads_per_rank(tp) * self.head_dim
 
-    def kv_bytes_per_token(self, dtype_bytes: float, tp: int = 1) -> float:
+    def kv_bytes_per_token(self, dtype_bytes: float, tp: int = 1, attention_dp: int = 1) -> float:
         """Bytes of cache one token costs across all layers (windowed layers included), on one
         rank: 2 x layers x kv_heads x head_dim x bytes_per_element for standard attention.
 
         Worked example (design.md): Qwen3-8B, BF16: 2 x 36 x 8 x 128 x 2 = 147,456 B = 144 KiB.
         A hybrid model counts its attention layers only (Qwen3-Next-80B: 12 of 48); its linear
         layers hold state_bytes_per_sequence instead.
-        """
-        return self.kv_layers * self.kv_elements_per_token_per_layer(tp) * dtype_bytes
 
-    def state_bytes_per_sequence(self, tp: int = 1) -> float:
+        With attention data parallelism the tp ranks form attention_dp groups of tp / attention_dp,
+        and a request's cache lives in one group only: the figure is then the mean over the tp
+        ranks, (bytes on a rank of its group) / attention_dp. DeepSeek-V3 at tp 8, BF16: 70,272 B on
+        every rank (MLA's latent cannot be split), 8,784 B with attention_dp 8 -- eight times the
+        tokens in the same pool. A grouped-query model gains nothing: its heads were split already.
+        """
+        return self.kv_layers * self.kv_elements_per_token_per_layer(tp // attention_dp) * dtype_bytes / attention_dp
+
+    def state_bytes_per_sequence(self, tp: int = 1, attention_dp: int = 1) -> float:
         """Bytes of recurrent state one sequence holds on one rank, the same at every context
         length: linear layers x LinearAttention.state_elements x the state's bytes per element.
-        Qwen3-Next-80B at tp 1: 36 x 548,864 x 2 = 39,518,208 B (37.7 MiB). 0 without linear layers."""
+        Qwen3-Next-80B at tp 1: 36 x 548,864 x 2 = 39,518,208 B (37.7 MiB). 0 without linear layers.
+        With attention_dp, the mean over the tp ranks (as kv_bytes_per_token)."""
         if self.linear is None:
             return 0.0
-        return float(self.num_linear_layers * self.linear.state_elements(tp) * STATE_BYTES_PER_ELEMENT)
+        return float(self.num_linear_layers * self.linear.state_elements(tp // attention_dp) * STATE_BYTES_PER_ELEMENT
+                     / attention_dp)
 
     @cached_property
     def num_sliding_layers(self) -> int:
@@ -397,9 +413,10 @@ class Architecture:
             return rule(kinds[0], *args)
         return math.fsum(k.count * rule(k, *args) for k in kinds) / self.kv_layers
 
-    def kv_bytes_for_context(self, context_tokens: float, dtype_bytes: float, tp: int = 1) -> float:
-        """Bytes of cache one sequence of `context_tokens` holds on one rank."""
-        return self.kv_bytes_per_token(dtype_bytes, tp) * self.kv_read_tokens(context_tokens)
+    def kv_bytes_for_context(self, context_tokens: float, dtype_bytes: float, tp: int = 1, attention_dp: int = 1) -> float:
+        """Bytes of cache one sequence of `context_tokens` holds on one rank (with attention_dp,
+        the mean over the tp ranks)."""
+        return self.kv_bytes_per_token(dtype_bytes, tp, attention_dp) * self.kv_read_tokens(context_tokens)
 
     # ----- attention arithmetic ---------------------------------------------------------
     @cached_property
@@ -431,18 +448,3 @@ class Architecture:
         if self.mla is not None:
             raise InputError(Issue("force_mha", "applies to MHA/GQA/MQA models; this model uses MLA, whose cache is a shared latent"))
         return replace(self, num_kv_heads=self.num_q_heads, name=f"{self.name} (forced MHA)")
-
-
-def bytes_per_token_formula(arch: Architecture, dtype_bytes: float, tp: int = 1) -> str:
-    """The KV formula with this model's numbers filled in, for display."""
-    total = arch.kv_bytes_per_token(dtype_bytes, tp)
-    if arch.mla is not None:
-        m = arch.mla
-        return (f"{arch.num_layers} layers x ({m.kv_lora_rank} latent + {m.qk_rope_head_dim} rope) x "
-                f"{dtype_bytes:g} B = {total:,.0f} B")
-    heads = arch.kv_heads_per_rank(tp)
-    if arch.linear is not None:
-        return (f"2 x {arch.kv_layers} attention layers (of {arch.num_layers}) x {heads} kv_heads x {arch.head_dim} head_dim x "
-                f"{dtype_bytes:g} B = {total:,.0f} B")
-    return (f"2 x {arch.num_layers} layers x {heads} kv_heads x {arch.head_dim} head_dim x "
-            f"{dtype_bytes:g} B = {total:,.0f} B")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from .architecture import Architecture
 from .engine_defaults import EngineLimits
 from .memory import MemoryBudget, vllm_layer_blocks_per_request
+from .parallelism import rank_holds, rank_holds_line
 from .scenario import Scenario
 from .units import GIB
 
@@ -49,9 +50,10 @@ def _error(log: list[str], warnings: list[str], msg: str) -> None:
 def _header(f: BootFacts) -> list[str]:
     s, mem = f.scenario, f.mem
     rank = f" per rank (tp={s.tp})" if s.tp > 1 else ""
+    parallel = [rank_holds_line(rank_holds(f.arch, s))] if s.tp > 1 else []
     if s.engine == "sglang":
         total = mem.capacity_bytes - mem.startup_bytes
-        return [
+        return parallel + [
             f"Init torch distributed ends. mem usage={gib(mem.startup_bytes)} (CUDA context"
             + (" and NCCL" if s.tp > 1 else "") + f"); total_gpu_memory={gib(total)}",
             f"Load weight end. mem usage={gib(mem.weight_bytes)}{rank}, avail mem={gib(max(total - mem.weight_bytes, 0))}",
@@ -69,7 +71,7 @@ def _header(f: BootFacts) -> list[str]:
         lines.append(f"Profiling a forward pass of max_num_batched_tokens={f.limits.max_num_batched_tokens:,} and sampling "
                      f"min(max_num_seqs={f.limits.max_num_seqs:,}, that) rows: torch peak memory increase "
                      f"{gib(mem.activation_reserve_bytes)}; non-torch forward increase memory {gib(mem.non_torch_bytes)}.")
-    return lines
+    return parallel + lines
 
 
 def _weights_do_not_fit(f: BootFacts) -> str:

@@ -49,6 +49,9 @@ def build_parser(prog: str = PROG, epilog: str | None = None) -> Parser:
         unset = None if default is not None or "unset:" in b.help else UNSET.get(name)
         p.add_option(name, aliases=RENAMED.get(name, ()), bound=b, default=default, unset=unset)
     p.add_option("tp", choices=TP_SIZES, integer_choices=True, default=1, help="tensor-parallel size")
+    p.add_option("attention_dp", choices=TP_SIZES, integer_choices=True, default=1,
+                 help="attention data-parallel groups over the tp GPUs, each with its own requests and cache (SGLang "
+                      "--enable-dp-attention --dp N, vLLM --data-parallel-size N); must divide --tp")
     p.add_option("kv_dtype", choices=KV_DTYPES, default="bf16", help="KV cache element type")
     p.add_option("weight_dtype", choices=WEIGHT_DTYPES, default="bf16", help="weight element type")
     p.add_option("allocation", aliases=RENAMED["allocation"], choices=ALLOCATIONS, default="contiguous",
@@ -58,6 +61,8 @@ def build_parser(prog: str = PROG, epilog: str | None = None) -> Parser:
                  "to 0.5; unset: the current release)")
     p.add_argument("--force-mha", dest="force_mha", action="store_true", help="force multi-head attention (kv_heads := q_heads)")
     p.add_argument("--mha", dest="force_mha", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--expert-parallel", dest="expert_parallel", action="store_true",
+                   help="MoE models: whole experts on each of the tp GPUs (vLLM --enable-expert-parallel, SGLang --ep-size)")
     p.renamed["--mha"] = "--force-mha"
     p.add_argument("--spec-draft-model", dest="spec_draft_model", metavar="MODEL",
                    help="speculative decoding: a catalog model id as the draft model, sharing the target's vocabulary "

@@ -17,10 +17,12 @@ from functools import cache, lru_cache, partial
 from operator import attrgetter
 
 from . import catalog, engine_defaults, engine_rules, memory, profiles, roofline
-from .architecture import Architecture, bytes_per_token_formula
+from .architecture import Architecture
 from .catalog import GPU
 from .errors import InputError, Issue
 from .hf_config import from_config
+from .kv_formula import bytes_per_token_formula
+from .parallelism import rank_holds
 from .profiles import EfficiencyProfile, load_profile
 from .result import RESULT_DEFAULTS
 from .scenario import Scenario, validate
@@ -45,7 +47,7 @@ def resolve(s: Scenario) -> Resolved:
     """The parts `s` is evaluated with. Raises InputError (naming the field) for bad input."""
     s = validated(s)
     arch = resolve_architecture(s)
-    check_parallelism(arch, s.tp)
+    check_parallelism(arch, s)
     rules = engine_rules.rules(s.engine, s.engine_version)
     profile = load_profile(s.profile)
     gpu = gpu_of(s)
@@ -144,17 +146,29 @@ def _maybe_forced_mha(arch: Architecture, force_mha: bool) -> Architecture:
     return arch.with_forced_mha() if force_mha and arch.attention_kind != "MHA" else arch
 
 
-def check_parallelism(arch: Architecture, tp: int) -> None:
+def check_parallelism(arch: Architecture, s: Scenario) -> None:
+    """The scenario's parallelism fits the model: attention heads split over the tp / attention_dp
+    GPUs of an attention group, experts over the tp GPUs when expert_parallel."""
+    if s.expert_parallel and arch.moe is None:
+        raise InputError(Issue("expert_parallel", f"needs a mixture-of-experts model; {arch.name} has no routed experts"))
+    if s.expert_parallel and arch.moe.num_experts % s.tp:
+        raise InputError(Issue("expert_parallel", f"needs tp ({s.tp}) to divide the {arch.moe.num_experts} experts"))
+    tp = s.tp // s.attention_dp
+    field = "tp" if s.attention_dp == 1 else "attention_dp"
     if arch.num_q_heads % tp:
-        raise InputError(Issue("tp", f"must divide num_attention_heads ({arch.num_q_heads}); got {tp}"))
+        raise InputError(Issue(field, f"{_group(s)} must divide num_attention_heads ({arch.num_q_heads}); got {tp}"))
     kv = arch.num_kv_heads
     if arch.mla is None and kv % tp and tp % kv:
-        raise InputError(Issue("tp", f"must divide num_key_value_heads ({kv}) or be a multiple of it; got {tp}"))
+        raise InputError(Issue(field, f"{_group(s)} must divide num_key_value_heads ({kv}) or be a multiple of it; got {tp}"))
     lin = arch.linear
     if lin is not None and (lin.num_k_heads % tp or lin.num_v_heads % tp):
         # vLLM splits the linear layers' heads over the ranks with no replication (divide() asserts).
-        raise InputError(Issue("tp", f"must divide linear_num_key_heads ({lin.num_k_heads}) and linear_num_value_heads "
-                                     f"({lin.num_v_heads}); got {tp}"))
+        raise InputError(Issue(field, f"{_group(s)} must divide linear_num_key_heads ({lin.num_k_heads}) and "
+                                      f"linear_num_value_heads ({lin.num_v_heads}); got {tp}"))
+
+
+def _group(s: Scenario) -> str:
+    return "tp" if s.attention_dp == 1 else "tp / attention_dp (the GPUs of one attention group)"
 
 
 # ----- the hardware ---------------------------------------------------------------------------
@@ -173,7 +187,8 @@ def machine_for(s: Scenario, arch: Architecture | None = None, gpu=None, profile
     arch_key = architecture_key(s)
     arch = arch or resolve_architecture(s)
     rules = rules or engine_rules.rules(s.engine, s.engine_version)
-    key = None if arch_key is None else (arch_key, s.profile, s.gpu, s.gpu_memory_gib, s.tp, s.weight_dtype, s.kv_dtype,
+    key = None if arch_key is None else (arch_key, s.profile, s.gpu, s.gpu_memory_gib, s.tp, s.attention_dp,
+                                         s.expert_parallel, s.weight_dtype, s.kv_dtype,
                                          s.engine == "textbook", rules.cpu_step_s, rules.cpu_row_s)
     hit = _MACHINES.get(key)
     if hit is not None:
@@ -186,7 +201,7 @@ def machine_for(s: Scenario, arch: Architecture | None = None, gpu=None, profile
                                fp4_compute=fp4_compute,
                                weight_dtype=s.weight_dtype, model_id=s.model if s.config is None else "",
                                embedding_bytes_per_param=embedding_bytes_per_param(s), cpu_step_s=rules.cpu_step_s,
-                               cpu_row_s=rules.cpu_row_s)
+                               cpu_row_s=rules.cpu_row_s, attention_dp=s.attention_dp, expert_parallel=s.expert_parallel)
     if key is not None:
         if len(_MACHINES) > CACHE_LIMIT:
             _MACHINES.clear()
@@ -206,7 +221,8 @@ def embedding_bytes_per_param(s: Scenario) -> float | None:
 # The Scenario fields a setup depends on besides the architecture (architecture_key stands for
 # model, config and force_mha): everything but the workload (prompt_tokens, output_tokens,
 # concurrency, allocation, max_model_len) and the price.
-_SETUP_FIELDS = attrgetter("gpu", "gpu_memory_gib", "tp", "kv_dtype", "weight_dtype", "gpu_memory_utilization",
+_SETUP_FIELDS = attrgetter("gpu", "gpu_memory_gib", "tp", "attention_dp", "expert_parallel", "kv_dtype", "weight_dtype",
+                           "gpu_memory_utilization",
                            "block_size_tokens", "engine", "engine_version", "profile", "max_num_batched_tokens",
                            "max_num_seqs", "mem_fraction_static", "model", "spec_draft_model")
 
@@ -228,17 +244,18 @@ def draft_of(s: Scenario, target: Architecture) -> Draft | None:
     target's vocabulary (its proposals are token ids the target must score)."""
     if s.spec_draft_model is None:
         return None
-    ds = valid_copy(s, model=s.spec_draft_model, config=None, force_mha=False, spec_draft_model=None)
+    ds = valid_copy(s, model=s.spec_draft_model, config=None, force_mha=False, spec_draft_model=None, expert_parallel=False)
     try:
         arch = resolve_architecture(ds)
-        check_parallelism(arch, s.tp)
+        check_parallelism(arch, ds)
     except InputError as e:
         raise InputError(Issue("spec_draft_model", e.issues[0].message)) from None
     if arch.vocab_size != target.vocab_size:
         raise InputError(Issue("spec_draft_model", f"must share the target's vocabulary ({target.vocab_size:,} tokens); "
                                                    f"{arch.name} has {arch.vocab_size:,}"))
-    weights = memory.weight_bytes_per_rank(arch, DTYPE_BYTES[s.weight_dtype], s.tp, embedding_bytes_per_param(s))
-    return Draft(arch, machine_for(ds, arch), weights, arch.kv_bytes_per_token(DTYPE_BYTES[s.kv_dtype], s.tp))
+    weights = memory.weight_bytes_per_rank(arch, DTYPE_BYTES[s.weight_dtype], s.tp, embedding_bytes_per_param(s),
+                                           s.attention_dp)
+    return Draft(arch, machine_for(ds, arch), weights, arch.kv_bytes_per_token(DTYPE_BYTES[s.kv_dtype], s.tp, s.attention_dp))
 
 
 @dataclass(frozen=True)
@@ -275,16 +292,16 @@ def setup(s: Scenario) -> Setup:
     if hit is not None:
         return hit
     arch = resolve_architecture(s)
-    check_parallelism(arch, s.tp)
+    check_parallelism(arch, s)
     profile = profiles._load_profile(s.profile)  # the name was checked by validate
     rules = engine_rules.rules(s.engine, s.engine_version)
     gpu = gpu_of(s)
     kv_el = DTYPE_BYTES[s.kv_dtype]
-    kv_per_token = arch.kv_bytes_per_token(kv_el, s.tp)
+    kv_per_token = arch.kv_bytes_per_token(kv_el, s.tp, s.attention_dp)
     draft = draft_of(s, arch)
     limits = engine_defaults.resolve(s.engine, gpu, s.tp, s.max_num_batched_tokens, s.max_num_seqs, s.mem_fraction_static)
     mem = memory.budget(
-        arch=arch, gpu=gpu, engine=s.engine, tp=s.tp, weight_bytes_per_param=DTYPE_BYTES[s.weight_dtype],
+        arch=arch, gpu=gpu, engine=s.engine, tp=s.tp, attention_dp=s.attention_dp, weight_bytes_per_param=DTYPE_BYTES[s.weight_dtype],
         kv_bytes_per_token=kv_per_token, gpu_memory_utilization=s.gpu_memory_utilization,
         mem_fraction_static=limits.mem_fraction_static or 0.0, max_num_batched_tokens=limits.max_num_batched_tokens,
         max_num_seqs=limits.max_num_seqs or 0, block_size_tokens=s.block_size_tokens,
@@ -302,10 +319,11 @@ def setup(s: Scenario) -> Setup:
         context_tokens=arch.max_position_embeddings,
         attention_kind=arch.attention_kind,
         kv_bytes_per_token=kv_per_token,
-        state_bytes_per_sequence=arch.state_bytes_per_sequence(s.tp),
+        state_bytes_per_sequence=arch.state_bytes_per_sequence(s.tp, s.attention_dp),
         spec_draft_name=draft.arch.name if draft else "",
         spec_draft_weight_bytes=draft.weight_bytes if draft else 0.0,
-        _kv_formula_builder=partial(bytes_per_token_formula, arch, kv_el, s.tp),
+        _kv_formula_builder=partial(bytes_per_token_formula, arch, kv_el, s.tp, s.attention_dp),
+        rank_holds=rank_holds(arch, s),
         params_total=arch.params_total,
         params_active=arch.params_active,
         capacity_bytes=mem.capacity_bytes,

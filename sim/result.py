@@ -109,6 +109,9 @@ class Result:
     served_itl_s: float | None = None
     served_tokens_per_s: float = 0.0
     prefill_in_batch_s: float | None = None  # marginal cost of one prompt's prefill inside the running batch
+    # What each GPU holds under the scenario's parallelism (sim.parallelism.rank_holds): heads,
+    # share of the requests and their cache, experts whole or sliced. None when not evaluated.
+    rank_holds: dict | None = None
     warnings: list[str] = field(default_factory=list)
     errors: list[dict] = field(default_factory=list)
 

@@ -83,6 +83,10 @@ class Machine:
     # preparation, sync): an engine rule (sim/engine_rules.py), 0 for the textbook engine.
     cpu_step_s: float = 0.0
     cpu_row_s: float = 0.0  # and per row of logits the step samples (per request: sampling, output)
+    # Attention runs as attention_dp data-parallel groups of tp / attention_dp GPUs, each serving
+    # its own requests; expert_parallel spreads whole experts over the tp GPUs (Scenario).
+    attention_dp: int = 1
+    expert_parallel: bool = False
 
     def cpu_s(self, sampled_tokens: float) -> float:
         """The engine's host time of one step that samples `sampled_tokens` rows."""
@@ -120,19 +124,26 @@ class Machine:
         half = self.profile.moe_half_efficiency_width
         if self.arch.moe is None or not half:
             return 1.0
-        width = self.arch.moe.expert_intermediate_size / self.tp
+        # Expert parallelism keeps experts whole: a rank multiplies the full width.
+        width = self.arch.moe.expert_intermediate_size / (1 if self.expert_parallel else self.tp)
         return width / (width + half)
+
+    @property
+    def attention_tp(self) -> int:
+        """GPUs one attention group splits its heads over."""
+        return self.tp // self.attention_dp
 
     @cached_property
     def kv_bytes_per_token(self) -> float:
-        return self.arch.kv_bytes_per_token(self.kv_bytes_per_element, self.tp)
+        """Cache bytes a token costs on one rank (the mean over the ranks with attention_dp)."""
+        return self.arch.kv_bytes_per_token(self.kv_bytes_per_element, self.tp, self.attention_dp)
 
     @cached_property
     def state_read_tokens(self) -> float:
         """A hybrid model's recurrent state, read and written back by every step a sequence takes
         part in, in the step model's unit (KV tokens of this rank: bytes / kv_bytes_per_token).
         0 for a model without linear-attention layers."""
-        state = self.arch.state_bytes_per_sequence(self.tp)
+        state = self.arch.state_bytes_per_sequence(self.tp, self.attention_dp)
         return 2 * state / self.kv_bytes_per_token if state else 0.0
 
     def kv_read_tokens(self, context_tokens: float) -> float:

@@ -44,6 +44,13 @@ class Scenario:
     gpu: str = "h100-sxm"
     gpu_memory_gib: float | None = None
     tp: int = 1
+    # The tp GPUs run attention as attention_dp data-parallel groups of tp / attention_dp GPUs,
+    # each serving its own requests and holding only their cache (SGLang --enable-dp-attention
+    # --dp N; vLLM --data-parallel-size N with expert parallelism): 1 is plain tensor parallelism.
+    attention_dp: int = 1
+    # MoE experts spread whole over the tp GPUs instead of a 1/tp slice of each (vLLM
+    # --enable-expert-parallel, SGLang --ep-size = tp).
+    expert_parallel: bool = False
     prompt_tokens: int = 4096
     output_tokens: int = 256
     concurrency: int = 32
@@ -90,6 +97,8 @@ def validate(s: Scenario) -> Scenario:
     problems = check_numbers(s, FIELDS)
     problems += [
         check_choice("tp", s.tp, TP_SIZES),
+        check_choice("attention_dp", s.attention_dp, TP_SIZES),
+        check_flag("expert_parallel", s.expert_parallel),
         check_choice("kv_dtype", s.kv_dtype, KV_DTYPES),
         check_choice("weight_dtype", s.weight_dtype, WEIGHT_DTYPES),
         check_choice("allocation", s.allocation, ALLOCATIONS),
@@ -105,7 +114,10 @@ def validate(s: Scenario) -> Scenario:
     if s.spec_draft_model is not None:
         problems.append(check_name("spec_draft_model", s.spec_draft_model, "a catalog model id, or unset for no draft"))
     problems.append(check_engine_version(s.engine, s.engine_version))
+    if s.attention_dp in TP_SIZES and s.tp in TP_SIZES and s.tp % s.attention_dp:
+        problems.append(Issue("attention_dp", f"must divide tp ({s.tp}): the attention groups split the tp GPUs; "
+                                              f"got {s.attention_dp}"))
     issues = [p for p in problems if p is not None]
     if issues:
         raise InputError(issues)
-    return coerce(s, FIELDS, integer_choices=("tp",))
+    return coerce(s, FIELDS, integer_choices=("tp", "attention_dp"))

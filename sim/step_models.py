@@ -137,15 +137,16 @@ def _mlp(dense_params: float, experts_read_params: float, experts_active_params:
                                    "time_s": dense.time_s + experts.time_s, "bound": longer.bound})
 
 
-def _projection_params(a: Architecture, tp: int) -> tuple[float, float, float, float]:
+def _projection_params(a: Architecture, tp: int, attention_tp: int) -> tuple[float, float, float, float]:
     """Per-layer-summed (qkv, o, mlp params always read, params of one routed expert x MoE
-    layers) one of tp ranks multiplies by: a 1/tp shard of each split projection, and whole
-    what every rank replicates (MLA's down-projections in qkv, the routers in mlp)."""
+    layers) one of tp ranks multiplies by: a 1/tp shard of each split projection (attention's
+    over the attention_tp GPUs of its attention group), and whole what every rank replicates
+    (MLA's down-projections in qkv, the routers in mlp)."""
     o_per_layer = a.num_q_heads * (a.mla.v_head_dim if a.mla is not None else a.head_dim) * a.hidden_size
     attention = a._attention_params()
     replicated_qkv = a._replicated_attention_params()
-    qkv = a.num_layers * ((attention - o_per_layer - replicated_qkv) / tp + replicated_qkv)
-    o = a.num_layers * o_per_layer / tp
+    qkv = a.num_layers * ((attention - o_per_layer - replicated_qkv) / attention_tp + replicated_qkv)
+    o = a.num_layers * o_per_layer / attention_tp
     mlp_dense = (a.num_layers - a.num_moe_layers) * a._dense_mlp_params() / tp
     if a.moe:
         router = a.hidden_size * a.moe.num_experts
@@ -157,7 +158,7 @@ def whole_step(m: Machine, new_tokens: float, kv_read_tokens: float, attention_p
     """Seed 002's roofline over the whole step (design.md section 2)."""
     w_per_param, gemm_flops_per_token, attention_flops_per_pair, weight_bw, kv_bw, attention_rate = m.whole_step_constants
     profile = m.profile
-    weight_bytes = m.arch.per_rank(m.arch.params_read(new_tokens), m.tp) * w_per_param
+    weight_bytes = m.arch.per_rank(m.arch.params_read(new_tokens), m.tp, m.attention_dp) * w_per_param
     kv_bytes = kv_read_tokens * m.kv_bytes_per_token
     # 2 FLOPs per multiply-add; active parameters include the lm_head, as design.md counts them.
     gemm_flops = gemm_flops_per_token * new_tokens
@@ -209,21 +210,25 @@ def per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: flo
     e_bytes = m.embedding_bytes_per_param if m.embedding_bytes_per_param is not None else w
     gemm_bw = bw * p.weight_bandwidth_efficiency(m.weight_dtype)
     gemm_rate = peak * interpolate(p.gemm_points(m.model_id, m.low_precision_compute, tp), n)
-    qkv, o, mlp_dense, expert_params = _projection_params(a, tp)
+    qkv, o, mlp_dense, expert_params = _projection_params(a, tp, m.attention_tp)
+    # With attention_dp groups a rank's attention GEMMs see its group's share of the step's tokens.
+    n_attention = n / m.attention_dp
+    attention_gemm_rate = gemm_rate if m.attention_dp == 1 else peak * interpolate(
+        p.gemm_points(m.model_id, m.low_precision_compute, tp), n_attention)
     experts_read = a.expected_experts_touched(n) if a.moe else 0.0
     experts_used = a.moe.experts_per_token if a.moe else 0
     kernels = [
         # The input embedding gathers n rows; it is not read whole.
         _kernel("embedding", n * a.hidden_size * e_bytes / tp, 0.0, bw * p.bandwidth_efficiency, peak),
-        _kernel("qkv", qkv * w, 2 * qkv * n, gemm_bw, gemm_rate),
+        _kernel("qkv", qkv * w, 2 * qkv * n_attention, gemm_bw, attention_gemm_rate),
     ]
-    kv_bytes = kv_read_tokens * a.kv_bytes_per_token(m.kv_bytes_per_element, tp)
+    kv_bytes = kv_read_tokens * m.kv_bytes_per_token
     attention_flops = a.attention_flops_per_pair * attention_pairs / tp
     attention_rate = m.gpu.bf16_dense_flops * (p.prefill_attention_efficiency or p.compute_efficiency(float("inf")))
     attention = _kernel("attention", kv_bytes, attention_flops, bw * p.attention_kv_efficiency(context_tokens, mla=a.mla is not None),
                         attention_rate)
     kernels.append(attention)
-    kernels.append(_kernel("o", o * w, 2 * o * n, gemm_bw, gemm_rate))
+    kernels.append(_kernel("o", o * w, 2 * o * n_attention, gemm_bw, attention_gemm_rate))
     kernels.append(_mlp(mlp_dense, expert_params * experts_read, expert_params * experts_used, n, w,
                         gemm_bw, gemm_rate, m.moe_gemm_efficiency))
     # lm_head: BF16 in quantized checkpoints, M = rows sampled (one per prompt in a prefill).

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import math
 
-from .settings import CUSTOM_MODEL, SCENARIO_FIELDS, choices
+from .settings import CUSTOM_MODEL, FLAG_FIELDS, SCENARIO_FIELDS, choices
 
 # 8 steps per doubling: fine enough to feel continuous, and every power of two is a stop, so the
 # seed's 128, 4k and 32k are reachable exactly by dragging or with the arrow keys.
 STEPS_PER_OCTAVE = 8
 LOG_SLIDERS = ("prompt_tokens", "output_tokens", "concurrency")
 CONCURRENCY_END = 4096  # the concurrency slider's top; larger values go in the box
-RADIO_FIELDS = ("kv_dtype", "tp", "allocation", "engine")
+RADIO_FIELDS = ("kv_dtype", "tp", "attention_dp", "allocation", "engine")
 # Weight precision is a list, not a button group: its seven formats do not fit a 320 px sidebar.
 SELECT_FIELDS = ("model", "gpu", "profile", "weight_dtype", "spec_draft_model")
-CHECKBOX_FIELDS = ("force_mha",)
+CHECKBOX_FIELDS = FLAG_FIELDS
 SLIDER_FIELDS = ("gpu_memory_utilization",)
 
 

@@ -5,6 +5,8 @@ and free). A vertical line marks the card's capacity, so weights that do not fit
 
 from __future__ import annotations
 
+from kvlab.sim.parallelism import rank_holds_line
+
 from . import format as fmt
 from . import html, readouts
 from .palette import COLORS
@@ -72,7 +74,8 @@ def view_hbm_bar(result) -> dict:
         # The legend is HTML, not a Bokeh Legend: it wraps on a phone, reads the live GiB, and is
         # text a screen reader and the browser tests can find.
         "legend": {"html": html.legend([(COLORS[key], name, fmt.gib(sizes[key]), key) for key, name in SEGMENTS
-                                        if sizes[key] > 0 or key in ALWAYS_LISTED])},
+                                        if sizes[key] > 0 or key in ALWAYS_LISTED])
+                           + (html.note(rank_holds_line(r.rank_holds), "kv-rank-holds") if rank and r.rank_holds else "")},
         "capacity": {"location": capacity / GIB},
         "x_range": {"end": max(capacity, left) / GIB * 1.01},
         "title": readouts.title(f"HBM of one{gpu or ' GPU'}{rank}, {capacity / GIB:,.1f} GiB"),

@@ -120,6 +120,11 @@ def legend(items: list[tuple[str, str, str, str]]) -> str:
     return f'<div class="kv-legend">{cells}</div>'
 
 
+def note(text: str, css_class: str) -> str:
+    """One short paragraph of text (escaped) under a chart."""
+    return f'<p class="{esc(css_class)}">{esc(text)}</p>'
+
+
 def key_legend(items: list[tuple[str, str]]) -> str:
     """[(colour, name)]: what each colour of a chart means, as a row that wraps in a narrow window
     (a Bokeh legend is one row that runs past the canvas's edges there)."""

@@ -23,12 +23,11 @@ from kvlab.sim.scenario import FIELDS
 from .config_paste import decode_from_link, encode_for_link, parse_config_text
 from .format import link_number
 from .query_limits import query_pairs
-from .settings import CUSTOM_MODEL, SCENARIO_FIELDS, choices, defaults
+from .settings import CUSTOM_MODEL, FLAG_FIELDS, SCENARIO_FIELDS, choices, defaults
 
 MAX_SHOWN_CHARS = 40  # how much of a rejected value a notice repeats
 MAX_NAMED_UNKNOWN = 5  # unknown settings named in their one notice; the rest are counted
 RESERVED_KEYS = {"theme", "embed"}  # read by the page shell, not by the settings
-BOOLEAN_FIELDS = ("force_mha",)
 _INT = re.compile(r"[+-]?\d{1,12}")
 _FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,3})?")
 
@@ -39,7 +38,7 @@ def shown(raw: str) -> str:
 
 def coerce(name: str, raw: str):
     """Text from the link -> a Python value of the setting's type, or raise ValueError(why)."""
-    if name in BOOLEAN_FIELDS:
+    if name in FLAG_FIELDS:
         if raw.lower() in ("true", "1", "yes"):
             return True
         if raw.lower() in ("false", "0", "no"):

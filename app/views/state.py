@@ -64,6 +64,12 @@ class Settings(param.Parameterized):
                               doc="give every query head its own K and V head (kv_heads := q_heads)")
     tp = param.Selector(default=DEFAULTS.tp, objects=list(TP_SIZES), label=LABELS["tp"],
                         doc="GPUs the weights and the cache are sharded across")
+    attention_dp = param.Selector(default=DEFAULTS.attention_dp, objects=list(TP_SIZES), label=LABELS["attention_dp"],
+                                  doc="the tp GPUs run attention as this many groups, each with its own requests and their "
+                                      "cache (SGLang --enable-dp-attention --dp; vLLM --data-parallel-size); must divide tp")
+    expert_parallel = param.Boolean(default=DEFAULTS.expert_parallel, label=LABELS["expert_parallel"],
+                                    doc="MoE models: each GPU holds whole experts instead of a 1/tp slice of every expert "
+                                        "(vLLM --enable-expert-parallel, SGLang --ep-size)")
     allocation = param.Selector(default=DEFAULTS.allocation, objects=list(ALLOCATIONS), label=LABELS["allocation"],
                                 doc="contiguous: a sequence reserves its final length at admission; paged: blocks as it grows")
     engine = param.Selector(default=DEFAULTS.engine, objects=list(ENGINES), label=LABELS["engine"],

@@ -54,11 +54,11 @@ class StepClock:
         # architecture), bound here so a call costs no extra frame.
         self.kv_read = arch.kv_read_tokens
         # Bytes of cache one token costs on one rank: what a swap or a KV transfer moves per token.
-        self.kv_bytes_per_token = arch.kv_bytes_per_token(machine.kv_bytes_per_element, machine.tp)
+        self.kv_bytes_per_token = machine.kv_bytes_per_token
         self.causal_pairs = arch.causal_pairs
         # A hybrid model's recurrent state per sequence on one rank (0 otherwise): blocks it takes,
         # bytes a hand-off moves, and a read and write in every step the sequence is in.
-        self.state_bytes_per_sequence = arch.state_bytes_per_sequence(machine.tp)
+        self.state_bytes_per_sequence = arch.state_bytes_per_sequence(machine.tp, machine.attention_dp)
 
     def coefficients(self, new_tokens: int, sampled_tokens: int | None = None,
                      context_tokens: float | None = None) -> tuple[float, float, float, float, float]:

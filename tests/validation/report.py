@@ -115,10 +115,9 @@ def _common(rec: dict, profile_choice: str) -> tuple[dict | None, str]:
         return None, f"GPU {gpu!r} is not in kvlab's catalog"
     if (rec.get("pp") or 1) > 1:
         return None, "pipeline parallelism is not modelled"
-    if rec.get("dp_attention"):
-        return None, "data-parallel attention is not modelled"
-    if (rec.get("ep") or 1) > 1:
-        return None, "expert parallelism is not modelled"
+    ep = rec.get("ep") or 1
+    if ep > 1 and ep != rec.get("tp"):
+        return None, f"expert parallelism over {ep} of the {rec.get('tp')} GPUs is not modelled (kvlab: ep = tp)"
     if rec.get("spec"):
         return None, f"the run used speculative decoding ({rec['spec']}); kvlab models a separate draft model only"
     if rec.get("tp") not in (1, 2, 4, 8):
@@ -130,6 +129,12 @@ def _common(rec: dict, profile_choice: str) -> tuple[dict | None, str]:
     engine, version, note = _engine(rec)
     fields = dict(model, gpu=gpu, tp=rec["tp"], weight_dtype=weight, kv_dtype=kv, engine=engine,
                   profile=_profile(profile_choice, gpu), allocation="paged")
+    # Attention data parallelism in these runs gives every GPU its own requests (SGLang --dp = --tp,
+    # TensorRT-LLM enable_attention_dp).
+    if rec.get("dp_attention"):
+        fields["attention_dp"] = rec["tp"]
+    if ep > 1:
+        fields["expert_parallel"] = True
     if "engine_version" in Scenario.__dataclass_fields__:  # absent before issue 11: the report also measures older kvlabs
         fields["engine_version"] = version
     return fields, note

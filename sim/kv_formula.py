@@ -1,0 +1,21 @@
+"""The KV formula of a model with its numbers filled in, for display (the KV formula view)."""
+
+from __future__ import annotations
+
+from .architecture import Architecture
+
+
+def bytes_per_token_formula(arch: Architecture, dtype_bytes: float, tp: int = 1, attention_dp: int = 1) -> str:
+    """The KV formula with this model's numbers filled in, for display."""
+    total = arch.kv_bytes_per_token(dtype_bytes, tp, attention_dp)
+    shared = f" / {attention_dp} attention groups" if attention_dp > 1 else ""
+    if arch.mla is not None:
+        m = arch.mla
+        return (f"{arch.num_layers} layers x ({m.kv_lora_rank} latent + {m.qk_rope_head_dim} rope) x "
+                f"{dtype_bytes:g} B{shared} = {total:,.0f} B")
+    heads = arch.kv_heads_per_rank(tp // attention_dp)
+    if arch.linear is not None:
+        return (f"2 x {arch.kv_layers} attention layers (of {arch.num_layers}) x {heads} kv_heads x {arch.head_dim} head_dim x "
+                f"{dtype_bytes:g} B{shared} = {total:,.0f} B")
+    return (f"2 x {arch.num_layers} layers x {heads} kv_heads x {arch.head_dim} head_dim x "
+            f"{dtype_bytes:g} B{shared} = {total:,.0f} B")
