@@ -129,7 +129,7 @@ def held_bytes_per_sequence(arch: Architecture, s: Scenario, kv_bytes_per_token:
             return -(-min(reserved, cap or reserved) // b) * b
         return (_block_tokens_sum(p + o, b, cap) - _block_tokens_sum(p, b, cap)) / o
 
-    return kv_bytes_per_token * arch.layer_mean(held_tokens) + arch.state_bytes_per_sequence(s.tp, s.attention_dp)
+    return kv_bytes_per_token * arch.layer_mean(held_tokens) + arch.state_bytes_per_sequence(s.tp, s.attention_dp, s.pp)
 
 
 def vllm_concurrency(arch: Architecture, s: Scenario, mem: memory.MemoryBudget, max_len: int,
@@ -139,7 +139,7 @@ def vllm_concurrency(arch: Architecture, s: Scenario, mem: memory.MemoryBudget, 
     to start, naming that figure)."""
     b = s.block_size_tokens
     pool_layer_blocks = mem.num_blocks * arch.kv_layers
-    extra = arch.state_bytes_per_sequence(s.tp, s.attention_dp) + (draft.kv_bytes_per_token * max_len if draft is not None else 0.0)
+    extra = arch.state_bytes_per_sequence(s.tp, s.attention_dp, s.pp) + (draft.kv_bytes_per_token * max_len if draft is not None else 0.0)
     extra_blocks = extra_layer_blocks(arch, mem, extra)
     need = memory.vllm_layer_blocks_per_request(arch, max_len, b, max_num_batched_tokens) + extra_blocks
     concurrency = pool_layer_blocks / need if need else 0.0

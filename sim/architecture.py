@@ -183,11 +183,9 @@ class Architecture:
         return q_and_o + k_and_v + qk_norm
 
     def _replicated_attention_params(self) -> int:
-        """Attention parameters every tensor-parallel rank holds whole: MLA's down-projections of
-        the hidden state into the query and latent ranks (q_a, kv_a and their RMSNorms), which
-        vLLM and SGLang load as ReplicatedLinear (vllm/model_executor/models/deepseek_v2.py:
-        fused_qkv_a_proj; sglang/srt/models/deepseek_v2.py: fused_qkv_a_proj_with_mqa). Grouped-query
-        attention splits every projection."""
+        """Attention parameters every tensor-parallel rank holds whole: MLA's q_a and kv_a
+        down-projections and their norms, ReplicatedLinear in vLLM and SGLang (models/deepseek_v2.py:
+        fused_qkv_a_proj, fused_qkv_a_proj_with_mqa). Grouped-query attention splits everything."""
         if self.mla is None:
             return 0
         m, h = self.mla, self.hidden_size
@@ -196,11 +194,10 @@ class Architecture:
 
     @cached_property
     def params_replicated(self) -> int:
-        """Parameters every tensor-parallel rank holds whole rather than a 1/tp shard of: MLA's
-        down-projections and the MoE routers (a ReplicatedLinear gate in vLLM and SGLang). A rank
-        holds (params_total - params_replicated) / tp + params_replicated. The RMSNorm weights are
-        replicated too but are under 0.01% of any catalog model, so they stay in the shard and a
-        dense model's rank holds exactly params_total / tp, the textbook's rule."""
+        """Parameters every tensor-parallel rank holds whole, not a 1/tp shard of: MLA's
+        down-projections and the MoE routers (ReplicatedLinear gates). Norms are replicated too but
+        are under 0.01% of any catalog model, so they stay in the shard: a dense rank holds exactly
+        params_total / tp, the textbook's rule."""
         router = self.num_moe_layers * self.hidden_size * self.moe.num_experts if self.moe else 0
         return self.kv_layers * self._replicated_attention_params() + router
 
@@ -294,6 +291,10 @@ class Architecture:
         shard = (params - self.params_replicated) / tp + self.params_replicated
         return shard + self.split_attention_params * (attention_dp - 1) / tp if attention_dp > 1 else shard
 
+    def stage_fraction(self, pp: int) -> float:
+        """Share of the layers the fullest of pp pipeline stages holds: ceil(layers / pp) / layers."""
+        return -(-self.num_layers // pp) / self.num_layers
+
     @cached_property
     def split_attention_params(self) -> int:
         """Attention parameters tensor parallelism splits: linear layers' too, not MLA's replicated ones."""
@@ -316,7 +317,7 @@ class Architecture:
             return self.mla.kv_lora_rank + self.mla.qk_rope_head_dim
         return 2 * self.kv_heads_per_rank(tp) * self.head_dim
 
-    def kv_bytes_per_token(self, dtype_bytes: float, tp: int = 1, attention_dp: int = 1) -> float:
+    def kv_bytes_per_token(self, dtype_bytes: float, tp: int = 1, attention_dp: int = 1, pp: int = 1) -> float:
         """Bytes of cache one token costs across all layers (windowed layers included), on one
         rank: 2 x layers x kv_heads x head_dim x bytes_per_element for standard attention.
 
@@ -324,23 +325,21 @@ class Architecture:
         A hybrid model counts its attention layers only (Qwen3-Next-80B: 12 of 48); its linear
         layers hold state_bytes_per_sequence instead.
 
-        With attention data parallelism the tp ranks form attention_dp groups of tp / attention_dp,
-        and a request's cache lives in one group only: the figure is then the mean over the tp
-        ranks, (bytes on a rank of its group) / attention_dp. DeepSeek-V3 at tp 8, BF16: 70,272 B on
-        every rank (MLA's latent cannot be split), 8,784 B with attention_dp 8 -- eight times the
-        tokens in the same pool. A grouped-query model gains nothing: its heads were split already.
+        attention_dp groups of tp / attention_dp ranks each cache their own requests: the figure is the
+        mean over the tp ranks (DeepSeek-V3, tp 8, BF16: 70,272 B, the latent being unsplittable;
+        8,784 B with attention_dp 8). With pp stages, the fullest stage's ceil(layers / pp) layers.
         """
-        return self.kv_layers * self.kv_elements_per_token_per_layer(tp // attention_dp) * dtype_bytes / attention_dp
+        per_rank = self.kv_layers * self.kv_elements_per_token_per_layer(tp // attention_dp) * dtype_bytes / attention_dp
+        return per_rank * self.stage_fraction(pp) if pp > 1 else per_rank
 
-    def state_bytes_per_sequence(self, tp: int = 1, attention_dp: int = 1) -> float:
-        """Bytes of recurrent state one sequence holds on one rank, the same at every context
-        length: linear layers x LinearAttention.state_elements x the state's bytes per element.
-        Qwen3-Next-80B at tp 1: 36 x 548,864 x 2 = 39,518,208 B (37.7 MiB). 0 without linear layers.
-        With attention_dp, the mean over the tp ranks (as kv_bytes_per_token)."""
+    def state_bytes_per_sequence(self, tp: int = 1, attention_dp: int = 1, pp: int = 1) -> float:
+        """Bytes of recurrent state one sequence holds on one rank (attention_dp, pp: as
+        kv_bytes_per_token): linear layers x LinearAttention.state_elements x bytes per element.
+        Qwen3-Next-80B at tp 1: 36 x 548,864 x 2 = 39,518,208 B (37.7 MiB). 0 without linear layers."""
         if self.linear is None:
             return 0.0
         return float(self.num_linear_layers * self.linear.state_elements(tp // attention_dp) * STATE_BYTES_PER_ELEMENT
-                     / attention_dp)
+                     / attention_dp * (self.stage_fraction(pp) if pp > 1 else 1))
 
     @cached_property
     def num_sliding_layers(self) -> int:

@@ -50,7 +50,7 @@ def _error(log: list[str], warnings: list[str], msg: str) -> None:
 def _header(f: BootFacts) -> list[str]:
     s, mem = f.scenario, f.mem
     rank = f" per rank (tp={s.tp})" if s.tp > 1 else ""
-    parallel = [rank_holds_line(rank_holds(f.arch, s))] if s.tp > 1 else []
+    parallel = [rank_holds_line(rank_holds(f.arch, s))] if s.tp * s.pp > 1 else []
     if s.engine == "sglang":
         total = mem.capacity_bytes - mem.startup_bytes
         return parallel + [

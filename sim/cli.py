@@ -52,6 +52,8 @@ def build_parser(prog: str = PROG, epilog: str | None = None) -> Parser:
     p.add_option("attention_dp", choices=TP_SIZES, integer_choices=True, default=1,
                  help="attention data-parallel groups over the tp GPUs, each with its own requests and cache (SGLang "
                       "--enable-dp-attention --dp N, vLLM --data-parallel-size N); must divide --tp")
+    p.add_option("pp", choices=TP_SIZES, integer_choices=True, default=1,
+                 help="pipeline stages of --tp GPUs each, every stage a run of the layers (vLLM --pipeline-parallel-size)")
     p.add_option("kv_dtype", choices=KV_DTYPES, default="bf16", help="KV cache element type")
     p.add_option("weight_dtype", choices=WEIGHT_DTYPES, default="bf16", help="weight element type")
     p.add_option("allocation", aliases=RENAMED["allocation"], choices=ALLOCATIONS, default="contiguous",

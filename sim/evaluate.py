@@ -182,7 +182,7 @@ def _evaluate(s: Scenario) -> Result:
             **served(machine, s, pre, dec, batch, read_context, chunk, st.rules, itl_s=itl),
         })
         if s.dollars_per_gpu_hour is not None:
-            dollars_per_s = s.dollars_per_gpu_hour * s.tp / SECONDS_PER_HOUR
+            dollars_per_s = s.dollars_per_gpu_hour * s.tp * s.pp / SECONDS_PER_HOUR
             # Two prices of a token: the decode steps' time alone, and all the GPUs' time (the prompts'
             # prefills too), which is what a user pays per output token when serving this workload.
             result["decode_dollars_per_million_tokens"] = dollars_per_s / tokens_per_s * 1e6

@@ -5,17 +5,21 @@ from __future__ import annotations
 from .architecture import Architecture
 
 
-def bytes_per_token_formula(arch: Architecture, dtype_bytes: float, tp: int = 1, attention_dp: int = 1) -> str:
-    """The KV formula with this model's numbers filled in, for display."""
-    total = arch.kv_bytes_per_token(dtype_bytes, tp, attention_dp)
+def bytes_per_token_formula(arch: Architecture, dtype_bytes: float, tp: int = 1, attention_dp: int = 1, pp: int = 1) -> str:
+    """The KV formula with this model's numbers filled in, for display (one rank of the fullest
+    pipeline stage)."""
+    total = arch.kv_bytes_per_token(dtype_bytes, tp, attention_dp, pp)
+    stage = -(-arch.num_layers // pp)
+    layers = f"{stage} of {arch.num_layers} layers" if pp > 1 else f"{arch.num_layers} layers"
     shared = f" / {attention_dp} attention groups" if attention_dp > 1 else ""
     if arch.mla is not None:
         m = arch.mla
-        return (f"{arch.num_layers} layers x ({m.kv_lora_rank} latent + {m.qk_rope_head_dim} rope) x "
+        return (f"{layers} x ({m.kv_lora_rank} latent + {m.qk_rope_head_dim} rope) x "
                 f"{dtype_bytes:g} B{shared} = {total:,.0f} B")
     heads = arch.kv_heads_per_rank(tp // attention_dp)
     if arch.linear is not None:
+        on_stage = f" x {stage}/{arch.num_layers} (this stage's share)" if pp > 1 else ""
         return (f"2 x {arch.kv_layers} attention layers (of {arch.num_layers}) x {heads} kv_heads x {arch.head_dim} head_dim x "
-                f"{dtype_bytes:g} B{shared} = {total:,.0f} B")
-    return (f"2 x {arch.num_layers} layers x {heads} kv_heads x {arch.head_dim} head_dim x "
+                f"{dtype_bytes:g} B{shared}{on_stage} = {total:,.0f} B")
+    return (f"2 x {layers} x {heads} kv_heads x {arch.head_dim} head_dim x "
             f"{dtype_bytes:g} B{shared} = {total:,.0f} B")

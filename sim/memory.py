@@ -146,12 +146,18 @@ def weight_bytes_total(arch: Architecture, weight_bytes_per_param: float, embedd
 
 
 def weight_bytes_per_rank(arch: Architecture, weight_bytes_per_param: float, tp: int,
-                          embedding_bytes_per_param: float | None = None, attention_dp: int = 1) -> float:
+                          embedding_bytes_per_param: float | None = None, attention_dp: int = 1, pp: int = 1) -> float:
     """Bytes of weights one of tp tensor-parallel ranks loads: its 1/tp shard of every split
     projection plus, whole, what every rank replicates (Architecture.params_replicated); with
-    attention_dp, attention split over its group's tp / attention_dp ranks (Architecture.per_rank)."""
+    attention_dp, attention split over its group's tp / attention_dp ranks (Architecture.per_rank).
+    With pp pipeline stages, the fullest stage's rank: its ceil(layers / pp) layers and one vocabulary
+    matrix (the first stage's embedding or the last's lm_head; vLLM splits layers evenly)."""
     total = weight_bytes_total(arch, weight_bytes_per_param, embedding_bytes_per_param)
-    return arch.per_rank(total / weight_bytes_per_param, tp, attention_dp) * weight_bytes_per_param
+    if pp == 1:
+        return arch.per_rank(total / weight_bytes_per_param, tp, attention_dp) * weight_bytes_per_param
+    vocab = arch.vocab_size * arch.hidden_size
+    body = arch.per_rank(arch.params_total - arch.params_embedding, tp, attention_dp) * weight_bytes_per_param
+    return body * arch.stage_fraction(pp) + vocab / tp * (embedding_bytes_per_param or weight_bytes_per_param)
 
 
 @dataclass(frozen=True)
@@ -197,13 +203,15 @@ def budget(
     embedding_bytes_per_param: float | None = None,
     draft_weight_bytes: float = 0.0,
     attention_dp: int = 1,
+    pp: int = 1,
 ) -> MemoryBudget:
     """The budget of one rank under one accounting mode (limits already resolved, see
     engine_defaults.resolve). kv_bytes_per_token is this rank's, over all layers. `rules` (an
     engine_rules.EngineRules) selects the engine version's profiling rules; embedding_bytes_per_param
     is set when a quantized checkpoint keeps its embedding and lm_head in BF16; draft_weight_bytes
     is a speculative draft model's weights on this rank, loaded beside the target's."""
-    weight_bytes = weight_bytes_per_rank(arch, weight_bytes_per_param, tp, embedding_bytes_per_param, attention_dp) + draft_weight_bytes
+    weight_bytes = (weight_bytes_per_rank(arch, weight_bytes_per_param, tp, embedding_bytes_per_param, attention_dp, pp)
+                    + draft_weight_bytes)
     startup = 0.0
     num_blocks = 0
     if engine == "textbook":

@@ -12,15 +12,19 @@ from .scenario import Scenario
 
 
 def rank_holds(arch: Architecture, s: Scenario) -> dict:
-    """{gpus, attention_groups, gpus_per_attention_group, attention_heads, attention_heads_total,
-    request_share, kv_replicated, experts, experts_total, expert_share, expert_parallel}: what one
-    of the s.tp GPUs holds. experts is whole experts with expert parallelism, else every expert as
-    a slice of expert_share; None for a dense model."""
+    """{gpus, pipeline_stages, layers, layers_total, attention_groups, gpus_per_attention_group,
+    attention_heads, attention_heads_total, request_share, kv_replicated, experts, experts_total,
+    expert_share, expert_parallel}: what one of the tp x pp GPUs holds (of the fullest pipeline
+    stage). experts is whole experts with expert parallelism, else every expert as a slice of
+    expert_share, in each of its layers; None for a dense model."""
     group = s.tp // s.attention_dp
     experts_total = arch.moe.num_experts if arch.moe is not None else None
     ep = bool(s.expert_parallel and experts_total)
     return {
-        "gpus": s.tp,
+        "gpus": s.tp * s.pp,
+        "pipeline_stages": s.pp,
+        "layers": -(-arch.num_layers // s.pp),
+        "layers_total": arch.num_layers,
         "attention_groups": s.attention_dp,
         "gpus_per_attention_group": group,
         "attention_heads": arch.num_q_heads // group,
@@ -28,7 +32,7 @@ def rank_holds(arch: Architecture, s: Scenario) -> dict:
         "request_share": 1 / s.attention_dp,
         # MLA's latent cannot be split by heads: every GPU of a group keeps all of it.
         "kv_replicated": arch.mla is not None and group > 1,
-        "experts": (experts_total // s.tp if ep else experts_total) if experts_total else None,
+        "experts": (experts_total // s.tp if ep else experts_total) if experts_total else None,  # in each of its layers
         "experts_total": experts_total,
         "expert_share": (1.0 if ep else 1 / s.tp) if experts_total else None,
         "expert_parallel": ep,
@@ -48,8 +52,11 @@ def rank_holds_line(h: dict) -> str:
                      f"{h['gpus_per_attention_group']} GPU{'s' if h['gpus_per_attention_group'] > 1 else ''}, "
                      f"1/{groups} of the requests each)")
         cache = (f"the cache of its group's requests only ({'all of the latent' if h['kv_replicated'] else 'its heads'})")
-    line = f"Each of the {h['gpus']} GPUs holds {attention}; {cache}"
+    stages = h["pipeline_stages"]
+    layers = (f" ({stages} pipeline stages of {h['gpus'] // stages}, the fullest with {h['layers']} of the "
+              f"{h['layers_total']} layers)") if stages > 1 else ""
+    line = f"Each of the {h['gpus']} GPUs{layers} holds {attention}; {cache}"
     if h["experts"] is not None:
         line += (f"; {h['experts']} of the {h['experts_total']} experts whole (expert parallel)" if h["expert_parallel"]
-                 else f"; a 1/{h['gpus']} slice of each of the {h['experts_total']} experts")
+                 else f"; a 1/{h['gpus'] // stages} slice of each of the {h['experts_total']} experts")
     return line + "."

@@ -153,6 +153,8 @@ def check_parallelism(arch: Architecture, s: Scenario) -> None:
         raise InputError(Issue("expert_parallel", f"needs a mixture-of-experts model; {arch.name} has no routed experts"))
     if s.expert_parallel and arch.moe.num_experts % s.tp:
         raise InputError(Issue("expert_parallel", f"needs tp ({s.tp}) to divide the {arch.moe.num_experts} experts"))
+    if s.pp > arch.num_layers:
+        raise InputError(Issue("pp", f"must be at most the model's {arch.num_layers} layers; got {s.pp}"))
     tp = s.tp // s.attention_dp
     field = "tp" if s.attention_dp == 1 else "attention_dp"
     if arch.num_q_heads % tp:
@@ -188,7 +190,7 @@ def machine_for(s: Scenario, arch: Architecture | None = None, gpu=None, profile
     arch = arch or resolve_architecture(s)
     rules = rules or engine_rules.rules(s.engine, s.engine_version)
     key = None if arch_key is None else (arch_key, s.profile, s.gpu, s.gpu_memory_gib, s.tp, s.attention_dp,
-                                         s.expert_parallel, s.weight_dtype, s.kv_dtype,
+                                         s.expert_parallel, s.pp, s.weight_dtype, s.kv_dtype,
                                          s.engine == "textbook", rules.cpu_step_s, rules.cpu_row_s)
     hit = _MACHINES.get(key)
     if hit is not None:
@@ -201,7 +203,8 @@ def machine_for(s: Scenario, arch: Architecture | None = None, gpu=None, profile
                                fp4_compute=fp4_compute,
                                weight_dtype=s.weight_dtype, model_id=s.model if s.config is None else "",
                                embedding_bytes_per_param=embedding_bytes_per_param(s), cpu_step_s=rules.cpu_step_s,
-                               cpu_row_s=rules.cpu_row_s, attention_dp=s.attention_dp, expert_parallel=s.expert_parallel)
+                               cpu_row_s=rules.cpu_row_s, attention_dp=s.attention_dp, expert_parallel=s.expert_parallel,
+                               pp=s.pp)
     if key is not None:
         if len(_MACHINES) > CACHE_LIMIT:
             _MACHINES.clear()
@@ -221,7 +224,7 @@ def embedding_bytes_per_param(s: Scenario) -> float | None:
 # The Scenario fields a setup depends on besides the architecture (architecture_key stands for
 # model, config and force_mha): everything but the workload (prompt_tokens, output_tokens,
 # concurrency, allocation, max_model_len) and the price.
-_SETUP_FIELDS = attrgetter("gpu", "gpu_memory_gib", "tp", "attention_dp", "expert_parallel", "kv_dtype", "weight_dtype",
+_SETUP_FIELDS = attrgetter("gpu", "gpu_memory_gib", "tp", "attention_dp", "expert_parallel", "pp", "kv_dtype", "weight_dtype",
                            "gpu_memory_utilization",
                            "block_size_tokens", "engine", "engine_version", "profile", "max_num_batched_tokens",
                            "max_num_seqs", "mem_fraction_static", "model", "spec_draft_model")
@@ -254,8 +257,8 @@ def draft_of(s: Scenario, target: Architecture) -> Draft | None:
         raise InputError(Issue("spec_draft_model", f"must share the target's vocabulary ({target.vocab_size:,} tokens); "
                                                    f"{arch.name} has {arch.vocab_size:,}"))
     weights = memory.weight_bytes_per_rank(arch, DTYPE_BYTES[s.weight_dtype], s.tp, embedding_bytes_per_param(s),
-                                           s.attention_dp)
-    return Draft(arch, machine_for(ds, arch), weights, arch.kv_bytes_per_token(DTYPE_BYTES[s.kv_dtype], s.tp, s.attention_dp))
+                                           s.attention_dp, s.pp)
+    return Draft(arch, machine_for(ds, arch), weights, arch.kv_bytes_per_token(DTYPE_BYTES[s.kv_dtype], s.tp, s.attention_dp, s.pp))
 
 
 @dataclass(frozen=True)
@@ -297,11 +300,12 @@ def setup(s: Scenario) -> Setup:
     rules = engine_rules.rules(s.engine, s.engine_version)
     gpu = gpu_of(s)
     kv_el = DTYPE_BYTES[s.kv_dtype]
-    kv_per_token = arch.kv_bytes_per_token(kv_el, s.tp, s.attention_dp)
+    kv_per_token = arch.kv_bytes_per_token(kv_el, s.tp, s.attention_dp, s.pp)
     draft = draft_of(s, arch)
     limits = engine_defaults.resolve(s.engine, gpu, s.tp, s.max_num_batched_tokens, s.max_num_seqs, s.mem_fraction_static)
     mem = memory.budget(
-        arch=arch, gpu=gpu, engine=s.engine, tp=s.tp, attention_dp=s.attention_dp, weight_bytes_per_param=DTYPE_BYTES[s.weight_dtype],
+        arch=arch, gpu=gpu, engine=s.engine, tp=s.tp, attention_dp=s.attention_dp, pp=s.pp,
+        weight_bytes_per_param=DTYPE_BYTES[s.weight_dtype],
         kv_bytes_per_token=kv_per_token, gpu_memory_utilization=s.gpu_memory_utilization,
         mem_fraction_static=limits.mem_fraction_static or 0.0, max_num_batched_tokens=limits.max_num_batched_tokens,
         max_num_seqs=limits.max_num_seqs or 0, block_size_tokens=s.block_size_tokens,
@@ -319,10 +323,10 @@ def setup(s: Scenario) -> Setup:
         context_tokens=arch.max_position_embeddings,
         attention_kind=arch.attention_kind,
         kv_bytes_per_token=kv_per_token,
-        state_bytes_per_sequence=arch.state_bytes_per_sequence(s.tp, s.attention_dp),
+        state_bytes_per_sequence=arch.state_bytes_per_sequence(s.tp, s.attention_dp, s.pp),
         spec_draft_name=draft.arch.name if draft else "",
         spec_draft_weight_bytes=draft.weight_bytes if draft else 0.0,
-        _kv_formula_builder=partial(bytes_per_token_formula, arch, kv_el, s.tp, s.attention_dp),
+        _kv_formula_builder=partial(bytes_per_token_formula, arch, kv_el, s.tp, s.attention_dp, s.pp),
         rank_holds=rank_holds(arch, s),
         params_total=arch.params_total,
         params_active=arch.params_active,

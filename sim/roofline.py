@@ -87,6 +87,7 @@ class Machine:
     # its own requests; expert_parallel spreads whole experts over the tp GPUs (Scenario).
     attention_dp: int = 1
     expert_parallel: bool = False
+    pp: int = 1  # pipeline stages, each of tp GPUs holding a run of the layers (decode_step)
 
     def cpu_s(self, sampled_tokens: float) -> float:
         """The engine's host time of one step that samples `sampled_tokens` rows."""
@@ -170,6 +171,14 @@ class Machine:
         per_call = 2 * (self.tp - 1) / self.tp * buffer_bytes / link + self.profile.allreduce_latency_s
         return 2 * self.arch.num_layers * per_call
 
+    def pipeline_hops_s(self, tokens: float) -> float:
+        """Hand-offs of one token set's activations through the pp stages of a round: tokens x
+        hidden BF16 values per hop over the link, plus a small message's latency."""
+        if self.pp == 1 or tokens <= 0:
+            return 0.0
+        link = self.gpu.link_bytes_per_s(self.tp * self.pp) * self.link_efficiency
+        return self.pp * (tokens * self.arch.hidden_size * ACTIVATION_BYTES / link + self.profile.allreduce_latency_s)
+
     @cached_property
     def link_efficiency(self) -> float:
         """Fraction of the link's datasheet bandwidth an all-reduce's bus bandwidth reaches: the
@@ -225,15 +234,32 @@ def step_cost(m: Machine, *, new_tokens: float, kv_read_tokens: float, attention
     return whole_step(m, new_tokens, kv_read_tokens, attention_pairs, detail, sampled)
 
 def decode_step(m: Machine, batch: int, context_tokens: float, detail: bool = True) -> StepCost:
-    """One decode step: `batch` sequences each holding `context_tokens` of cache emit one token."""
+    """One decode step: `batch` sequences each holding `context_tokens` of cache emit one token.
+
+    With pp pipeline stages the batch runs as pp micro-batches in flight (vLLM's virtual engines),
+    each stage working on one while the next works on another: a micro-batch's token takes the
+    whole model's step at batch / pp plus the hand-offs between stages, and every stage is busy
+    all the time. So the returned step is the time between a sequence's tokens (ITL), in which
+    all `batch` sequences emit one."""
+    if m.pp > 1 and batch > 1:
+        batch = batch / min(m.pp, batch)  # fewer sequences than stages: one a micro-batch
     per_seq = m.arch.kv_read_tokens(context_tokens)
     # A recurrent state is read and written, not attended to: bytes, no pairs.
-    return step_cost(m, new_tokens=batch, kv_read_tokens=batch * (per_seq + m.state_read_tokens), attention_pairs=batch * per_seq,
-                     sampled_tokens=batch, context_tokens=context_tokens, detail=detail)
+    c = step_cost(m, new_tokens=batch, kv_read_tokens=batch * (per_seq + m.state_read_tokens), attention_pairs=batch * per_seq,
+                  sampled_tokens=batch, context_tokens=context_tokens, detail=detail)
+    return _plus_hops(c, m.pipeline_hops_s(batch), detail) if m.pp > 1 else c
 
 
 def prefill(m: Machine, prompt_tokens: float, chunk_tokens: int | None = None, sequences: int = 1,
             detail: bool = True) -> StepCost:
+    """_prefill, plus the hand-offs between pipeline stages (a prompt passes through them in turn,
+    so pipeline parallelism does not shorten a prefill)."""
+    c = _prefill(m, prompt_tokens, chunk_tokens, sequences, detail)
+    return _plus_hops(c, m.pipeline_hops_s(prompt_tokens * sequences), detail) if m.pp > 1 else c
+
+
+def _prefill(m: Machine, prompt_tokens: float, chunk_tokens: int | None = None, sequences: int = 1,
+             detail: bool = True) -> StepCost:
     """`sequences` prompts of `prompt_tokens` each, processed in forward passes of at most
     `chunk_tokens` tokens (None: one pass, as design.md's textbook prefill: weights read once, the
     causal attention term on top of 2 x params x n). Chunks of a long prompt each re-read the
@@ -246,7 +272,7 @@ def prefill(m: Machine, prompt_tokens: float, chunk_tokens: int | None = None, s
                          sampled_tokens=sequences, detail=detail)
     if sequences > 1:
         if prompt_tokens >= chunk_tokens:
-            return _scaled(prefill(m, prompt_tokens, chunk_tokens, detail=detail), sequences, detail)
+            return _scaled(_prefill(m, prompt_tokens, chunk_tokens, detail=detail), sequences, detail)
         # Whole prompts packed into passes of at most chunk_tokens tokens.
         per_pass = max(int(chunk_tokens // prompt_tokens), 1)
         c = step_cost(m, new_tokens=per_pass * prompt_tokens, kv_read_tokens=m.state_read_tokens * per_pass,
@@ -276,6 +302,17 @@ def _chunk(m: Machine, tokens: float, cached: float, sample: bool, detail: bool)
     return step_cost(m, new_tokens=tokens, kv_read_tokens=m.kv_read_tokens(cached),
                      attention_pairs=m.arch.causal_pairs(tokens, cached), sampled_tokens=1 if sample else 0,
                      context_tokens=cached + tokens / 2, detail=detail)
+
+
+def _plus_hops(c: StepCost, hops_s: float, detail: bool) -> StepCost:
+    """Step c with pipeline hand-offs added to its communication (the all-reduce row)."""
+    values = dict(c.__dict__)
+    for key in ("allreduce_time_s", "time_s", "serial_s", "wall_s"):
+        values[key] += hops_s
+    if detail:
+        values["kernels"] = tuple(new_frozen(KernelCost, {**k.__dict__, "time_s": k.time_s + hops_s}) if k.kind == "allreduce"
+                                  else k for k in c.kernels)
+    return new_frozen(StepCost, values)
 
 
 def _scaled(c: StepCost, factor: float, detail: bool = True) -> StepCost:

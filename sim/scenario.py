@@ -51,6 +51,9 @@ class Scenario:
     # MoE experts spread whole over the tp GPUs instead of a 1/tp slice of each (vLLM
     # --enable-expert-parallel, SGLang --ep-size = tp).
     expert_parallel: bool = False
+    # Pipeline parallelism: pp stages of tp GPUs each, every stage holding a contiguous run of the
+    # layers (vLLM --pipeline-parallel-size, SGLang --pp-size); tp x pp GPUs in all.
+    pp: int = 1
     prompt_tokens: int = 4096
     output_tokens: int = 256
     concurrency: int = 32
@@ -99,6 +102,7 @@ def validate(s: Scenario) -> Scenario:
         check_choice("tp", s.tp, TP_SIZES),
         check_choice("attention_dp", s.attention_dp, TP_SIZES),
         check_flag("expert_parallel", s.expert_parallel),
+        check_choice("pp", s.pp, TP_SIZES),
         check_choice("kv_dtype", s.kv_dtype, KV_DTYPES),
         check_choice("weight_dtype", s.weight_dtype, WEIGHT_DTYPES),
         check_choice("allocation", s.allocation, ALLOCATIONS),
@@ -120,4 +124,4 @@ def validate(s: Scenario) -> Scenario:
     issues = [p for p in problems if p is not None]
     if issues:
         raise InputError(issues)
-    return coerce(s, FIELDS, integer_choices=("tp", "attention_dp"))
+    return coerce(s, FIELDS, integer_choices=("tp", "attention_dp", "pp"))

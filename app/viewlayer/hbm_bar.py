@@ -67,8 +67,8 @@ def view_hbm_bar(result) -> dict:
         return {"bars": {"data": cols}, "legend": {"html": ""}, "capacity": {"location": None},
                 "x_range": {"end": 1.0}, "title": readouts.title("HBM: no figures until the settings above are fixed")}
     gpu = f" {r.gpu_name}" if r.gpu_name else ""
-    tp = readouts.scenario(r).get("tp", 1)
-    rank = f" (one of {tp} ranks)" if isinstance(tp, int) and tp > 1 else ""
+    gpus = (r.rank_holds or {}).get("gpus", 1)
+    rank = f" (one of {gpus} ranks)" if gpus > 1 else ""
     return {
         "bars": {"data": cols},
         # The legend is HTML, not a Bokeh Legend: it wraps on a phone, reads the live GiB, and is

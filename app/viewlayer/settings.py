@@ -20,7 +20,7 @@ CUSTOM_MODEL_LABEL = "Paste a config.json\u2026"
 # (the raw `config` dict) is carried by `config_text`.
 MAIN_FIELDS = (
     "model", "gpu", "prompt_tokens", "output_tokens", "concurrency", "kv_dtype", "weight_dtype",
-    "gpu_memory_utilization", "force_mha", "tp", "attention_dp", "expert_parallel", "allocation", "engine", "profile",
+    "gpu_memory_utilization", "force_mha", "tp", "pp", "attention_dp", "expert_parallel", "allocation", "engine", "profile",
 )
 ADVANCED_FIELDS = (
     "block_size_tokens", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static",
@@ -45,6 +45,7 @@ LABELS = {
     "gpu_memory_utilization": "gpu_memory_utilization",
     "force_mha": "Force multi-head attention",
     "tp": "Tensor parallel size",
+    "pp": "Pipeline stages",
     "attention_dp": "Attention data-parallel groups",
     "expert_parallel": "Expert parallelism (whole experts on each GPU)",
     "allocation": "Allocation",
@@ -109,6 +110,7 @@ def choices(name: str) -> dict[str, object] | None:
         "model": model_choices, "gpu": gpu_choices,
         "kv_dtype": lambda: {v: v for v in KV_DTYPES}, "weight_dtype": lambda: {v: v for v in WEIGHT_DTYPES},
         "tp": lambda: {str(v): v for v in TP_SIZES}, "attention_dp": lambda: {str(v): v for v in TP_SIZES},
+        "pp": lambda: {str(v): v for v in TP_SIZES},
         "allocation": lambda: {v: v for v in ALLOCATIONS},
         "engine": lambda: {v: v for v in ENGINES}, "profile": profile_choices, "spec_draft_model": draft_choices,
     }

@@ -111,6 +111,7 @@ class Controls(pn.viewable.Viewer):
             "gpu_memory_utilization": pn.widgets.FloatSlider.from_param(p.gpu_memory_utilization, step=0.01, **wide),
             "force_mha": pn.widgets.Checkbox.from_param(p.force_mha),
             "tp": pn.widgets.RadioButtonGroup.from_param(p.tp, color="primary", variant="outline", **wide),
+            "pp": pn.widgets.RadioButtonGroup.from_param(p.pp, color="primary", variant="outline", **wide),
             "attention_dp": pn.widgets.RadioButtonGroup.from_param(p.attention_dp, color="primary", variant="outline", **wide),
             "expert_parallel": pn.widgets.Checkbox.from_param(p.expert_parallel),
             "allocation": pn.widgets.RadioButtonGroup.from_param(p.allocation, color="primary", variant="outline", **wide),
@@ -149,7 +150,7 @@ class Controls(pn.viewable.Viewer):
     def __panel__(self):
         w = dict(self.widgets)
         p = self.store.settings.param
-        for key in ("kv_dtype", "tp", "attention_dp", "allocation", "engine"):  # button groups; a select names itself
+        for key in ("kv_dtype", "tp", "pp", "attention_dp", "allocation", "engine"):  # button groups; a select names itself
             w[key] = labelled(w[key], p[key].label)
         advanced = pn.Card(
             *(w[k] for k in ("block_size_tokens", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static",
@@ -160,7 +161,7 @@ class Controls(pn.viewable.Viewer):
             title="Speculative decoding", collapsed=True, sizing_mode="stretch_width", margin=(10, 10))
         return pn.Column(
             heading("Model"), self.model, self.config, w["force_mha"], w["weight_dtype"],
-            heading("Hardware"), w["gpu"], w["tp"], w["attention_dp"], w["expert_parallel"],
+            heading("Hardware"), w["gpu"], w["tp"], w["pp"], w["attention_dp"], w["expert_parallel"],
             heading("Workload"), self.prompt, self.output, self.concurrency,
             heading("Engine"), w["kv_dtype"], w["gpu_memory_utilization"], w["allocation"], w["engine"], w["profile"],
             advanced, speculative,

@@ -64,6 +64,8 @@ class Settings(param.Parameterized):
                               doc="give every query head its own K and V head (kv_heads := q_heads)")
     tp = param.Selector(default=DEFAULTS.tp, objects=list(TP_SIZES), label=LABELS["tp"],
                         doc="GPUs the weights and the cache are sharded across")
+    pp = param.Selector(default=DEFAULTS.pp, objects=list(TP_SIZES), label=LABELS["pp"],
+                        doc="pipeline stages of tp GPUs each, every stage a run of the layers (vLLM --pipeline-parallel-size)")
     attention_dp = param.Selector(default=DEFAULTS.attention_dp, objects=list(TP_SIZES), label=LABELS["attention_dp"],
                                   doc="the tp GPUs run attention as this many groups, each with its own requests and their "
                                       "cache (SGLang --enable-dp-attention --dp; vLLM --data-parallel-size); must divide tp")

@@ -260,4 +260,4 @@ def validate_config(c: EngineConfig) -> list[Issue]:
 def coerce_config(c: EngineConfig) -> EngineConfig:
     """`c` (already valid) with integral floats in integer fields turned into ints (sim.fields.coerce)."""
     groups = {name: coerce(getattr(c, name), ENGINE_FIELDS) for name in ("workload", "scheduling", "kv", "cluster")}
-    return replace(c, scenario=coerce(c.scenario, SCENARIO_FIELDS, integer_choices=("tp", "attention_dp")), **groups)
+    return replace(c, scenario=coerce(c.scenario, SCENARIO_FIELDS, integer_choices=("tp", "attention_dp", "pp")), **groups)

@@ -56,6 +56,10 @@ def engine_scenario(config: EngineConfig):
 
 def build(config: EngineConfig) -> tuple[Setup | None, list[Issue], list[str]]:
     s = engine_scenario(config)
+    if s.pp > 1:
+        # A pipeline keeps pp micro-batches in flight; the engine's steps are whole-model steps.
+        return None, [Issue("pp", "pipeline parallelism is modelled by the steady-state evaluation only, not by the "
+                                  "time-domain engine; set it to 1 here")], []
     if s.spec_draft_model is not None:
         # Its steps yield a variable number of tokens a sequence; the engine's decode runs advance
         # one token a step. The steady-state evaluation models it (sim.speculative).

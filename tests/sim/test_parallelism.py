@@ -47,7 +47,8 @@ def test_expert_parallelism_keeps_bytes_and_widens_the_expert_gemms():
 
 def test_what_each_gpu_holds_is_stated():
     holds = evaluate(Scenario(**V3, attention_dp=8, expert_parallel=True)).rank_holds
-    assert holds == {"gpus": 8, "attention_groups": 8, "gpus_per_attention_group": 1, "attention_heads": 128,
+    assert holds == {"gpus": 8, "pipeline_stages": 1, "layers": 61, "layers_total": 61, "attention_groups": 8,
+                     "gpus_per_attention_group": 1, "attention_heads": 128,
                      "attention_heads_total": 128, "request_share": 1 / 8, "kv_replicated": False, "experts": 32,
                      "experts_total": 256, "expert_share": 1.0, "expert_parallel": True}
     line = rank_holds_line(rank_holds(resolve(Scenario(model="deepseek-v3")).arch, Scenario(**V3)))
@@ -72,3 +73,47 @@ def test_cli_takes_the_flags():
     assert main(["--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--weight-dtype", "fp8", "--attention-dp", "8",
                  "--expert-parallel", "--json"]) == 0
     assert main(["--model", "llama-3.1-8b", "--expert-parallel"]) == 2
+
+
+LLAMA70 = dict(model="llama-3.1-70b", gpu="h100-sxm", engine="vllm", profile="h100-published", weight_dtype="fp8", prompt_tokens=1024,
+               output_tokens=256)
+
+
+def test_pipeline_stages_split_the_layers_and_their_cache():
+    arch = resolve(Scenario(model="llama-3.1-70b")).arch
+    assert arch.stage_fraction(4) == 20 / 80 and arch.stage_fraction(3) == 27 / 80  # the fullest stage
+    assert arch.kv_bytes_per_token(2, 2, pp=4) == arch.kv_bytes_per_token(2, 2) / 4
+    # The fullest stage: a quarter of the layers and one vocabulary matrix (embedding or lm_head).
+    vocab = arch.vocab_size * arch.hidden_size
+    body = arch.params_total - arch.params_embedding
+    assert weight_bytes_per_rank(arch, 2.0, 2, pp=4) == pytest.approx((body / 2 / 4 + vocab / 2) * 2.0)
+    r = evaluate(Scenario(**LLAMA70, tp=2, pp=4))
+    assert r.rank_holds["gpus"] == 8 and r.rank_holds["layers"] == 20
+    assert any("4 pipeline stages of 2, the fullest with 20 of the 80 layers" in entry for entry in r.log)
+
+
+def test_a_pipeline_keeps_throughput_but_not_latency():
+    """pp micro-batches in flight: a token waits for the whole model at batch / pp, so one request
+    is slower than on tp 8, while a full batch keeps every stage busy."""
+    alone_pp = evaluate(Scenario(**LLAMA70, tp=2, pp=4, concurrency=1))
+    alone_tp2 = evaluate(Scenario(**LLAMA70, tp=2, concurrency=1))
+    alone_tp8 = evaluate(Scenario(**LLAMA70, tp=8, concurrency=1))
+    # One request crosses every stage in turn: the tp-2 group's time for the whole model, plus hand-offs.
+    assert alone_pp.itl_s == pytest.approx(alone_tp2.itl_s, rel=0.02) and alone_pp.itl_s > alone_tp2.itl_s
+    assert alone_pp.ttft_s == pytest.approx(alone_tp2.ttft_s, rel=0.02)
+    assert alone_pp.itl_s > 1.5 * alone_tp8.itl_s and alone_pp.ttft_s > 1.5 * alone_tp8.ttft_s
+    busy = evaluate(Scenario(**LLAMA70, tp=2, pp=4, concurrency=256))
+    quarter = evaluate(Scenario(**LLAMA70, tp=2, concurrency=64))
+    # ITL at 256 in flight is the tp-2 step of a 64-sequence micro-batch plus the stage hand-offs.
+    assert busy.itl_s == pytest.approx(quarter.itl_s, rel=0.05) and busy.itl_s > quarter.itl_s
+    assert busy.decode_tokens_per_s == pytest.approx(256 / busy.itl_s)
+    priced = evaluate(Scenario(**LLAMA70, tp=2, pp=4, dollars_per_gpu_hour=2.0))
+    assert priced.decode_dollars_per_million_tokens == pytest.approx(8 * 2.0 / 3600 / priced.decode_tokens_per_s * 1e6)
+
+
+def test_pipeline_limits_name_their_field():
+    r = evaluate(Scenario(model="llama-3.1-70b", pp=3))
+    assert not r.ok and r.errors[0]["field"] == "pp"
+    from kvlab.sim.engine import EngineConfig, simulate
+    lab = simulate(EngineConfig(scenario=Scenario(**LLAMA70, tp=2, pp=2)))
+    assert lab.errors and lab.errors[0]["field"] == "pp"

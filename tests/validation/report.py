@@ -113,8 +113,8 @@ def _common(rec: dict, profile_choice: str) -> tuple[dict | None, str]:
     gpu = rec.get("gpu")
     if gpu not in gpu_ids():
         return None, f"GPU {gpu!r} is not in kvlab's catalog"
-    if (rec.get("pp") or 1) > 1:
-        return None, "pipeline parallelism is not modelled"
+    if (rec.get("pp") or 1) not in (1, 2, 4, 8):
+        return None, f"pp {rec.get('pp')} is not modelled"
     ep = rec.get("ep") or 1
     if ep > 1 and ep != rec.get("tp"):
         return None, f"expert parallelism over {ep} of the {rec.get('tp')} GPUs is not modelled (kvlab: ep = tp)"
@@ -133,6 +133,8 @@ def _common(rec: dict, profile_choice: str) -> tuple[dict | None, str]:
     # TensorRT-LLM enable_attention_dp).
     if rec.get("dp_attention"):
         fields["attention_dp"] = rec["tp"]
+    if (rec.get("pp") or 1) > 1:
+        fields["pp"] = rec["pp"]
     if ep > 1:
         fields["expert_parallel"] = True
     if "engine_version" in Scenario.__dataclass_fields__:  # absent before issue 11: the report also measures older kvlabs
