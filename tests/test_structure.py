@@ -207,3 +207,22 @@ def test_a_cycle_is_caught_even_inside_a_function_but_not_a_typing_only_import()
     finally:
         a.unlink()
         b.unlink()
+
+
+def test_what_the_browser_runs_needs_no_docstring_and_no_assert():
+    """The static site's snapshot is made under -OO (app/site/snapshot.mjs): docstrings and assert
+    statements are gone in every page's worker. So sim/ and app/viewlayer/ (the two wheels' code)
+    must not read a docstring or rely on an assert: this fails on either."""
+    found = []
+    for path in FILES.values():
+        rel = path.relative_to(ROOT).as_posix()
+        if not rel.startswith(("sim/", "app/viewlayer/")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Assert):
+                found.append(f"{rel}:{node.lineno} assert")
+            elif isinstance(node, ast.Attribute) and node.attr == "__doc__":
+                found.append(f"{rel}:{node.lineno} __doc__")
+            elif isinstance(node, ast.Name) and node.id in ("getdoc", "cleandoc"):
+                found.append(f"{rel}:{node.lineno} {node.id}")
+    assert found == []

@@ -57,7 +57,10 @@ function zeroFreeHeap(module) {
 }
 
 let t0 = performance.now();
-const py = await loadPyodide({ indexURL, _makeSnapshot: true, ...quiet });
+// -OO: the interpreter compiles without docstrings (and asserts), here and, restored from the
+// snapshot, in every page's worker: about a tenth of the imported modules' heap, which the snapshot
+// carries. Nothing the browser runs reads a docstring or relies on assert (tests/test_structure.py).
+const py = await loadPyodide({ indexURL, _makeSnapshot: true, args: ["-OO"], ...quiet });
 const bootMs = performance.now() - t0;
 unpack(py);
 t0 = performance.now();
