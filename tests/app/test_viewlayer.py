@@ -241,3 +241,20 @@ def test_a_step_without_launch_overhead_neither_draws_keys_nor_names_one():
     assert "all-reduce" in out["legend"]["html"] and "launch overhead" not in out["legend"]["html"]
     assert "Not overlapped: all-reduce 0.15 ms." in out["summary"]["html"] and "launch overhead" not in out["summary"]["html"]
     assert [ms for term, ms in zip(bars["term"], bars["ms"], strict=True) if term == "launch overhead"] == [0.0]
+
+
+def test_settings_valid_only_beside_others_are_checked_beside_them():
+    """Issue 36: attention_dp must divide tp and expert_parallel needs an MoE model, so each is checked
+    against the page's other settings, not alone (alone, tp is 1 and the model Qwen3-8B, and both
+    were refused). A combination sim rejects is still refused, naming the field."""
+    page = PanelPage("admission", "?model=deepseek-v3&gpu=h200&tp=8&weight_dtype=fp8")
+    page.start()
+    page.change("w.expert_parallel", True)
+    page.change("w.attention_dp", 3)  # the fourth button: 8 groups
+    assert page.input_notices == [] and page.values["expert_parallel"] is True and page.values["attention_dp"] == 8
+    # tp 2 with 8 groups: tp is taken, and the page says which setting no longer fits, keeping the rest.
+    moved = page.change("w.tp", 1)
+    assert page.values["tp"] == 2 and page.values["attention_dp"] == 8 and page.values["expert_parallel"] is True
+    assert "must divide tp (2)" in json.dumps(moved["patch"]) and "attention_dp" in json.dumps(moved["patch"])
+    linked = PanelPage("admission", "?attention_dp=8&tp=8&model=deepseek-v3&expert_parallel=true")
+    assert linked.values["attention_dp"] == 8 and linked.values["expert_parallel"] is True and linked.url_notices == []

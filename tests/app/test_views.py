@@ -191,6 +191,25 @@ def test_hbm_bar_with_no_result_says_so_instead_of_an_axis_of_bytes():
     assert bar.fig.x_range.end == 1.0
 
 
+def test_hbm_bar_says_what_each_gpu_holds_from_sims_answer():
+    """Issue 36: "show what each rank holds". The legend carries sim's sentence (sim.parallelism),
+    escaped, for a multi-GPU setup, and nothing for one GPU."""
+    from kvlab.app.viewlayer.hbm_bar import view_hbm_bar
+
+    r = evaluate(Scenario(model="deepseek-v3", gpu="h200", tp=8, weight_dtype="fp8", attention_dp=8, expert_parallel=True))
+    legend = view_hbm_bar(r)["legend"]["html"]
+    assert 'class="kv-rank-holds"' in legend
+    assert escape("32 of the 256 experts whole (expert parallel)") in legend
+    assert "one of 8 ranks" in view_hbm_bar(r)["title"]["html"]
+    assert "kv-rank-holds" not in view_hbm_bar(evaluate(Scenario()))["legend"]["html"]
+    panel = admission_panel(model="deepseek-v3", gpu="h200", tp=8, weight_dtype="fp8", pp=1, attention_dp=8,
+                            expert_parallel=True)
+    # The sidebar's settings reach sim: 8 attention groups fit far more sequences than tp 8 alone.
+    grouped = displayed(panel.main)["max_sequences"]
+    plain = displayed(admission_panel(model="deepseek-v3", gpu="h200", tp=8, weight_dtype="fp8").main)["max_sequences"]
+    assert int(grouped.replace(",", "")) > 5 * int(plain.replace(",", ""))
+
+
 @pytest.mark.parametrize("state", [{}, {"model": "gemma-3-27b", "gpu": "h200"}, {"spec_draft_model": "qwen3-0.6b"},
                                    {"max_model_len": 8192}])
 def test_reserve_max_names_the_tokens_sim_reserves(state):
