@@ -190,7 +190,7 @@ class PanelPage:
         why = None
         if name not in ("model", "config_text"):
             try:
-                why = sim_check(name, new, self.values)
+                why = sim_check(name, new)
             except (TypeError, ValueError) as e:
                 why = str(e)
         if why:

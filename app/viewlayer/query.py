@@ -23,7 +23,7 @@ from kvlab.sim.scenario import FIELDS
 from .config_paste import decode_from_link, encode_for_link, parse_config_text
 from .format import link_number
 from .query_limits import query_pairs
-from .settings import CUSTOM_MODEL, FLAG_FIELDS, SCENARIO_FIELDS, choices, defaults, scenario
+from .settings import COMBINED_FIELDS, CUSTOM_MODEL, FLAG_FIELDS, SCENARIO_FIELDS, choices, defaults
 
 MAX_SHOWN_CHARS = 40  # how much of a rejected value a notice repeats
 MAX_NAMED_UNKNOWN = 5  # unknown settings named in their one notice; the rest are counted
@@ -67,19 +67,13 @@ def coerce(name: str, raw: str):
     return value
 
 
-def sim_check(name: str, value, context: dict | None = None) -> str | None:
-    """sim's complaint about `name = value`, or None if sim accepts it: beside the other settings in
-    `context` (a full settings dict) when given, since some fields are valid only with others
-    (attention_dp must divide tp, expert_parallel needs an MoE model), else on its own."""
-    if context is None:
-        s = Scenario(**{name: value})
-    else:
-        values = {**context, name: value}
-        config = None
-        if values.get("model") == CUSTOM_MODEL:
-            config, _ = parse_config_text(values.get("config_text", ""))
-        s = scenario(values, config)
-    for issue in evaluate(s).errors:
+def sim_check(name: str, value) -> str | None:
+    """sim's complaint about `name = value` on its own, or None if sim accepts it. A setting of
+    COMBINED_FIELDS has no complaint on its own (its allowed values are its choices)."""
+    if name in COMBINED_FIELDS:
+        return None
+    result = evaluate(Scenario(**{name: value}))
+    for issue in result.errors:
         if issue["field"] == name:
             return issue["message"]
     return None
@@ -112,7 +106,6 @@ def parse_query(search: str) -> tuple[dict, list[str]]:
     """('?a=1&b=2') -> ({setting name: value}, [notice, ...]). Never raises."""
     pairs, notices = query_pairs(search)  # every size limit, before any value is parsed
     values: dict = {}
-    raws: dict = {}  # each value's text in the link, for its notice
     unknown: list[str] = []
     known = set(SCENARIO_FIELDS)
     for key, raw in pairs:  # a repeated key: the last one wins, as in most web frameworks
@@ -135,17 +128,11 @@ def parse_query(search: str) -> tuple[dict, list[str]]:
         except ValueError as e:
             notices.append(f"Ignored {key}={shown(raw)} from the link: {e}.")
             continue
-        values[key] = value
-        raws[key] = raw
-    # Each value is checked beside the link's others: ?tp=8&attention_dp=8 is valid, attention_dp=8 alone is not.
-    context = {**defaults(), **values}
-    if context.get("config_text") is not None and "config_text" in values:
-        context["model"] = CUSTOM_MODEL
-    for key in [k for k in values if k not in ("model", "config_text")]:
-        why = sim_check(key, values[key], context)
+        why = None if key == "model" else sim_check(key, value)
         if why:
-            notices.append(f"Ignored {key}={shown(raws[key])} from the link: {why}.")
-            del values[key]
+            notices.append(f"Ignored {key}={shown(raw)} from the link: {why}.")
+            continue
+        values[key] = value
     if unknown:
         notices.append(unknown_notice(unknown))
     if values.get("model") == CUSTOM_MODEL and "config_text" not in values:

@@ -26,13 +26,6 @@ def apply_values(settings: Settings, values: dict) -> list[str]:
     value: an unknown name or a value sim rejects is skipped with a notice, the rest applied."""
     notices = []
     good = {}
-    # Each value is checked beside the others given (tp=8 with attention_dp=8 is valid, attention_dp=8 alone is not).
-    context = settings.values()
-    for key, value in values.items():
-        if key in ("config_text", "config"):
-            context.update(config_text=value if isinstance(value, str) else json.dumps(value), model=CUSTOM_MODEL)
-        elif key in SCENARIO_FIELDS:
-            context[key] = value
     for key, value in values.items():
         if key == "config_text" or key == "config":
             text = value if isinstance(value, str) else json.dumps(value)
@@ -45,7 +38,7 @@ def apply_values(settings: Settings, values: dict) -> list[str]:
         why = None
         if key != "model":
             try:
-                why = query.sim_check(key, value, context)
+                why = query.sim_check(key, value)
             except (TypeError, ValueError) as e:
                 why = str(e)
         if why is None:
