@@ -329,8 +329,8 @@ class Architecture:
         mean over the tp ranks (DeepSeek-V3, tp 8, BF16: 70,272 B, the latent being unsplittable;
         8,784 B with attention_dp 8). With pp stages, the fullest stage's ceil(layers / pp) layers.
         """
-        per_rank = self.kv_layers * self.kv_elements_per_token_per_layer(tp // attention_dp) * dtype_bytes / attention_dp
-        return per_rank * self.stage_fraction(pp) if pp > 1 else per_rank
+        per_layer = self.kv_elements_per_token_per_layer(tp // attention_dp) * dtype_bytes / attention_dp
+        return self.kv_layers * per_layer * self.stage_fraction(pp)
 
     def state_bytes_per_sequence(self, tp: int = 1, attention_dp: int = 1, pp: int = 1) -> float:
         """Bytes of recurrent state one sequence holds on one rank (attention_dp, pp: as
@@ -339,7 +339,7 @@ class Architecture:
         if self.linear is None:
             return 0.0
         return float(self.num_linear_layers * self.linear.state_elements(tp // attention_dp) * STATE_BYTES_PER_ELEMENT
-                     / attention_dp * (self.stage_fraction(pp) if pp > 1 else 1))
+                     / attention_dp * self.stage_fraction(pp))
 
     @cached_property
     def num_sliding_layers(self) -> int:
@@ -412,10 +412,9 @@ class Architecture:
             return rule(kinds[0], *args)
         return math.fsum(k.count * rule(k, *args) for k in kinds) / self.kv_layers
 
-    def kv_bytes_for_context(self, context_tokens: float, dtype_bytes: float, tp: int = 1, attention_dp: int = 1) -> float:
-        """Bytes of cache one sequence of `context_tokens` holds on one rank (with attention_dp,
-        the mean over the tp ranks)."""
-        return self.kv_bytes_per_token(dtype_bytes, tp, attention_dp) * self.kv_read_tokens(context_tokens)
+    def kv_bytes_for_context(self, context_tokens: float, dtype_bytes: float, tp: int = 1) -> float:
+        """Bytes of cache one sequence of `context_tokens` holds on one rank."""
+        return self.kv_bytes_per_token(dtype_bytes, tp) * self.kv_read_tokens(context_tokens)
 
     # ----- attention arithmetic ---------------------------------------------------------
     @cached_property

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .architecture import Architecture
 from .engine_defaults import EngineLimits
 from .memory import MemoryBudget, vllm_layer_blocks_per_request
-from .parallelism import rank_holds, rank_holds_line
+from .parallelism import rank_holds_line
 from .scenario import Scenario
 from .units import GIB
 
@@ -40,6 +40,7 @@ class BootFacts:
     max_concurrency: float
     refusal: int | None  # vllm: the longest max_model_len that fits, when one request does not
     refused: dict | None = None  # sim's verdict (admission.refusal_of): {"reason", "message"} when nothing runs
+    rank_holds: dict | None = None  # what each GPU holds (sim.parallelism.rank_holds, from the setup)
 
 
 def _error(log: list[str], warnings: list[str], msg: str) -> None:
@@ -50,7 +51,7 @@ def _error(log: list[str], warnings: list[str], msg: str) -> None:
 def _header(f: BootFacts) -> list[str]:
     s, mem = f.scenario, f.mem
     rank = f" per rank (tp={s.tp})" if s.tp > 1 else ""
-    parallel = [rank_holds_line(rank_holds(f.arch, s))] if s.tp * s.pp > 1 else []
+    parallel = [rank_holds_line(f.rank_holds)] if f.rank_holds and f.rank_holds["gpus"] > 1 else []
     if s.engine == "sglang":
         total = mem.capacity_bytes - mem.startup_bytes
         return parallel + [

@@ -102,7 +102,8 @@ def _evaluate(s: Scenario) -> Result:
         return boot_log.BootFacts(
             scenario=s, arch=arch, mem=mem, limits=a.limits, kv_bytes_per_token=st.kv_bytes_per_token,
             per_seq_bytes=a.per_seq_bytes, max_sequences=a.max_sequences, batch=batch, batch_limited_by=a.limited_by,
-            max_model_len=a.max_model_len, max_concurrency=a.max_concurrency, refusal=a.vllm_longest, refused=refused)
+            max_model_len=a.max_model_len, max_concurrency=a.max_concurrency, refusal=a.vllm_longest, refused=refused,
+            rank_holds=st.result_base["rank_holds"])
 
     budget_log: list[str] | None = None
     if refused is not None or boot_log.warns(mem, a.vllm_longest, a.max_sequences):

@@ -167,7 +167,7 @@ class Machine:
         if self.tp == 1 or tokens <= 0:
             return 0.0
         buffer_bytes = tokens * self.arch.hidden_size * ACTIVATION_BYTES
-        link = self.gpu.link_bytes_per_s(self.tp) * self.link_efficiency
+        link = self.link_bytes_per_s(self.tp)
         per_call = 2 * (self.tp - 1) / self.tp * buffer_bytes / link + self.profile.allreduce_latency_s
         return 2 * self.arch.num_layers * per_call
 
@@ -176,16 +176,19 @@ class Machine:
         hidden BF16 values per hop over the link, plus a small message's latency."""
         if self.pp == 1 or tokens <= 0:
             return 0.0
-        link = self.gpu.link_bytes_per_s(self.tp * self.pp) * self.link_efficiency
+        link = self.link_bytes_per_s(self.tp * self.pp)
         return self.pp * (tokens * self.arch.hidden_size * ACTIVATION_BYTES / link + self.profile.allreduce_latency_s)
 
-    @cached_property
-    def link_efficiency(self) -> float:
-        """Fraction of the link's datasheet bandwidth an all-reduce's bus bandwidth reaches: the
-        profile's PCIe figure when the ring leaves an NVLink-bridged pair, else its interconnect's."""
+    def link_efficiency(self, ranks: int) -> float:
+        """Fraction of the link's datasheet bandwidth a collective over `ranks` GPUs reaches: the
+        profile's PCIe figure when it leaves an NVLink-bridged pair, else its interconnect's."""
         p, gpu = self.profile, self.gpu
-        over_pcie = gpu.interconnect_gpus is not None and self.tp > gpu.interconnect_gpus
+        over_pcie = gpu.interconnect_gpus is not None and ranks > gpu.interconnect_gpus
         return p.host_link_efficiency if over_pcie and p.host_link_efficiency else p.interconnect_efficiency
+
+    def link_bytes_per_s(self, ranks: int) -> float:
+        """Bandwidth a collective over `ranks` GPUs achieves on the slowest link it crosses."""
+        return self.gpu.link_bytes_per_s(ranks) * self.link_efficiency(ranks)
 
     @cached_property
     def fixed_kernel_s(self) -> float:

@@ -13,7 +13,7 @@ from bokeh.models import CustomJSTickFormatter
 
 from ..shell.a11y import labelled
 from ..viewlayer.config_paste import MAX_CONFIG_CHARS
-from ..viewlayer.controls import CONCURRENCY_END, STEPS_PER_OCTAVE, log2, slider_value, view_controls
+from ..viewlayer.controls import CONCURRENCY_END, RADIO_FIELDS, STEPS_PER_OCTAVE, log2, slider_value, view_controls
 from .state import CUSTOM_MODEL, Settings
 from .store import Store
 
@@ -150,7 +150,7 @@ class Controls(pn.viewable.Viewer):
     def __panel__(self):
         w = dict(self.widgets)
         p = self.store.settings.param
-        for key in ("kv_dtype", "tp", "pp", "attention_dp", "allocation", "engine"):  # button groups; a select names itself
+        for key in RADIO_FIELDS:  # button groups; a select names itself
             w[key] = labelled(w[key], p[key].label)
         advanced = pn.Card(
             *(w[k] for k in ("block_size_tokens", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static",

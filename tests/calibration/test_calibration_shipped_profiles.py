@@ -79,9 +79,12 @@ def test_a_ring_beyond_the_nvlink_pair_runs_at_the_pcie_fraction():
         return resolve(Scenario(model="llama-3.1-70b", gpu="a100-pcie", tp=tp, profile="a100-pcie-published")).machine
 
     # tp 2: the NVLink bridge (300 GB/s) at its own fraction; tp 4: PCIe Gen4 (32 GB/s) at the PCIe fraction.
-    assert machine(2).link_efficiency == profile["interconnect_efficiency"]
-    assert machine(4).link_efficiency == profile["host_link_efficiency"] == pytest.approx(0.642)
+    assert machine(2).link_efficiency(2) == profile["interconnect_efficiency"]
+    assert machine(4).link_efficiency(4) == profile["host_link_efficiency"] == pytest.approx(0.642)
     assert machine(4).allreduce_time_s(256) > 5 * machine(2).allreduce_time_s(256)
+    # Pipeline hand-offs between two bridged pairs cross PCIe too, at the PCIe fraction.
+    staged = resolve(Scenario(model="llama-3.1-70b", gpu="a100-pcie", tp=2, pp=2, profile="a100-pcie-published")).machine
+    assert staged.link_bytes_per_s(4) == pytest.approx(staged.gpu.host_link_bytes_per_s * 0.642)
 
 
 def test_allreduce_latency_worked_example():

@@ -2,8 +2,9 @@
 
     python -m tests.validation.fit            # prints the grid's best points, writes nothing
     python -m tests.validation.fit --cpu      # host time per step: fixed + per row, and leave-one-campaign-out
-    python -m tests.validation.fit --families # per-kernel, all-reduce and host costs and the MoE half width over dense, MoE and MLA
-                                              # records, with a leave-one-source-out check
+    python -m tests.validation.fit --families # per-kernel, per-MoE/MLA-kernel, all-reduce and host costs and the
+                                              # MoE half width over dense, MoE and MLA records, with a
+                                              # leave-one-source-out check
 
 The constants no datasheet or kernel benchmark gives in a form kvlab can use -- the fraction of
 HBM bandwidth decode GEMMs and decode attention reach inside a real engine, the cost per kernel
