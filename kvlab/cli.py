@@ -4,6 +4,7 @@
     kvlab serve                                           # the panels and lessons, locally
     kvlab build-site                                      # the static Pyodide site into ./site
     kvlab engine --preset seed004-cliff                   # the time-domain engine
+    kvlab compare RESULT.json --gpu h100-sxm              # a vllm bench serve run, measured and predicted
     kvlab calibrate --quick                               # the GPU benchmark suite
     kvlab answer-key --lesson E3                          # the lessons' answer key, for instructors
     kvlab help [COMMAND]                                  # this list, or a command's options
@@ -21,6 +22,7 @@ SUBCOMMANDS = {
     "serve": ("kvlab.app.server.serve", "main", "serve the panels and lessons on 127.0.0.1"),
     "build-site": ("kvlab.app.site.cli", "main", "write the static site (Python runs in the browser)"),
     "engine": ("kvlab.sim.engine.cli", "main", "simulate a serving engine over time: queues, tails, cliffs"),
+    "compare": ("kvlab.sim.engine.compare_cli", "main", "replay a vllm bench serve result file and print measured beside predicted"),
     "calibrate": ("kvlab.calibration.cli", "main", "measure a GPU and write an efficiency profile"),
     "answer-key": ("kvlab.lessons.answer_key", "main", "print the lessons' answer key, for instructors"),
     "help": (None, None, "list the commands, or show one command's options: kvlab help engine"),

@@ -90,3 +90,24 @@ def model_entry(model_id: str) -> dict:
 
 def model_name(model_id: str) -> str:
     return model_entry(model_id)["kvlab"]["name"]
+
+
+# Name parts that mark a variant of the same architecture (an instruction-tuned or repackaged
+# release), left out when a benchmark's model id is matched to the catalog.
+_VARIANT_PARTS = frozenset(("instruct", "chat", "it", "hf", "base"))
+
+
+def _repo_key(name: str) -> str:
+    parts = str(name).rstrip("/").rsplit("/", 1)[-1].lower().removeprefix("meta-").split("-")
+    return "-".join(p for p in parts if p not in _VARIANT_PARTS)
+
+
+def model_for_repo(repo: str) -> str | None:
+    """The catalog model whose Hugging Face repository is `repo` (a benchmark's model id, or a
+    local path ending in the repository's name), matched on the name after the last '/' without
+    case, a leading "Meta-", or an Instruct / Chat / it / hf / Base part; None if none matches."""
+    wanted = _repo_key(repo)
+    for model_id, entry in _model_table().items():
+        if _repo_key(entry["kvlab"].get("hf_repo", "")) == wanted or model_id == wanted:
+            return model_id
+    return None

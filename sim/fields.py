@@ -70,6 +70,9 @@ ENGINE_FIELDS: dict[str, Bound] = {
     "burst_cv": Bound(0.1, 20, False, "gamma arrivals: coefficient of variation of the gaps (1 = Poisson)"),
     "clients": Bound(1, 100_000, True, "closed loop: concurrent clients, each sends its next request when the last one ends"),
     "think_time_s": Bound(0, 3600, False, "closed loop: pause between a response and the client's next request, s"),
+    "max_concurrency": Bound(1, 100_000, True, "open arrivals: most requests the clients keep in flight; a request due "
+                             "while that many are running waits at the client (vllm bench serve --max-concurrency)",
+                             optional=True),
     "num_requests": Bound(1, 2_000_000, True, "requests to simulate"),
     "prompt_tokens": Bound(1, 2**21, True, "prompt length: the fixed value, or the median of the log-normal"),
     "prompt_min_tokens": Bound(1, 2**21, True, "shortest prompt (uniform low end, log-normal clip)"),
@@ -105,6 +108,23 @@ ENGINE_FIELDS: dict[str, Bound] = {
     "itl_target_s": Bound(0.0001, 60, False, "goodput target: mean inter-token latency of the request, s"),
     "sample_interval_s": Bound(0, 3600, False, "time-series resolution, s (0: about 400 points)"),
     "log_interval_s": Bound(0.1, 3600, False, "seconds between engine log lines (vLLM logs every 10 s)"),
+}
+
+# ------------------------------------------------------------------------------------------
+# A benchmark client's run (sim.engine.bench), under vllm bench serve's option names
+# ------------------------------------------------------------------------------------------
+BENCH_FIELDS: dict[str, Bound] = {
+    "num_prompts": Bound(1, 400_000, True, "requests the client sends (the engine's memory budget allows 400,000)"),
+    "random_input_len": Bound(1, 2**21, True, "random dataset: prompt length the client draws around, tokens"),
+    "random_output_len": Bound(1, 2**20, True, "random dataset: output length the client draws around, tokens"),
+    "random_range_ratio": Bound(0, 1, False, "random dataset: spread of the drawn lengths (vllm: [L(1-r), L(1+r)]; "
+                                "sglang: [L r, L])"),
+    "random_prefix_len": Bound(0, 2**20, True, "random dataset: tokens of one prefix every prompt starts with"),
+    "request_rate": Bound(0.001, 100_000, False, "requests per second the client sends (unset: inf, all at once)",
+                          optional=True),
+    "burstiness": Bound(0.01, 1000, False, "gamma shape of the gaps between requests (1: Poisson; below 1: burstier)"),
+    "max_concurrency": ENGINE_FIELDS["max_concurrency"],
+    "seed": ENGINE_FIELDS["seed"],
 }
 
 # A catalog id or profile name: letters, digits, '.', '_' and '-', starting with a letter or digit.

@@ -142,6 +142,22 @@ def profile_names() -> list[str]:
     return names
 
 
+def published_profile(gpu_id: str) -> str:
+    """The profile built from published measurements that fits `gpu_id`: the GPU's own
+    (a100-pcie-published), else its chip's (a100-40 -> a100-published), else "textbook"."""
+    names = profile_names()
+    for key in (gpu_id, gpu_id.split("-")[0]):
+        if f"{key}-published" in names:
+            return f"{key}-published"
+    return "textbook"
+
+
+def best_profile(gpu_id: str) -> str:
+    """The profile a prediction for `gpu_id` should use: one measured on that GPU (`kvlab
+    calibrate` names it after the GPU), else the published one (published_profile)."""
+    return gpu_id if gpu_id in profile_names() else published_profile(gpu_id)
+
+
 _CHECKED: dict[Path, tuple[tuple[int, int], tuple[str, ...]]] = {}  # path -> ((mtime_ns, size), problems)
 
 

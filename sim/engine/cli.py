@@ -43,6 +43,7 @@ from .config import (
     coerce_config,
     validate_config,
 )
+from . import bench_cli
 from .presets import PRESETS, preset
 from .run import simulate
 from .setup import build
@@ -94,6 +95,7 @@ def build_parser() -> Parser:
     p.add_option("log", choices=("vllm", "sglang", "none"), default="none", help="print the engine log lines")
     p.add_argument("--prometheus", action="store_true", help="print the Prometheus exposition at the end of the run")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object (without per-request arrays)")
+    bench_cli.add_options(p)
     return p
 
 
@@ -183,6 +185,14 @@ def main(argv: list[str] | None = None) -> int:
         names, more = _policies(args.compare)
         problems += more
     cfg = config_from_args(args, trace)
+    spec = None
+    if bench_cli.wanted(args):
+        others = [o for o, v in (("--trace", args.trace), ("--sweep", args.sweep), ("--compare", args.compare)) if v is not None]
+        problems += [f"{o}: not with the benchmark client's options" for o in others]
+        spec, more = bench_cli.spec_from_args(args, cfg.workload)
+        problems += more
+        if not problems:
+            cfg = bench_cli.config_for(spec, cfg, args)
     if problems:
         # Also every problem of the settings that did parse (bad ones are back at the preset's values).
         issues = validate_config(cfg)
@@ -221,6 +231,12 @@ def main(argv: list[str] | None = None) -> int:
     r = simulate(cfg)
     if r.errors:
         return _fail(r.errors)
+    if spec is not None and not args.json:
+        more = bench_cli.print_run(r, spec, cfg, args)
+        if more:
+            report(PROG, more)
+            return 2
+        return 0
     if args.json:
         print(json.dumps(_compact(r), sort_keys=True))
         return 0

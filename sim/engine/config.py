@@ -50,7 +50,10 @@ class Workload:
 
     Arrivals: `poisson` (exponential gaps at `rate_per_s`), `gamma` (gaps with the same mean and a
     coefficient of variation `burst_cv`: bursts and lulls), `closed` (`clients` users, each waiting
-    for its answer plus `think_time_s` before sending again) or `trace` (rows of `trace`).
+    for its answer plus `think_time_s` before sending again) or `trace` (rows of `trace`). With
+    open arrivals, `max_concurrency` caps the requests in flight as `vllm bench serve` does: one
+    that comes due while that many are running waits at the client and is sent (its TTFT clock
+    starting) when one of them finishes.
     Lengths: `fixed`, `uniform` between min and max, or `lognormal` with the given median and
     sigma, clipped to [min, max]. A fraction of requests starts with one of `prefix_groups` shared
     system prompts of `prefix_tokens` tokens, counted inside the prompt.
@@ -61,6 +64,7 @@ class Workload:
     burst_cv: float = 3.0
     clients: int = 64
     think_time_s: float = 0.0
+    max_concurrency: int | None = None
     num_requests: int = 1000
     prompt_dist: str = "lognormal"
     prompt_tokens: int = 2048

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import deque
 from heapq import heappop, heappush
 from itertools import count
 
@@ -66,6 +67,11 @@ class Simulation:
         self.round_robin = cl.router == "round_robin"
         w = cfg.workload
         self.closed = w.arrival == "closed"
+        # vllm bench serve's client semaphore: at most `cap` requests in flight, the rest held in
+        # arrival order. A closed loop's clients are its cap already.
+        self.cap = None if self.closed else w.max_concurrency
+        self.in_flight = 0
+        self.held: deque[int] = deque()
         self.think_time_s = w.think_time_s
         sched = cfg.scheduling
         self.tokenize_s_per_token = sched.tokenize_s_per_token
@@ -136,11 +142,18 @@ class Simulation:
 
     # ----- handlers ------------------------------------------------------------------------------
     def _on_arrival(self, i: int, now: float) -> None:
-        req = self.requests[i]
-        seq = Seq(req, now)
-        self.metrics.arrived(seq, now)
         if not self.closed and i + 1 < len(self.requests):
             self._push(self.requests[i + 1].arrival_s, ARRIVAL, self._on_arrival, i + 1)
+        if self.cap is not None and self.in_flight >= self.cap:
+            self.held.append(i)
+            return
+        self._send(i, now)
+
+    def _send(self, i: int, now: float) -> None:
+        """The client sends request `i`: its TTFT and end-to-end clocks start now."""
+        self.in_flight += 1
+        seq = Seq(self.requests[i], now)
+        self.metrics.arrived(seq, now)
         tok = self.tokenize_s_per_token
         if tok or self.frontend_s:
             # Seed 000: tokenization on the request thread serializes every prompt behind the one
@@ -181,6 +194,9 @@ class Simulation:
     def finished(self, seq: Seq, inst: Instance, now: float) -> None:
         self.metrics.finished(inst, seq, now)
         self.completed += 1
+        self.in_flight -= 1
+        if self.held:
+            self._send(self.held.popleft(), now)
         if self.closed and self._next_closed < len(self.requests):
             self._push(now + self.think_time_s, ARRIVAL, self._on_arrival, self._next_closed)
             self._next_closed += 1

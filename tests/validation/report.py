@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kvlab.sim import Scenario, evaluate, gpu_ids, model_ids, profile_names, resolve
+from kvlab.sim.profiles import published_profile
 
 HERE = Path(__file__).parent
 MODELED_ENGINES = ("vllm", "sglang")
@@ -63,11 +64,11 @@ def load(name: str) -> list[dict]:
 
 
 def _profile(choice: str, gpu: str) -> str:
-    """The profile a record runs on: `choice`, or for a family of per-GPU profiles ("published",
-    or the fit script's "fit-{gpu}") the GPU's own (a100-pcie-published), else its chip's
-    (a100-40 -> a100-published), else textbook."""
+    """The profile a record runs on: `choice`; for "published" the GPU's (sim.profiles.
+    published_profile); for the fit script's "fit-{gpu}" family the GPU's own, else its chip's,
+    else textbook."""
     if choice == "published":
-        choice = "{gpu}-published"
+        return published_profile(gpu)
     if "{gpu}" not in choice:
         return choice
     for key in (gpu, gpu.split("-")[0]):

@@ -1,0 +1,117 @@
+"""`kvlab engine` with a benchmark client's options: the run `vllm bench serve` would make.
+
+    kvlab engine --model llama-3.1-8b --gpu h100-sxm --random-input-len 1024 --random-output-len 128 \\
+        --num-prompts 500 --max-concurrency 16 --bench
+    kvlab engine --model qwen3-8b --gpu h200 --request-rate 8 --burstiness 0.5 --bench --save-result
+
+The client's options keep vLLM's names (sim.fields.BENCH_FIELDS); `--input-len` and `--output-len`
+are its shorthands for the random dataset's. They replace the preset's workload, so the options
+that describe that workload (`--num-requests`, `--rate-per-s`, `--arrival` ...) are refused beside
+them. Without `--preset`, the engine's own scheduler defaults apply, the accounting follows
+`--bench-tool`, and the GPU's measured or published efficiency profile is used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import fields
+from datetime import datetime
+
+from ..cliargs import Check, Parser, flag
+from ..fields import BENCH_FIELDS, shown
+from ..profiles import best_profile
+from ..scenario import Scenario
+from .bench import BENCH_TOOLS, DATASETS, BenchSpec, bench_metrics, result_json, summary_lines, validate_spec, workload
+from .config import EngineConfig, Workload
+
+# BenchSpec fields the engine's own options already carry (same name, same meaning).
+SHARED = ("max_concurrency", "seed")
+SHORTHANDS = {"input_len": "random_input_len", "output_len": "random_output_len"}
+OWN = tuple(n for n in BENCH_FIELDS if n not in SHARED and n != "request_rate")
+
+
+def add_options(p: Parser) -> None:
+    """The client's options, after the engine's (which hold --max-concurrency and --seed)."""
+    g = p.add_argument_group("benchmark client (vllm bench serve's options; they replace the preset's workload)")
+    g.add_argument("--bench-tool", metavar="{" + ",".join(BENCH_TOOLS) + "}",
+                   help="whose client to model: its length sampler, its arrivals and its engine (default vllm)")
+    g.add_argument("--dataset-name", dest="dataset_name", metavar="{" + ",".join(DATASETS) + "}", help="dataset (default random)")
+    p.checks["bench_tool"] = Check("bench_tool", None, BENCH_TOOLS)
+    p.checks["dataset_name"] = Check("dataset_name", None, DATASETS)
+    for name in OWN:
+        b = BENCH_FIELDS[name]
+        kind = "integer" if b.integer else "number"
+        g.add_argument(flag(name), dest=name, metavar="N" if b.integer else "X", help=f"{b.help} ({kind})")
+        p.checks[name] = Check(name, b, None)
+    for short, name in SHORTHANDS.items():
+        g.add_argument(flag(short), dest=name, help=argparse.SUPPRESS)
+    g.add_argument("--request-rate", dest="request_rate", metavar="X|inf", help=BENCH_FIELDS["request_rate"].help)
+    g.add_argument("--bench", action="store_true", help="print the summary block vllm bench serve prints")
+    g.add_argument("--save-result", action="store_true", help="write the run as vllm bench serve --save-result does")
+    g.add_argument("--result-filename", metavar="PATH", help="file for --save-result (default: vLLM's naming)")
+
+
+def wanted(args: argparse.Namespace) -> bool:
+    return (args.bench or args.save_result or args.request_rate is not None
+            or any(getattr(args, n) is not None for n in OWN + ("bench_tool", "dataset_name")))
+
+
+def _rate(text: str | None) -> tuple[float | None, list[str]]:
+    if text is None or text.strip().lower() == "inf":
+        return None, []
+    value, problem = Check("request_rate", BENCH_FIELDS["request_rate"], None).read(text)
+    return value, [f"--request-rate: {problem} or inf"] if problem else []
+
+
+def spec_from_args(args: argparse.Namespace, preset_workload: Workload) -> tuple[BenchSpec | None, list[str]]:
+    """The client's run, or the problems: workload options beside the client's, bad values."""
+    clash = [f.name for f in fields(Workload) if f.name not in SHARED + ("trace",) and getattr(args, f.name, None) is not None]
+    problems = [f"{flag(n)}: describes the preset's workload; not with the benchmark client's options "
+                f"(--num-prompts, --request-rate, --random-input-len ...)" for n in clash]
+    rate, more = _rate(args.request_rate)
+    problems += more
+    changes = {n: getattr(args, n) for n in OWN + ("bench_tool", "dataset_name") + SHARED if getattr(args, n) is not None}
+    spec = BenchSpec(request_rate=rate, seed=preset_workload.seed).with_(**changes)
+    problems += [f"{flag(i.field)}: {i.message}" for i in validate_spec(spec)]
+    return (None, problems) if problems else (spec, [])
+
+
+def config_for(spec: BenchSpec, cfg: EngineConfig, args: argparse.Namespace) -> EngineConfig:
+    """`cfg` (the preset with the command line's scenario options) running the client's workload.
+    Without --preset: the engine's scheduler defaults, the tool's engine, the GPU's best profile."""
+    if args.preset is None:
+        base = Scenario(model=cfg.scenario.model, gpu=cfg.scenario.gpu, engine=spec.bench_tool)
+        chosen = {f.name: getattr(cfg.scenario, f.name) for f in fields(Scenario)
+                  if getattr(args, f.name, None) is not None}
+        scenario = base.with_(**chosen)
+        if args.profile is None:
+            scenario = scenario.with_(profile=best_profile(scenario.gpu))
+        cfg = EngineConfig(scenario=scenario, scheduling=cfg.scheduling, kv=cfg.kv, cluster=cfg.cluster,
+                           ttft_target_s=cfg.ttft_target_s, itl_target_s=cfg.itl_target_s)
+    return cfg.with_(workload=workload(spec))
+
+
+def print_run(r, spec: BenchSpec, cfg: EngineConfig, args: argparse.Namespace) -> list[str]:
+    """Print the run's summary (and save it); the problems writing the file, if any."""
+    s = cfg.scenario
+    m = bench_metrics(r)
+    print(f"kvlab engine: {r.model_name} on {r.gpus} x {r.gpu_name} (tp {s.tp}), {s.engine} accounting, "
+          f"profile {s.profile}, {spec.bench_tool} client, {spec.dataset_name} dataset")
+    print("\n".join(summary_lines(m, spec)))
+    if args.save_result:
+        now = datetime.now()
+        name = args.result_filename or (f"kvlab-{'inf' if spec.request_rate is None else spec.request_rate}qps"
+                                         f"{'' if spec.max_concurrency is None else f'-concurrency{spec.max_concurrency}'}"
+                                         f"-{s.model}-{now:%Y%m%d-%H%M%S}.json")
+        kvlab = {"model": s.model, "gpu": s.gpu, "tp": s.tp, "engine": s.engine, "engine_version": s.engine_version,
+                 "profile": s.profile, "tool": spec.bench_tool, "dataset_name": spec.dataset_name,
+                 "random_input_len": spec.random_input_len, "random_output_len": spec.random_output_len,
+                 "random_range_ratio": spec.random_range_ratio, "seed": spec.seed}
+        try:
+            with open(name, "w", encoding="utf-8") as f:
+                json.dump(result_json(m, spec, model_id=s.model, date=f"{now:%Y%m%d-%H%M%S}", kvlab=kvlab), f)
+        except OSError as e:
+            return [f"--result-filename: cannot write {shown(name)}: {e.strerror or e}"]
+        print(f"saved {name}")
+    return []
