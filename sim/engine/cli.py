@@ -25,6 +25,7 @@ from ..scenario import ENGINES, TP_SIZES
 from ..scenario import FIELDS as SCENARIO_FIELDS
 from ..units import KV_DTYPES, WEIGHT_DTYPES
 from ..userfile import FileProblem, read_bytes, shown_path
+from . import bench_cli
 from .config import (
     ADMISSIONS,
     ARRIVALS,
@@ -43,7 +44,6 @@ from .config import (
     coerce_config,
     validate_config,
 )
-from . import bench_cli
 from .presets import PRESETS, preset
 from .run import simulate
 from .setup import build

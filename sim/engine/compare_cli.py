@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         errors = {k: error(predicted[k], v) for k, v in run.measured.items()}
         out.append((run, cfg, r, predicted, errors))
     if args.json:
-        for run, cfg, r, predicted, errors in out:
+        for run, cfg, _, predicted, errors in out:
             print(json.dumps({"model": cfg.scenario.model, "gpu": cfg.scenario.gpu, "tp": cfg.scenario.tp,
                               "profile": cfg.scenario.profile, "bench_tool": run.bench_tool, "lengths": run.lengths,
                               "measured": run.measured, "predicted": {k: predicted[k] for k in run.measured},
