@@ -120,6 +120,8 @@ BENCH_FIELDS: dict[str, Bound] = {
     "random_range_ratio": Bound(0, 1, False, "random dataset: spread of the drawn lengths (vllm: [L(1-r), L(1+r)]; "
                                 "sglang: [L r, L])"),
     "random_prefix_len": Bound(0, 2**20, True, "random dataset: tokens of one prefix every prompt starts with"),
+    "sharegpt_output_len": Bound(1, 2044, True, "sharegpt dataset: every reply this long instead of its reference length",
+                                 optional=True),
     "request_rate": Bound(0.001, 100_000, False, "requests per second the client sends (unset: inf, all at once)",
                           optional=True),
     "burstiness": Bound(0.01, 1000, False, "gamma shape of the gaps between requests (1: Poisson; below 1: burstier)"),

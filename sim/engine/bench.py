@@ -12,6 +12,12 @@ How each tool draws a run (sources beside each rule):
   [floor(L (1 - r)), ceil(L (1 + r))], outputs at least 1. SGLang (python/sglang/bench_serving.py,
   sample_random_requests) and vLLM's older benchmark_serving.py: uniform in [int(L r), L]. Both
   prepend `random_prefix_len` tokens, the same for every request.
+- Lengths of the `sharegpt` dataset: the distribution in sim/data/datasets/sharegpt.json (its
+  sources and derivation are in the file): prompts from a quantile table, reference replies
+  log-normal, a pair redrawn when the sampler would skip it (prompt or reply under 4 tokens,
+  prompt over 1024, prompt + reply over 2048). `sharegpt_output_len` fixes every reply, as
+  vLLM's --sharegpt-output-len does. Replies are the reference lengths: SGLang ignores EOS by
+  default, and an instruct model served by vLLM produced 99.3-99.9% of them (same file).
 - Arrivals (vllm/benchmarks/serve.py, get_request): at `request_rate` = inf every request is due
   at t = 0; otherwise gaps are gamma(shape = burstiness, scale = 1 / (rate x burstiness)), and
   vLLM rescales their running sum so the last request is due at exactly num_prompts / rate.
@@ -28,17 +34,22 @@ lengths and gaps in distribution as the tool's, not the same draws.
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from dataclasses import dataclass, fields, replace
+from functools import lru_cache
 
+from ..catalog import DATA_DIR
+from ..engine_rules import rules
 from ..errors import Issue
-from ..fields import BENCH_FIELDS, check_choice, check_numbers
-from .config import TraceRequest, Workload
+from ..fields import BENCH_FIELDS, check_choice, check_numbers, shown
+from ..scenario import Scenario
+from .config import EngineConfig, Scheduling, TraceRequest, Workload
 from .result import EngineResult, quantile
 
 BENCH_TOOLS = ("vllm", "sglang")
-DATASETS = ("random",)
+DATASETS = ("random", "sharegpt")
 SHARED_PREFIX_ID = "random-prefix"
 
 
@@ -53,6 +64,7 @@ class BenchSpec:
     random_output_len: int = 128
     random_range_ratio: float = 0.0
     random_prefix_len: int = 0
+    sharegpt_output_len: int | None = None
     request_rate: float | None = None
     burstiness: float = 1.0
     max_concurrency: int | None = None
@@ -61,6 +73,11 @@ class BenchSpec:
     # dataset's draws.
     input_lens: tuple[int, ...] | None = None
     output_lens: tuple[int, ...] | None = None
+    # The token totals a result file states: drawn lengths are scaled to them, so a replay
+    # processes what the run processed (a model that stops at EOS writes fewer tokens than the
+    # dataset asks for; ten draws can miss their distribution's mean by a third).
+    total_input_tokens: int | None = None
+    total_output_tokens: int | None = None
 
     def with_(self, **changes) -> BenchSpec:
         return replace(self, **changes)
@@ -73,6 +90,10 @@ def validate_spec(b: BenchSpec) -> list[Issue]:
     if b.bench_tool == "vllm" and not any(i.field == "random_range_ratio" for i in issues) and b.random_range_ratio >= 1:
         issues.append(Issue("random_range_ratio", f"must be below 1 for vllm bench serve (it samples [L(1-r), L(1+r)]), "
                                                   f"got {b.random_range_ratio:g}"))
+    for name in ("total_input_tokens", "total_output_tokens"):
+        total = getattr(b, name)
+        if total is not None and not (isinstance(total, int) and not isinstance(total, bool) and total >= b.num_prompts):
+            issues.append(Issue(name, f"must be an integer of at least one token a prompt ({b.num_prompts:,}), got {shown(total)}"))
     for name in ("input_lens", "output_lens"):
         lens = getattr(b, name)
         if lens is not None and (len(lens) != b.num_prompts or not all(isinstance(n, int) and n >= 1 for n in lens)):
@@ -87,6 +108,38 @@ def length_range(tool: str, length: int, ratio: float) -> tuple[int, int]:
     else:
         low, high = int(length * ratio), length
     return max(low, 1), max(high, 1)
+
+
+@lru_cache(maxsize=1)
+def sharegpt() -> dict:
+    """The ShareGPT length distribution as vLLM's sampler draws it (sim/data/datasets/sharegpt.json)."""
+    return json.loads((DATA_DIR / "datasets" / "sharegpt.json").read_text())
+
+
+def _quantile_draw(points: list[list[float]], u: float) -> float:
+    """The length at cumulative share `u` of a quantile table, log-linear between its points."""
+    for (p0, x0), (p1, x1) in zip(points, points[1:], strict=False):
+        if u <= p1:
+            f = (u - p0) / (p1 - p0) if p1 > p0 else 0.0
+            return math.exp(math.log(x0) + f * (math.log(x1) - math.log(x0)))
+    return points[-1][1]
+
+
+def sharegpt_lengths(n: int, rng: random.Random, output_len: int | None = None) -> tuple[list[int], list[int]]:
+    """`n` (prompt, reply) lengths, each pair redrawn until the sampler would keep it."""
+    d = sharegpt()
+    rule, prompt, reply = d["sampler"], d["prompt_tokens"], d["output_tokens"]
+    points = prompt["points"]
+    prompts, outputs = [], []
+    while len(prompts) < n:
+        p = round(_quantile_draw(points, rng.random()))
+        o = output_len if output_len is not None else round(rng.lognormvariate(reply["mu"], reply["sigma"]))
+        short = p < rule["min_prompt_tokens"] or (output_len is None and o < rule["min_output_tokens"])
+        if short or p > rule["max_prompt_tokens"] or p + o > rule["max_total_tokens"]:
+            continue
+        prompts.append(p)
+        outputs.append(o)
+    return prompts, outputs
 
 
 def arrivals_s(b: BenchSpec, rng: random.Random) -> list[float]:
@@ -110,25 +163,56 @@ def arrivals_s(b: BenchSpec, rng: random.Random) -> list[float]:
     return out
 
 
+def _scaled(lengths: list[int], total: int) -> list[int]:
+    """`lengths` times one factor, rounded (at least 1 each), summing to `total` within rounding."""
+    factor = total / sum(lengths)
+    return [max(1, round(n * factor)) for n in lengths]
+
+
 def workload(b: BenchSpec) -> Workload:
     """The engine's workload for `b` (assumed valid): one trace row per prompt."""
     rng = random.Random(b.seed)
     n = b.num_prompts
     if b.input_lens is not None:
         prompts = list(b.input_lens)
+    elif b.dataset_name == "sharegpt":
+        prompts, drawn = sharegpt_lengths(n, rng, b.sharegpt_output_len)
     else:
         lo, hi = length_range(b.bench_tool, b.random_input_len, b.random_range_ratio)
         prompts = [b.random_prefix_len + rng.randint(lo, hi) for _ in range(n)]
     if b.output_lens is not None:
         outputs = list(b.output_lens)
+    elif b.dataset_name == "sharegpt":
+        outputs = drawn
     else:
         lo, hi = length_range(b.bench_tool, b.random_output_len, b.random_range_ratio)
         outputs = [rng.randint(lo, hi) for _ in range(n)]
+    if b.input_lens is None and b.total_input_tokens is not None:
+        prompts = _scaled(prompts, b.total_input_tokens)
+    if b.output_lens is None and b.total_output_tokens is not None:
+        outputs = _scaled(outputs, b.total_output_tokens)
     times = arrivals_s(b, rng)
-    prefix = b.random_prefix_len if b.input_lens is None else 0
+    prefix = b.random_prefix_len if b.input_lens is None and b.dataset_name == "random" else 0
     rows = tuple(TraceRequest(t, p, o, SHARED_PREFIX_ID if prefix and p > prefix else None, prefix if p > prefix else 0)
                  for t, p, o in zip(times, prompts, outputs, strict=True))
     return Workload(arrival="trace", trace=rows, num_requests=n, max_concurrency=b.max_concurrency, seed=b.seed)
+
+
+def engine_config(scenario: Scenario, b: BenchSpec, replicas: int = 1) -> EngineConfig:
+    """The engine serving `b` as the scenario's engine runs by default: vLLM's V0 releases (before
+    0.8) prefill whole prompts in steps of their own, V1 and SGLang chunk prefills into the decode
+    steps (the rule set's `mode`, sim/data/engine_rules.json)."""
+    v0 = scenario.engine == "vllm" and rules("vllm", scenario.engine_version).mode == "V0"
+    return EngineConfig(scenario=scenario, workload=workload(b), scheduling=Scheduling(policy="fcfs" if v0 else "chunked")
+                        ).with_(replicas=replicas)
+
+
+def profile_note(scenario: Scenario) -> str | None:
+    """A warning for a prediction on the textbook profile, which no measurement backs."""
+    if scenario.profile != "textbook":
+        return None
+    return (f"note: no measured or published efficiency profile for {scenario.gpu}: the textbook profile runs every kernel "
+            "at its ideal rate, so predicted times come out short")
 
 
 # ------------------------------------------------------------------------------------------

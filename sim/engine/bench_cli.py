@@ -22,8 +22,21 @@ from ..cliargs import Check, Parser, flag
 from ..fields import BENCH_FIELDS, shown
 from ..profiles import best_profile
 from ..scenario import Scenario
-from .bench import BENCH_TOOLS, DATASETS, BenchSpec, bench_metrics, result_json, summary_lines, validate_spec, workload
-from .config import EngineConfig, Workload
+from .bench import (
+    BENCH_TOOLS,
+    DATASETS,
+    BenchSpec,
+    bench_metrics,
+    engine_config,
+    profile_note,
+    result_json,
+    summary_lines,
+    validate_spec,
+    workload,
+)
+from .config import Cluster, EngineConfig, KVManagement, Scheduling, Workload
+
+ENGINE_GROUPS = ("scenario", "workload", "scheduling", "kv", "cluster")
 
 # BenchSpec fields the engine's own options already carry (same name, same meaning).
 SHARED = ("max_concurrency", "seed")
@@ -79,7 +92,8 @@ def spec_from_args(args: argparse.Namespace, preset_workload: Workload) -> tuple
 
 def config_for(spec: BenchSpec, cfg: EngineConfig, args: argparse.Namespace) -> EngineConfig:
     """`cfg` (the preset with the command line's scenario options) running the client's workload.
-    Without --preset: the engine's scheduler defaults, the tool's engine, the GPU's best profile."""
+    Without --preset: the tool's engine with its default scheduling (bench.engine_config) on the
+    GPU's measured or published profile; the engine options given on the command line apply."""
     if args.preset is None:
         base = Scenario(model=cfg.scenario.model, gpu=cfg.scenario.gpu, engine=spec.bench_tool)
         chosen = {f.name: getattr(cfg.scenario, f.name) for f in fields(Scenario)
@@ -87,8 +101,9 @@ def config_for(spec: BenchSpec, cfg: EngineConfig, args: argparse.Namespace) -> 
         scenario = base.with_(**chosen)
         if args.profile is None:
             scenario = scenario.with_(profile=best_profile(scenario.gpu))
-        cfg = EngineConfig(scenario=scenario, scheduling=cfg.scheduling, kv=cfg.kv, cluster=cfg.cluster,
-                           ttft_target_s=cfg.ttft_target_s, itl_target_s=cfg.itl_target_s)
+        given = {f.name: getattr(args, f.name) for group in (Scheduling, KVManagement, Cluster, EngineConfig)
+                 for f in fields(group) if f.name not in ENGINE_GROUPS and getattr(args, f.name, None) is not None}
+        return engine_config(scenario, spec).with_(**given)
     return cfg.with_(workload=workload(spec))
 
 
@@ -98,6 +113,9 @@ def print_run(r, spec: BenchSpec, cfg: EngineConfig, args: argparse.Namespace) -
     m = bench_metrics(r)
     print(f"kvlab engine: {r.model_name} on {r.gpus} x {r.gpu_name} (tp {s.tp}), {s.engine} accounting, "
           f"profile {s.profile}, {spec.bench_tool} client, {spec.dataset_name} dataset")
+    note = profile_note(s)
+    if note:
+        print(note)
     print("\n".join(summary_lines(m, spec)))
     if args.save_result:
         now = datetime.now()

@@ -109,7 +109,7 @@ def _lengths(d: dict, key: str):
     return None
 
 
-def _run(d: dict, where: str, tool: str | None) -> MeasuredRun:
+def _run(d: dict, where: str, tool: str | None, dataset: str | None) -> MeasuredRun:
     problems = [f"{where}{k}: missing" for k in REQUIRED if k not in d]
     if problems:
         raise ResultFileProblem(problems + [f"{where}expected a result file of vllm bench serve --save-result "
@@ -135,14 +135,23 @@ def _run(d: dict, where: str, tool: str | None) -> MeasuredRun:
     if problems:
         raise ResultFileProblem(problems)
     spec = BenchSpec(bench_tool=tool, num_prompts=completed, request_rate=rate, burstiness=float(burst or 1.0),
-                     max_concurrency=conc)
+                     max_concurrency=conc, total_input_tokens=round(d["total_input_tokens"]),
+                     total_output_tokens=round(d["total_output_tokens"]))
     ins, outs = _lengths(d, "input_lens"), _lengths(d, "output_lens")
     if ins and outs and len(ins) == len(outs):
         pairs = [(i, o) for i, o in zip(ins, outs, strict=True) if i >= 1 and o >= 1]  # failed requests list 0 tokens
         if len(pairs) == completed:
-            spec = spec.with_(input_lens=tuple(p[0] for p in pairs), output_lens=tuple(p[1] for p in pairs))
+            spec = spec.with_(input_lens=tuple(p[0] for p in pairs), output_lens=tuple(p[1] for p in pairs),
+                              total_input_tokens=None, total_output_tokens=None)
             return MeasuredRun(tool, d.get("model_id"), spec, "each request's lengths from the file", measured)
-    if d.get("dataset_name") == "random" and all(isinstance(d.get(k), int) and d[k] >= 1
+    dataset = dataset or d.get("dataset_name")
+    if dataset == "sharegpt":
+        fixed = d.get("sharegpt_output_len") or d.get("fixed_output_len")
+        fixed = fixed if isinstance(fixed, int) and not isinstance(fixed, bool) and 1 <= fixed <= 2044 else None
+        spec = spec.with_(dataset_name="sharegpt", sharegpt_output_len=fixed)
+        return MeasuredRun(tool, d.get("model_id"), spec, "ShareGPT lengths as vLLM's sampler draws them"
+                           + (f", every reply {fixed:,} tokens" if fixed else "") + ", scaled to the file's totals", measured)
+    if dataset == "random" and all(isinstance(d.get(k), int) and d[k] >= 1
                                                  for k in ("random_input_len", "random_output_len")):
         ratio = d.get("random_range_ratio", 0.0)
         if not check_number("random_range_ratio", ratio, BENCH_FIELDS["random_range_ratio"]) and (tool != "vllm" or ratio < 1):
@@ -150,7 +159,7 @@ def _run(d: dict, where: str, tool: str | None) -> MeasuredRun:
                               random_range_ratio=float(ratio))
             return MeasuredRun(tool, d.get("model_id"), spec,
                                f"random dataset, {d['random_input_len']:,} in and {d['random_output_len']:,} out, "
-                               f"range ratio {ratio:g} ({tool}'s sampler)", measured)
+                               f"range ratio {ratio:g} ({tool}'s sampler), scaled to the file's totals", measured)
     mean_in = max(1, round(d["total_input_tokens"] / completed))
     mean_out = max(1, round(d["total_output_tokens"] / completed))
     spec = spec.with_(random_input_len=mean_in, random_output_len=mean_out, random_range_ratio=0.0)
@@ -158,8 +167,10 @@ def _run(d: dict, where: str, tool: str | None) -> MeasuredRun:
                        f"every request at the file's mean lengths, {mean_in:,} in and {mean_out:,} out", measured)
 
 
-def read_runs(data: bytes, tool: str | None = None) -> list[MeasuredRun]:
-    """The runs of a result file, or ResultFileProblem naming each missing or bad key."""
+def read_runs(data: bytes, tool: str | None = None, dataset: str | None = None) -> list[MeasuredRun]:
+    """The runs of a result file, or ResultFileProblem naming each missing or bad key. `tool` and
+    `dataset` say what the file does not (vLLM's files name no dataset): without a dataset or
+    per-request lengths, every request is replayed at the file's mean lengths."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -173,7 +184,7 @@ def read_runs(data: bytes, tool: str | None = None) -> list[MeasuredRun]:
             problems.append(f"{where}expected a JSON object, got {type(d).__name__}")
             continue
         try:
-            runs.append(_run(d, where, tool))
+            runs.append(_run(d, where, tool, dataset))
         except ResultFileProblem as e:
             problems += e.lines
     if problems:

@@ -2,6 +2,7 @@
 
     kvlab compare vllm-infqps-concurrency16-Llama-3.1-8B-Instruct-20261201-101010.json --gpu h100-sxm
     kvlab compare sglang_1204_1000_1024_128.jsonl --gpu h200 --tp 4 --model llama-3.1-70b
+    kvlab compare results.jsonl --gpu l40s --replicas 4 --model qwen3-4b
 
 The file states the client's run (sim.engine.compare); the options state what the file cannot:
 the GPU, the tensor-parallel size and, where its model id matches no catalog model, the model.
@@ -18,13 +19,13 @@ import sys
 
 from ..catalog import model_for_repo
 from ..cliargs import Parser, parse, report
+from ..fields import ENGINE_FIELDS
 from ..profiles import best_profile
 from ..scenario import ENGINES, TP_SIZES, Scenario
 from ..units import KV_DTYPES, WEIGHT_DTYPES
 from ..userfile import FileProblem, read_bytes, shown_path
-from .bench import BENCH_TOOLS, bench_metrics, workload
+from .bench import BENCH_TOOLS, DATASETS, bench_metrics, engine_config, profile_note
 from .compare import MAX_RESULT_BYTES, METRICS, ResultFileProblem, error, largest_gap, read_runs
-from .config import EngineConfig
 from .run import simulate
 
 PROG = "kvlab compare"
@@ -36,12 +37,16 @@ def build_parser() -> Parser:
     p.add_argument("result", metavar="RESULT", help="the tool's result file (.json, or .jsonl with one run a line)")
     p.add_argument("--gpu", help="catalog GPU id the run used (required)")
     p.add_option("tp", choices=TP_SIZES, integer_choices=True, default=1, help="tensor-parallel size")
+    p.add_option("replicas", bound=ENGINE_FIELDS["replicas"], default=1,
+                 help="engine instances behind one endpoint, each on tp GPUs (a router or gateway in front)")
     p.add_argument("--model", help="catalog model id (default: the file's model_id, matched to the catalog)")
     p.add_option("engine_version", help="engine release whose rules apply, major.minor")
     p.add_argument("--profile", help="efficiency profile (default: the GPU's measured profile, else its published one)")
     p.add_option("kv_dtype", choices=KV_DTYPES)
     p.add_option("weight_dtype", choices=WEIGHT_DTYPES)
     p.add_option("bench_tool", choices=BENCH_TOOLS, help="whose client wrote the file (default: read from its keys)")
+    p.add_option("dataset_name", choices=DATASETS, help="the run's dataset, which vLLM's files do not name (default: the "
+                 "file's dataset_name; without one, every request at the file's mean lengths)")
     p.add_argument("--json", action="store_true", help="print one JSON object per run")
     return p
 
@@ -63,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         problems.append("--gpu: required: the catalog GPU the run used (kvlab --help lists them)")
     runs = []
     try:
-        runs = read_runs(read_bytes(args.result, MAX_RESULT_BYTES), args.bench_tool)
+        runs = read_runs(read_bytes(args.result, MAX_RESULT_BYTES), args.bench_tool, args.dataset_name)
     except FileProblem as e:
         problems += e.lines()
     except ResultFileProblem as e:
@@ -82,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     out = []
     for run, model in zip(runs, models, strict=True):
         scenario = _scenario(args, model)
-        cfg = EngineConfig(scenario=scenario.with_(engine=run.bench_tool if run.bench_tool in ENGINES else "vllm"),
-                           workload=workload(run.spec))
+        cfg = engine_config(scenario.with_(engine=run.bench_tool if run.bench_tool in ENGINES else "vllm"), run.spec,
+                            args.replicas)
         r = simulate(cfg)
         if r.errors:
             report(PROG, [f"--{e['field'].replace('_', '-')}: {e['message']}" for e in r.errors])
@@ -104,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         conc = "" if spec.max_concurrency is None else f", at most {spec.max_concurrency} in flight"
         print(f"run {n} of {len(out)}: {spec.num_prompts:,} requests at rate {rate}{conc} ({run.bench_tool} client); {run.lengths}")
         print(f"predicted: {r.model_name} on {r.gpus} x {r.gpu_name} (tp {s.tp}), {s.engine} accounting, profile {s.profile}")
+        if profile_note(s):
+            print(profile_note(s))
         print(f"{'':<34}{'measured':>12}{'predicted':>12}{'error':>9}")
         for key, label in METRICS:
             if key in run.measured:
