@@ -365,3 +365,10 @@ def setup(s: Scenario) -> Setup:
             _SETUPS.clear()
         _SETUPS[key] = built
     return built
+
+
+def model_family(s: Scenario) -> str:
+    """"mla", "moe" or "dense": the families whose prediction errors are told apart (docs/sim.md,
+    Validation). Raises InputError for a scenario resolve() refuses."""
+    arch = resolve(s).arch
+    return "mla" if arch.mla is not None else "moe" if arch.moe is not None else "dense"

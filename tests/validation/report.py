@@ -34,8 +34,9 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kvlab.sim import Scenario, evaluate, gpu_ids, model_ids, profile_names, resolve
+from kvlab.sim import Scenario, evaluate, gpu_ids, model_ids, profile_names
 from kvlab.sim.profiles import published_profile
+from kvlab.sim.resolve import model_family
 
 HERE = Path(__file__).parent
 MODELED_ENGINES = ("vllm", "sglang")
@@ -227,9 +228,7 @@ def perf_rows(profile_choice: str) -> tuple[list[Row], list[tuple[str, str]]]:
 
 
 def _family(fields: dict) -> str:
-    """dense, moe or mla: the families whose errors the summary also gives apart."""
-    arch = resolve(Scenario(**fields)).arch
-    return "mla" if arch.mla is not None else "moe" if arch.moe is not None else "dense"
+    return model_family(Scenario(**fields))
 
 
 def _mode(rec: dict) -> str | None:
