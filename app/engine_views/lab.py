@@ -17,6 +17,7 @@ from ..shell.page import HEADER_COLOR, LATER_CLASS, SITE
 from ..shell.share import nav_links, share_buttons, theme_button
 from ..viewlayer.html import BASE_CSS
 from ..views.base import NAME_MODELS_ENV
+from .bench import BenchComparison
 from .comparison import PolicyComparison
 from .controls import LabControls
 from .distribution import LatencyDistribution
@@ -60,7 +61,7 @@ class ServingLab(pn.viewable.Viewer):
             "status": RunStatus(store=st), "notices": LabNotices(store=st), "summary": SummaryTiles(store=st),
             "distribution": LatencyDistribution(store=st), "comparison": PolicyComparison(store=st),
             "timeline": Timeline(store=st), "sweep": RateSweep(store=st), "log": LogConsole(store=st),
-            "ttft_by_prompt": TtftByPrompt(store=st),
+            "ttft_by_prompt": TtftByPrompt(store=st), "bench": BenchComparison(store=st),
         }
         v = self.views
         self.main = pn.Column(
@@ -72,6 +73,8 @@ class ServingLab(pn.viewable.Viewer):
                      "behind other work?", v["ttft_by_prompt"], later=True),
             _section("Two policies, same workload", "Every figure of the run beside the comparison's.", v["comparison"],
                      later=True),
+            _section("A benchmark run, replayed", "A result file of vllm bench serve or SGLang's bench_serving, "
+                     "uploaded as the trace: what the run measured beside what this run predicts.", v["bench"], later=True),
             _section("Over time", "KV cache usage and the running and waiting queues, sampled through the run.", v["timeline"],
                      later=True),
             _section("Request rate sweep: find the cliff", "The current settings at a range of Poisson rates.", v["sweep"],

@@ -14,10 +14,15 @@ result.
 
 from __future__ import annotations
 
+import json
 import time
 
+from kvlab.sim.catalog import model_for_repo
+from kvlab.sim.engine.bench import workload
+from kvlab.sim.engine.compare import ResultFileProblem, read_runs
 from kvlab.sim.engine.trace import TraceReader
 
+from .lab_bench import view_lab_bench
 from .lab_comparison import view_lab_comparison
 from .lab_distribution import view_lab_distribution
 from .lab_log import view_lab_log
@@ -38,6 +43,7 @@ LAB_VIEWS = (
     ("lab_distribution", view_lab_distribution),
     ("lab_ttft_by_prompt", lambda run, values: view_ttft_by_prompt(run.result)),
     ("lab_comparison", view_lab_comparison),
+    ("lab_bench", view_lab_bench),
     ("lab_timeline", view_lab_timeline),
     ("lab_sweep", view_lab_sweep),
     ("lab_log", view_lab_log),
@@ -62,6 +68,7 @@ class LabSession:
                  trace_first_rows: int = 20_000, slice_events: int = 1_250):
         self.values = dict(values) if values is not None else lab_defaults()
         self.trace_rows = None
+        self.bench = None  # the benchmark result file the trace rows replay (sim.engine.compare.MeasuredRun)
         self.link_issues = list(link_issues or [])  # the values a link carried that were ignored, as issues
         for name, value in RUN_STATE.items():
             setattr(self, name, list(value) if isinstance(value, list) else value)
@@ -97,8 +104,12 @@ class LabSession:
         return True
 
     def config(self, policy: str | None = None):
-        """The EngineConfig of this state (with `policy` instead of the chosen one if given)."""
-        return lab_config(self.values, policy, self.trace_rows)
+        """The EngineConfig of this state (with `policy` instead of the chosen one if given); a
+        replayed benchmark run keeps its client's concurrency cap."""
+        cfg = lab_config(self.values, policy, self.trace_rows)
+        if self.bench is not None and self.values["arrival"] == "trace":
+            cfg = cfg.with_(max_concurrency=self.bench.spec.max_concurrency)
+        return cfg
 
     def comparison_config(self):
         """The comparison policy's EngineConfig, or None when none is asked for (or it is the policy itself)."""
@@ -155,10 +166,40 @@ class LabSession:
         """Parse a CSV / JSON-lines trace and run it; a malformed file is refused with the rows at
         fault (or the limit it passes) named, and the previous settings stay. A big file is read in
         slices, like a run (`advance`)."""
-        self._reader = TraceReader(data if data is not None else b"")
+        data = data if data is not None else b""
         self._trace_name = str(filename)[:200]
+        if _is_result_file(data):
+            self._load_result(data)
+            return
+        self._reader = TraceReader(data)
         self._apply({"trace_note": f"Reading {self._trace_name}\u2026"})
         self._advance_trace(self.trace_first_rows)
+
+    def _load_result(self, data: bytes) -> None:
+        """A benchmark client's result file: replay its first run as a trace, and keep what it
+        measured for the comparison (view_lab_bench). A bad file is refused naming its keys."""
+        try:
+            runs = read_runs(data)
+        except ResultFileProblem as e:
+            self._apply({"trace_note": f"Benchmark result {self._trace_name} refused: " + "; ".join(e.lines[:6])})
+            return
+        run = runs[0]
+        self.bench = run
+        self.trace_rows = workload(run.spec).trace
+        rate = "all at once" if run.spec.request_rate is None else f"{run.spec.request_rate:g} per second"
+        cap = "" if run.spec.max_concurrency is None else f", at most {run.spec.max_concurrency} in flight"
+        more = f" (run 1 of {len(runs)})" if len(runs) > 1 else ""
+        # The file names its model and its client's engine; the GPU, TP and version stay the lab's.
+        changes = {"arrival": "trace", "engine": run.bench_tool}
+        model = model_for_repo(run.model_id) if run.model_id else None
+        if model is not None:
+            changes["model"] = model
+        named = f" on {model}" if model else ""
+        self._apply({"trace_note": f"Benchmark result {self._trace_name}{more}: {len(self.trace_rows):,} requests sent "
+                                   f"{rate}{cap}{named}; arrivals now follow it."})
+        self.values = {**self.values, **changes}
+        self._changed_settings.update(changes)
+        self.run()
 
     @property
     def reading_trace(self) -> bool:
@@ -175,6 +216,7 @@ class LabSession:
             return
         rows = reader.rows
         self.trace_rows = rows
+        self.bench = None  # a plain trace replaces a replayed benchmark run
         span = rows[-1].arrival_s - rows[0].arrival_s
         self._apply({"trace_note": f"{len(rows):,} requests from {self._trace_name} over {span:,.1f} s; "
                                    "arrivals now follow the trace."})
@@ -198,3 +240,18 @@ class LabSession:
         changed, self._changed = self._changed, {}
         settings, self._changed_settings = self._changed_settings, set()
         return {name: getattr(self, name) for name in changed}, {name: self.values[name] for name in settings}
+
+
+def _is_result_file(data: bytes) -> bool:
+    """A benchmark result file rather than a trace: its first JSON object states a run's totals
+    (completed, duration), where a trace's rows state one request each."""
+    text = data.lstrip()
+    if not text.startswith(b"{"):
+        return False
+    for candidate in (text.split(b"\n", 1)[0], text):  # JSON lines, else one object over several lines
+        try:
+            obj = json.loads(candidate)
+        except ValueError:
+            continue
+        return isinstance(obj, dict) and ("completed" in obj or "duration" in obj)
+    return False

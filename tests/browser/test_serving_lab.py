@@ -20,6 +20,8 @@ from devtools.server import free_port, start_server, stop_server
 from .conftest import Page
 from .support import ROOT
 
+RESULT_FILE = ROOT / "tests" / "engine" / "data" / "vllm_append_result_l40s.jsonl"  # a real --save-result file
+
 pytestmark = pytest.mark.browser
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
@@ -181,6 +183,13 @@ def test_a_trace_upload_runs_it_and_a_bad_one_is_refused(lab, tmp_path):
     lab.widget("lab-trace").locator("input[type=file]").first.set_input_files(str(bad))
     notice = lab.page.locator('[data-kv="lab-trace"]').first
     expect(notice).to_contain_text("Trace refused: row 3: prompt_tokens must be an integer", timeout=10_000)
+    # A vllm bench serve result file in the same box: its run replayed, measured beside predicted.
+    lab.widget("lab-trace").locator("input[type=file]").first.set_input_files(str(RESULT_FILE))
+    expect(notice).to_contain_text(f"Benchmark result {RESULT_FILE.name} (run 1 of 3): 300 requests sent 10 per second",
+                                   timeout=10_000)
+    table = lab.page.locator('table[data-kv="lab-bench"]').first
+    expect(table).to_contain_text("Benchmark duration (s)", timeout=20_000)
+    expect(table).to_contain_text("35.84")  # the file's own figure, beside the prediction
 
 
 def test_bad_input_names_the_field_and_the_range(lab):

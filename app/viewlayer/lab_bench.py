@@ -1,0 +1,44 @@
+"""A benchmark client's result file replayed in the lab: what the run measured beside what this run
+predicts (the figures and errors of `kvlab compare`, sim.engine.compare)."""
+
+from __future__ import annotations
+
+from kvlab.sim.engine.bench import bench_metrics, fidelity_line
+from kvlab.sim.engine.compare import METRICS, error
+from kvlab.sim.errors import InputError
+from kvlab.sim.resolve import model_family
+from kvlab.sim.scenario import Scenario
+
+from . import html
+
+HINT = ('<p class="kv-caption" data-kv="lab-bench">Upload a <code>vllm bench serve --save-result</code> file (or SGLang\'s '
+        "<code>bench_serving</code> JSON lines) as the trace file to replay that run here: its requests, rate and "
+        "concurrency cap, with what it measured beside what the lab predicts.</p>")
+
+
+def view_lab_bench(run, values) -> dict:
+    bench = getattr(run, "bench", None)
+    if bench is None or values.get("arrival") != "trace":
+        return {"pane": {"html": HINT}}
+    r = run.result
+    if r is None or not r.completed:
+        return {"pane": {"html": '<p class="kv-caption" data-kv="lab-bench">Replaying the benchmark run\u2026</p>'}}
+    predicted = bench_metrics(r).flat()
+    rows = []
+    for key, label in METRICS:
+        if key in bench.measured:
+            measured = bench.measured[key]
+            e = error(predicted[key], measured)
+            rows.append(f"<tr><td>{html.esc(label)}</td><td>{measured:,.2f}</td><td>{predicted[key]:,.2f}</td>"
+                        f"<td>{e:+.0%}</td></tr>")
+    head = "<tr><th>Figure</th><th>Measured</th><th>Predicted (this run)</th><th>Error</th></tr>"
+    try:
+        family = model_family(Scenario(model=values["model"], gpu=values["gpu"]))
+        line = fidelity_line(family)
+        honest = line[0].upper() + line[1:] + "."
+    except (InputError, KeyError):
+        honest = ""
+    caption = (f"Lengths: {html.esc(bench.lengths)}. The file does not say which GPU, how many, or which engine "
+               f"version ran it: set them in the settings. {html.esc(honest)}")
+    return {"pane": {"html": f'<table class="kv-compare" data-kv="lab-bench">{head}{"".join(rows)}</table>'
+                             f'<p class="kv-caption">{caption}</p>'}}
