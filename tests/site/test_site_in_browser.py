@@ -51,6 +51,7 @@ LAB = "serving_lab"
 # checked on the served app by tests/browser/test_a11y.py; this checks the site's own shell too).
 AXE_PAGES = ("index", "admission", "phases", LAB, LESSON)
 LAB_MOVE = ("w.lab-seed", 2)  # a new 600-request run (and its 600-request comparison) of the default workload
+RESULT_FILE = Path(__file__).parents[1] / "engine" / "data" / "vllm_append_result_l40s.jsonl"  # a real --save-result file
 TRACE_CSV = "arrival_s,prompt_tokens,output_tokens\n" + "".join(f"{i * 0.2:.1f},{500 + i},{20 + i}\n" for i in range(40))
 READ_MODELS_JS = """(wanted) => { const d = Bokeh.documents[0]; const out = {};
     for (const [name, props] of Object.entries(wanted)) { const m = d.get_model_by_name(name);
@@ -110,6 +111,9 @@ def _cpython_lab() -> list[tuple[LabPage, dict]]:
     page.upload("trace.csv", base64.b64encode(TRACE_CSV.encode()).decode())
     page.finish()
     states.append(page.models())
+    page.upload(RESULT_FILE.name, base64.b64encode(RESULT_FILE.read_bytes()).decode())
+    page.finish()
+    states.append(page.models())
     return states
 
 
@@ -148,6 +152,10 @@ def _drive_lab(page, site: Path) -> dict:
     out["lab_models"].append(json.loads(page.evaluate(READ_MODELS_JS, wanted)))
     page.wait_for_function("!window.kvlabBridge.addressPending()", timeout=10_000)
     out["lab_url"] = page.url
+    runs = page.evaluate("window.kvlabBridge.runs")
+    page.locator(".kv-w-lab-trace input[type=file]").first.set_input_files(str(RESULT_FILE))
+    page.wait_for_function(f"window.kvlabBridge.runs > {runs} && !window.kvlabBridge.busy", timeout=60_000)
+    out["lab_models"].append(json.loads(page.evaluate(READ_MODELS_JS, wanted)))
     return out
 
 
@@ -600,9 +608,9 @@ def test_the_lab_runs_in_the_browser_and_matches_cpython_exactly(visit):
     time series, its event count) equal `sim.engine.simulate` of that state's configuration."""
     seen = visit["pages"][LAB]
     states = _cpython_lab()
-    assert len(seen["lab_models"]) == 3
-    for label, held_models, expected in zip(("opening run", "after the move", "after the upload"), seen["lab_models"], states,
-                                            strict=True):
+    assert len(seen["lab_models"]) == 4
+    for label, held_models, expected in zip(("opening run", "after the move", "after the upload", "after the result file"),
+                                            seen["lab_models"], states, strict=True):
         for name, props in expected.items():
             for prop, value in props.items():
                 held = held_models.get(name, {}).get(prop)
@@ -616,6 +624,9 @@ def test_the_lab_runs_in_the_browser_and_matches_cpython_exactly(visit):
     assert seen["lab_models"][2]["lab_timeline.main"]["data"]["t"] == trace_run.series["t_s"]
     assert "40 requests from trace.csv" in seen["lab_models"][2]["lab_notices.pane"]["text"]
     assert seen["lab_url"].endswith("serving_lab.html?arrival=trace&seed=2")
+    # A vllm bench serve result file replayed in Pyodide: its measured figures beside the prediction.
+    bench = seen["lab_models"][3]["lab_bench.pane"]["text"]
+    assert "Benchmark duration (s)" in bench and "<td>35.84</td>" in bench
 
 
 def test_a_lab_run_shows_its_progress_and_the_page_answers(visit):
