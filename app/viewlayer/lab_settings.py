@@ -33,7 +33,7 @@ from kvlab.sim.engine import (
 from kvlab.sim.scenario import FIELDS as SCENARIO_BOUNDS
 from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 
-from .settings import gpu_choices, model_choices
+from .settings import LABELS, gpu_choices, model_choices
 
 NO_COMPARISON = "none"
 LAB_PRESETS = ("default", "seed000-shared-queue", "seed000-chunked", "seed000-lanes", "long-prompts-light", "seed001-saturation",
@@ -112,12 +112,12 @@ LAB_FIELDS = (
     F("expert_parallel", "scenario", "Expert parallelism (whole experts on each GPU)", boolean=True, section=HW),
     F("kv_dtype", "scenario", "KV cache precision", options=tuple(KV_DTYPES), section=HW),
     F("weight_dtype", "scenario", "Weight precision", options=tuple(WEIGHT_DTYPES), section=HW, widget="select"),
-    F("engine", "scenario", "Memory accounting", options=("vllm", "sglang", "textbook"), section=HW),
-    F("gpu_memory_utilization", "scenario", "gpu_memory_utilization", section=HW, widget="slider", step=0.01),
+    F("engine", "scenario", LABELS["engine"], options=("vllm", "sglang", "textbook"), section=HW),
+    F("gpu_memory_utilization", "scenario", LABELS["gpu_memory_utilization"], section=HW, widget="slider", step=0.01),
     F("gpu_memory_gib", "scenario", "GPU memory override (GiB)", section=HW),
-    F("mem_fraction_static", "scenario", "mem_fraction_static (SGLang)", section=HW),
-    F("max_num_seqs", "scenario", "max_num_seqs", section=HW),
-    F("max_num_batched_tokens", "scenario", "max_num_batched_tokens (chunk budget)", section=HW),
+    F("mem_fraction_static", "scenario", LABELS["mem_fraction_static"], section=HW),
+    F("max_num_seqs", "scenario", LABELS["max_num_seqs"], section=HW),
+    F("max_num_batched_tokens", "scenario", LABELS["max_num_batched_tokens"], section=HW),
     # ---- workload
     F("arrival", "workload", "Arrivals", options=tuple(ARRIVALS), section="Workload"),
     F("rate_per_s", "workload", "Request rate (per s)", section="Workload", widget="slider", step=0.1),
@@ -143,14 +143,14 @@ LAB_FIELDS = (
     F("policy", "scheduling", "Scheduling policy", options=tuple(POLICIES), section="Scheduler"),
     F("admission", "scheduling", "Admission", options=tuple(ADMISSIONS), section=ADM),
     F("watermark_fraction", "scheduling", "Free-block watermark", section=ADM),
-    F("new_token_ratio", "scheduling", "new_token_ratio (reserve)", section=ADM),
+    F("new_token_ratio", "scheduling", "Output held back per request (new_token_ratio)", section=ADM),
     F("tokenizer", "scheduling", "Tokenizer runs on", options=tuple(TOKENIZERS), section=ADM),
     F("tokenize_s_per_token", "scheduling", "Tokenizer s per token", section=ADM),
     F("block_table", "scheduling", "Block tables", options=tuple(BLOCK_TABLES), section=ADM),
     F("block_table_s_per_block", "scheduling", "Block-table s per block", section=ADM),
     # ---- KV memory
     F("preemption", "kv", "Preemption", options=tuple(PREEMPTIONS), section=KVM),
-    F("swap_space_gib", "kv", "swap_space (GiB)", section=KVM),
+    F("swap_space_gib", "kv", "Host swap space, GiB (swap_space)", section=KVM),
     F("prefix_caching", "kv", "Prefix caching", boolean=True, section=KVM),
     F("host_cache_gib", "kv", "Host prefix tier (GiB)", section=KVM),
     # ---- cluster
