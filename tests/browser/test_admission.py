@@ -1,6 +1,7 @@
 """Panel 1 in a real Chromium: load it, move real widgets, and check every number against sim."""
 
 import pytest
+from kvlab.app.viewlayer.settings import LABELS
 from kvlab.sim import Scenario, catalog, evaluate
 from kvlab.sim.units import GIB, KIB
 
@@ -70,7 +71,7 @@ def test_select_model_and_gpu_and_type_an_exact_prompt(kv_page):
 
 def test_a_drag_like_slider_change_and_weights_that_do_not_fit(kv_page):
     page = kv_page.open("/admission?model=qwen3-32b")
-    page.page.evaluate(SET_SLIDER_JS, ["gpu_memory_utilization", 0.72])
+    page.page.evaluate(SET_SLIDER_JS, [LABELS["gpu_memory_utilization"], 0.72])
     r = check_admission(page, model="qwen3-32b", gpu_memory_utilization=0.72)
     assert r.max_sequences == 0
     assert "Model weights need 61.02 GiB" in page.text("warnings")
