@@ -1,5 +1,6 @@
-"""Two policies on the same seeded workload, side by side (what the table shows is
-`viewlayer.lab_comparison`)."""
+"""The lab's two tables: two policies on the same seeded workload side by side
+(`viewlayer.lab_comparison`), and a benchmark result file's measured figures beside the
+prediction (`viewlayer.lab_bench`)."""
 
 from __future__ import annotations
 
@@ -15,3 +16,7 @@ class PolicyComparison(LabView):
         self.pane = self.parts["pane"] = html_pane(margin=(5, 10))
         self.pane.stylesheets = [*self.pane.stylesheets, TABLE_CSS]
         return self.pane
+
+
+class BenchComparison(PolicyComparison):
+    view_name = "lab_bench"

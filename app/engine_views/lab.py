@@ -17,8 +17,7 @@ from ..shell.page import HEADER_COLOR, LATER_CLASS, SITE
 from ..shell.share import nav_links, share_buttons, theme_button
 from ..viewlayer.html import BASE_CSS
 from ..views.base import NAME_MODELS_ENV
-from .bench import BenchComparison
-from .comparison import PolicyComparison
+from .comparison import BenchComparison, PolicyComparison
 from .controls import LabControls
 from .distribution import LatencyDistribution
 from .log_console import LogConsole
