@@ -30,8 +30,8 @@ from .ttft_by_prompt import TtftByPrompt
 
 SLUG = "serving_lab"
 TITLE = "The serving lab"
-LEAD = ("Requests arrive over time, queue, get admitted against the KV pool, share steps and sometimes lose their "
-        "blocks. Change the workload or the policy and read the distributions, not the means.")
+LEAD = ("Requests arrive, queue for the KV pool, share steps and sometimes lose their blocks. Change the workload or "
+        "the policy; read distributions, not means.")
 SIDEBAR_WIDTH_PX = 340
 
 

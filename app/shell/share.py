@@ -219,4 +219,5 @@ NAV_CSS = """
 .kv-nav a { color: #fff; text-decoration: none; font-weight: 600; opacity: 0.85; padding: 4px 0; border-bottom: 2px solid transparent; }
 .kv-nav a:hover, .kv-nav a:focus { opacity: 1; border-bottom-color: #fff; }
 .kv-nav a.current { opacity: 1; border-bottom-color: #E69F00; }
+@media (max-width: 480px) { .kv-nav { gap: 0 12px; font-size: 0.9rem; } .kv-nav a { padding: 2px 0; } }
 """

@@ -41,6 +41,33 @@ def test_a_phone_on_its_side_scrolls_the_header_away_and_pins_the_settings(brows
         context.close()
 
 
+FIRST_NUMBER_JS = f"""() => {{ {DEEP_ALL} const sheet = document.getElementById('sidebar');
+  const value = deepAll('.kv-tile .value').filter((e) => e.getClientRects().length > 0)[0];
+  return {{ top: value ? value.getBoundingClientRect().top : null, bottom: value ? value.getBoundingClientRect().bottom : null,
+           text: value ? value.textContent.trim() : '', sheetTop: sheet.getBoundingClientRect().top, scrollY }}; }}"""
+
+
+def test_a_small_phone_shows_a_result_on_its_first_screen(browser, server):
+    """320 x 640 (WCAG 1.4.10's reflow width, a small phone): the first number of each panel and of
+    the lab is on the first screen, above the settings sheet. Before, the header took 175-197 px and
+    the sheet 256: the phases' first number sat at 416-447 px and the lab's at 442-473, under a sheet
+    starting at 384."""
+    context = browser.new_context(viewport={"width": 320, "height": 640}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    hidden = {}
+    try:
+        for path, ready in (("/admission", "max_sequences"), ("/phases", "ttft"), ("/serving_lab", "lab-ttft-p50")):
+            page.goto(server + path)
+            page.wait_for_selector(f'[data-kv="{ready}"]', state="attached", timeout=60_000)
+            page.wait_for_timeout(300)
+            first = page.evaluate(FIRST_NUMBER_JS)
+            if not (first["text"] and first["scrollY"] == 0 and 0 <= first["top"] and first["bottom"] <= first["sheetTop"]):
+                hidden[path] = first
+    finally:
+        context.close()
+    assert not hidden, f"no result above the settings sheet at 320 x 640: {hidden}"
+
+
 def _longest_titled_lessons(n: int = 3) -> list[str]:
     from kvlab.lessons import course
 
