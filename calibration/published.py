@@ -168,6 +168,47 @@ CITATIONS = {
         "NVIDIA/nccl issue 583: all_reduce_perf on 2x A100-SXM4-40GB, 32 B all-reduce in 10.14 us. "
         "https://github.com/NVIDIA/nccl/issues/583"
     ),
+    "mamf-2025": (
+        "S. Bekman, Machine Learning Engineering Open Book, compute/accelerator/README.md at commit 744d01e, 'Maximum "
+        "Achievable Matmul FLOPS comparison table': '| NVIDIA B200 SXM | 1745.0 | 2250 | 77.6% | 1792x16128x3072 | "
+        "2.7.1+cu128 |' (BF16), '| NVIDIA B200 SXM | 3432.5 | 4500 | 76.3% | 15360x4096x3072 |' (FP8), '| AMD MI300X | "
+        "668.4 | 1300 | 51.4% | 10240x15360x8192 | 2.5.1+6.3.42131 | PYTORCH_TUNABLEOP_ENABLED=1 |' (BF16). "
+        "https://github.com/stas00/ml-engineering/blob/744d01e18b79512572f64a6bbd8b5f4a725203a7/compute/accelerator/README.md"
+    ),
+    "ml-eng-network": (
+        "S. Bekman, Machine Learning Engineering Open Book, network/README.md at commit 744d01e: nccl-tests all_reduce_perf on "
+        "8 x B200 (AWS p6-b200, NCCL 2.27.7): '| 8 | NVLS | 838.0GBps | 682.2GBps | 1.23x |' (8 GiB; NVLS, then Ring); "
+        "all_reduce_bench.py on 8 x MI300X: '- 8 GPUs: 312.912GBps'. "
+        "https://github.com/stas00/ml-engineering/blob/744d01e18b79512572f64a6bbd8b5f4a725203a7/network/README.md"
+    ),
+    "azure-gb200": (
+        "AI benchmarking guide, Azure ND GB200 v6 results (4 GPUs of a GB200 VM): cuBLASLt FP8 16384^3 '2906.9' TFLOPS, "
+        "FP4 '7627.6'; nccl-tests 1 KB all-reduce busbw '| 1K | 0.10 |' (Ring, 4 GPUs). "
+        "https://github.com/Azure/AI-benchmarking-guide/blob/2a370be6de9586d365feed77e014a73f25198f4d/Azure_Results/ND_GB200_v6_results.md"
+    ),
+    "nccl-1940": (
+        "NVIDIA/nccl issue 1940, 'Inter-GPU Latency on B200 Higher Than on Hopper': 'With an 8-byte workload, the best "
+        "latency I can achieve is around **3 µs**' (8 x B200, NCCL 2.27 symmetric memory, tuned). "
+        "https://github.com/NVIDIA/nccl/issues/1940"
+    ),
+    "flashinfer-1415": (
+        "flashinfer-ai/flashinfer pull request 1415, '[b200] Benchmark results' of benchmarks/bench_trtllm_fmha.py: "
+        "'batch_size=128, seq_len=4096, num_qo_heads=64, num_kv_heads=8, head_dim=64, page_size=16' ... '> memory "
+        "bandwidth: 5830.86 GB/s' (trtllm-gen paged decode attention). https://github.com/flashinfer-ai/flashinfer/pull/1415"
+    ),
+    "azure-mi300x": (
+        "AI benchmarking guide, Azure ND MI300X v5 results (8 x MI300X), as stored in a fork by the guide's author at "
+        "commit 2b25b69: BabelStream 'HBM Bandwidth' '| Dot | 4.0 |' TB/s (Copy 4.15); hipBLASLt FP8 '| 8192 | 8192 | "
+        "8192 | 1222.9 |' TFLOPS; rccl-tests all-reduce '| 8G | 316.82 |' and '| 1K | 0.04 |' GB/s busbw. "
+        "https://github.com/samuel-bohman/AI-benchmarking-guide/blob/2b25b6966d7a14de809214e8b37b1b1e74d4e0e0/"
+        "Azure_Results/ND_MI300X_v5_results.md"
+    ),
+    "rocm-maf": (
+        "AMD ROCm blog, 'Measuring Max-Achievable FLOPs - Part 2' (28 Feb 2025): '| AMD Instinct MI300X | 654 TFLOPs "
+        "(1115 MHz) | 708 TFLOPs (1207 MHz) | ...' (FP16, BF16; hipblaslt-bench, AMD-run, best shape) and footnote 4 "
+        "'1223.6 TFLOPs FP8'. https://github.com/ROCm/rocm-blogs/blob/8e011952aebcdc6ad86b42f5ee236136aa8765dd/blogs/"
+        "software-tools-optimization/measuring-max-achievable-flops-part2/README.md"
+    ),
 }
 
 
@@ -343,6 +384,54 @@ PUBLISHED.update({
         notes=("The H100 PCIe's 350 W limit keeps its BF16 GEMMs near 0.66 of peak (the SXM reaches 0.80).",
                "interconnect_efficiency is the NVLink bridge's (tp 2); host_link_efficiency the PCIe ring's (tp 4, 8).",
                "No decode-attention bandwidth measured on an H100 PCIe was found; sim uses bandwidth_efficiency."),
+    ),
+    "b200": PublishedGPU(
+        gpu="b200",
+        name="b200-published",
+        title="NVIDIA B200 (HGX, 1000 W)",
+        hbm_read=Figure(7.47 * TB, "B/s", "STAND-IN: the H200's STREAM Dot fraction (4.48 of 4.8 TB/s, 0.933) of the B200's "
+                                          "8 TB/s; no read benchmark of a B200 was found", "azure-h200"),
+        bf16_gemm=Figure(1745 * TFLOPS, "FLOP/s", "MAMF, BF16, B200 SXM, best shape 1792x16128x3072", "mamf-2025"),
+        fp8_gemm=Figure(3432.5 * TFLOPS, "FLOP/s", "MAMF, FP8 e4m3, B200 SXM, best shape 15360x4096x3072", "mamf-2025"),
+        kv_read=Figure(5830.86 * GB, "B/s", "FlashInfer trtllm-gen paged decode attention, batch 128, 4,096 tokens, B200",
+                       "flashinfer-1415"),
+        allreduce_busbw=Figure(838.0 * GB, "B/s", "NCCL all-reduce busbw (NVLS), 8 GiB, 8 x B200", "ml-eng-network"),
+        allreduce_busbw_1kib=Figure(0.10 * GB, "B/s", "STAND-IN: NCCL all-reduce busbw, 1 KB, Ring, 4 GPUs of a GB200 VM",
+                                    "azure-gb200"),
+        cross_checks=(
+            Figure(682.2 * GB, "B/s", "NCCL all-reduce busbw, 8 GiB, 8 x B200, Ring (NVLS off)", "ml-eng-network"),
+            Figure(2906.9 * TFLOPS, "FLOP/s", "STAND-IN: cuBLASLt FP8 16384^3 on a GB200 GPU", "azure-gb200"),
+            Figure(7627.6 * TFLOPS, "FLOP/s", "STAND-IN: cuBLASLt FP4 16384^3 on a GB200 GPU (FP4 GEMMs take the FP8 "
+                                              "fraction of the FP4 peak in sim)", "azure-gb200"),
+            Figure(3e-6, "s", "8-byte all-reduce on 8 x B200, NCCL 2.27 symmetric memory, tuned best case", "nccl-1940"),
+        ),
+        notes=("No HBM read benchmark of a B200 was found: hbm_read is a stand-in, and bandwidth_efficiency is the fitted "
+               "serving fraction, which lies below it. The decode-attention kernel's 5.83 TB/s sets kv_bandwidth_efficiency.",
+               "The MAMF table does not say whether its B200 ran at 700 W or 1000 W; kvlab's datasheet figures are the "
+               "1000 W HGX B200's.",
+               "interconnect_efficiency: NVLS bus bandwidth (838 GB/s) overstates link traffic; the Ring figure is 682.2 GB/s, "
+               "0.76 of the 900 GB/s line rate."),
+    ),
+    "mi300x": PublishedGPU(
+        gpu="mi300x",
+        name="mi300x-published",
+        title="AMD Instinct MI300X 192GB",
+        hbm_read=Figure(4.0 * TB, "B/s", "BabelStream Dot (read-only reduction), Azure ND MI300X v5", "azure-mi300x"),
+        bf16_gemm=Figure(668.4 * TFLOPS, "FLOP/s", "MAMF, BF16, MI300X, best shape 10240x15360x8192, TunableOp on, ROCm 6.3",
+                         "mamf-2025"),
+        fp8_gemm=Figure(1222.9 * TFLOPS, "FLOP/s", "hipBLASLt FP8 8192^3, Azure ND MI300X v5", "azure-mi300x"),
+        allreduce_busbw=Figure(316.82 * GB, "B/s", "RCCL all-reduce busbw, 8 GB, 8 x MI300X", "azure-mi300x"),
+        allreduce_busbw_1kib=Figure(0.04 * GB, "B/s", "RCCL all-reduce busbw, 1 KB, 8 x MI300X", "azure-mi300x"),
+        cross_checks=(
+            Figure(708 * TFLOPS, "FLOP/s", "hipblaslt-bench BF16, AMD's best shape at 750 W", "rocm-maf"),
+            Figure(1223.6 * TFLOPS, "FLOP/s", "hipblaslt-bench FP8, AMD's best shape", "rocm-maf"),
+            Figure(312.912 * GB, "B/s", "torch all_reduce, 4 GiB, 8 x MI300X", "ml-eng-network"),
+        ),
+        notes=("The serving constants (kernel and host overheads, MoE and MLA kernels) were fitted on NVIDIA GPUs under "
+               "vLLM, SGLang and TensorRT-LLM; no MI300X serving record was in that fit.",
+               "No decode-attention bandwidth measured on an MI300X was found; sim uses bandwidth_efficiency.",
+               "An MI300X reaches another over one 64 GB/s xGMI link: all-reduce over fewer than 8 GPUs is much slower "
+               "(47.7 GB/s busbw on 2, ml-eng-network), which sim's per-direction interconnect figure does not model."),
     ),
 })
 

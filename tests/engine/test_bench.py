@@ -238,5 +238,5 @@ def test_sharegpt_lengths_follow_the_shipped_distribution():
 
 
 def test_a_gpu_without_a_profile_gets_a_warning(capsys):
-    assert engine_main(["--model", "qwen3-0.6b", "--gpu", "b200", "--num-prompts", "5", "--bench"]) == 0
-    assert "note: no measured or published efficiency profile for b200" in capsys.readouterr().out
+    assert engine_main(["--model", "qwen3-0.6b", "--gpu", "b300", "--num-prompts", "5", "--bench"]) == 0
+    assert "note: no measured or published efficiency profile for b300" in capsys.readouterr().out
