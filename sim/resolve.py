@@ -322,6 +322,7 @@ def setup(s: Scenario) -> Setup:
         gpu_name=gpu.name,
         context_tokens=arch.max_position_embeddings,
         attention_kind=arch.attention_kind,
+        model_family=family_of(arch),
         kv_bytes_per_token=kv_per_token,
         state_bytes_per_sequence=arch.state_bytes_per_sequence(s.tp, s.attention_dp, s.pp),
         spec_draft_name=draft.arch.name if draft else "",
@@ -367,8 +368,12 @@ def setup(s: Scenario) -> Setup:
     return built
 
 
-def model_family(s: Scenario) -> str:
+def family_of(arch) -> str:
     """"mla", "moe" or "dense": the families whose prediction errors are told apart (docs/sim.md,
-    Validation). Raises InputError for a scenario resolve() refuses."""
-    arch = resolve(s).arch
+    Validation; sim.fidelity). An MLA model with experts (DeepSeek-V3) counts as MLA."""
     return "mla" if arch.mla is not None else "moe" if arch.moe is not None else "dense"
+
+
+def model_family(s: Scenario) -> str:
+    """The family of the scenario's model (family_of). Raises InputError for a scenario resolve() refuses."""
+    return family_of(resolve(s).arch)

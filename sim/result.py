@@ -22,6 +22,7 @@ class Result:
     gpu_name: str = ""  # the card's name as the catalog writes it ("NVIDIA H100 SXM")
     context_tokens: int = 0  # the model's context (max_position_embeddings)
     attention_kind: str = ""
+    model_family: str = ""  # "dense", "moe" or "mla" (sim.resolve.family_of): which validation figures apply
     kv_bytes_per_token: float = 0.0
     # A hybrid model's recurrent state per sequence on one rank (linear-attention layers): the
     # same at every length, and part of kv_bytes_per_sequence. 0 for a model without such layers.

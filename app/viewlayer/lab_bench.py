@@ -3,9 +3,10 @@ predicts (the figures and errors of `kvlab compare`, sim.engine.compare)."""
 
 from __future__ import annotations
 
-from kvlab.sim.engine.bench import bench_metrics, fidelity_line
+from kvlab.sim.engine.bench import bench_metrics
 from kvlab.sim.engine.compare import METRICS, error
 from kvlab.sim.errors import InputError
+from kvlab.sim.fidelity import replay_line
 from kvlab.sim.resolve import model_family
 from kvlab.sim.scenario import Scenario
 
@@ -34,7 +35,7 @@ def view_lab_bench(run, values) -> dict:
     head = "<tr><th>Figure</th><th>Measured</th><th>Predicted (this run)</th><th>Error</th></tr>"
     try:
         family = model_family(Scenario(model=values["model"], gpu=values["gpu"]))
-        line = fidelity_line(family)
+        line = replay_line(family)
         honest = line[0].upper() + line[1:] + "."
     except (InputError, KeyError):
         honest = ""

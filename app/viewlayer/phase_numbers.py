@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from kvlab.sim.fidelity import served_line
+
 from . import format as fmt
 from . import html, readouts
 from .admission_numbers import cost_tiles
@@ -50,4 +52,10 @@ def view_phase_numbers(result) -> dict:
                   "what batching still amortises" if running else "", COLORS["weights"]),
         *cost_tiles(r),
         columns=3,
-    )}}
+    ) + _fidelity(r if ok else None)}}
+
+
+def _fidelity(r) -> str:
+    """How far such figures have been from published measurements (sim.fidelity), under the tiles."""
+    line = served_line(r.model_family) if r is not None else ""
+    return f'<p class="kv-caption" data-kv="fidelity">{html.esc(line)}</p>' if line else ""

@@ -215,32 +215,6 @@ def profile_note(scenario: Scenario) -> str | None:
             "at its ideal rate, so predicted times come out short")
 
 
-@lru_cache(maxsize=1)
-def fidelity() -> dict:
-    """How far replays of published runs were from them (sim/data/fidelity.json, written by
-    tests/validation/bench_report.py from tests/validation/bench_runs.json)."""
-    return json.loads((DATA_DIR / "fidelity.json").read_text())
-
-
-FIDELITY_LABELS = {"duration_s": "duration", "output_throughput": "output tok/s", "mean_ttft_ms": "mean TTFT",
-                   "p99_ttft_ms": "p99 TTFT", "mean_tpot_ms": "mean TPOT", "median_itl_ms": "median ITL"}
-
-
-def fidelity_line(family: str) -> str:
-    """One sentence on how far such predictions have been, for a model of `family` (dense, moe, mla)."""
-    f = fidelity()
-    parts, n = [], 0
-    for figure, label in FIDELITY_LABELS.items():
-        entry = f["figures"].get(figure, {}).get(family)
-        if entry:
-            parts.append(f"{label} {entry['median_abs']:.0%}")
-            n = max(n, entry["n"])
-    if not parts:
-        return f"kvlab has replayed no published run of a {family} model yet"
-    return (f"how far such replays have been: on {n} published runs of {family} models, median |error| "
-            + ", ".join(parts) + " (tests/validation/bench_runs.json in kvlab's repository)")
-
-
 # ------------------------------------------------------------------------------------------
 # The client's summary
 # ------------------------------------------------------------------------------------------

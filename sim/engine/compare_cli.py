@@ -19,13 +19,14 @@ import sys
 
 from ..catalog import model_for_repo
 from ..cliargs import Parser, parse, report
+from ..fidelity import replay_line
 from ..fields import ENGINE_FIELDS
 from ..profiles import best_profile
 from ..resolve import model_family
 from ..scenario import ENGINES, TP_SIZES, Scenario
 from ..units import KV_DTYPES, WEIGHT_DTYPES
 from ..userfile import FileProblem, read_bytes, shown_path
-from .bench import BENCH_TOOLS, DATASETS, bench_metrics, engine_config, fidelity_line, profile_note
+from .bench import BENCH_TOOLS, DATASETS, bench_metrics, engine_config, profile_note
 from .compare import MAX_RESULT_BYTES, METRICS, ResultFileProblem, error, largest_gap, read_runs
 from .run import simulate
 
@@ -117,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             if key in run.measured:
                 print(f"{label:<34}{run.measured[key]:>12,.2f}{predicted[key]:>12,.2f}{errors[key]:>+9.0%}")
         print(f"largest gap: {largest_gap(errors)}")
-        print(fidelity_line(model_family(s)))
+        print(replay_line(model_family(s)))
     return 0
 
 

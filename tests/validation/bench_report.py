@@ -18,11 +18,11 @@ import json
 import statistics
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 from kvlab.sim import Scenario
 from kvlab.sim.engine.bench import BenchSpec, bench_metrics, engine_config
 from kvlab.sim.engine.run import simulate
+from kvlab.sim.fidelity import section, write_section
 from kvlab.sim.profiles import best_profile
 
 from .report import _common, _family, _percentile, load
@@ -125,37 +125,24 @@ def leave_one_source_out(rows: list[Row]) -> dict[str, dict[str, float]]:
     return out
 
 
-FIDELITY_PATH = Path(__file__).resolve().parents[2] / "sim" / "data" / "fidelity.json"
 FIDELITY_FIGURES = ("duration_s", "output_throughput", "mean_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_itl_ms")
 
 
 def fidelity(rows: list[Row]) -> dict:
-    """What sim/data/fidelity.json holds: per figure and family, the runs and the median |error|."""
-    runs = {r.id for r in rows}
-    out = {"about": "How far the engine's replays of published benchmark runs were from what the runs measured: median "
-                    "|error| per figure, over all runs and per model family. Written by python -m "
-                    "tests.validation.bench_report --write from tests/validation/bench_runs.json; "
-                    "tests/validation/test_bench_report.py fails when it is stale.",
-           "runs": len(runs), "figures": {}}
-    for figure in FIDELITY_FIGURES:
-        entry = {}
-        for family in (None, "dense", "moe", "mla"):
-            errs = [abs(r.error) for r in rows if r.figure == figure and family in (None, r.family)]
-            if errs:
-                entry[family or "all"] = {"n": len(errs), "median_abs": round(statistics.median(errs), 3)}
-        out["figures"][figure] = entry
-    return out
+    """The "replays" section of sim/data/fidelity.json: per figure and family, runs and median |error|."""
+    summary = {**summarize(rows), **summarize(rows, lambda r: r.family)}
+    return section(summary, FIDELITY_FIGURES, len({r.id for r in rows}), "runs")
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quiet", action="store_true", help="summary only")
     p.add_argument("--json", action="store_true", help="print the summaries as JSON")
-    p.add_argument("--write", action="store_true", help=f"write {FIDELITY_PATH.name} into sim/data")
+    p.add_argument("--write", action="store_true", help="write the replays' section of sim/data/fidelity.json")
     args = p.parse_args(argv)
     rows, skipped = run()
     if args.write:
-        FIDELITY_PATH.write_text(json.dumps(fidelity(rows), indent=1) + "\n")
+        write_section("replays", fidelity(rows))
     summary = summarize(rows)
     if args.json:
         print(json.dumps({"all": summary, "by_family": summarize(rows, lambda r: r.family),

@@ -1,6 +1,7 @@
 """How close is kvlab to public measurements? Evaluates every record in tests/validation with sim.
 
     python -m tests.validation.report [--profile textbook|published|NAME] [--quiet] [--json]
+    python -m tests.validation.report --profile published --write   # sim/data/fidelity.json's "served" figures
 
 For each record the report builds the Scenario the record describes (model, GPU, tp, engine and
 version, dtypes, lengths, batch or concurrency, memory settings), evaluates it, and compares:
@@ -35,6 +36,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kvlab.sim import Scenario, evaluate, gpu_ids, model_ids, profile_names
+from kvlab.sim.fidelity import section, write_section
 from kvlab.sim.profiles import published_profile
 from kvlab.sim.resolve import model_family
 
@@ -346,13 +348,27 @@ def run(profile_choice: str) -> tuple[list[Row], list[tuple[str, str]], dict]:
     return rows, mem_skipped + perf_skipped, summarize(rows)
 
 
+SERVED_FIGURES = ("itl", "tok_per_s", "ttft")
+
+
+def served_fidelity(rows: list[Row], summary: dict) -> dict:
+    """The "served" section of sim/data/fidelity.json (profile "published"): per figure and family,
+    records and median |error|, which the panels quote beside their latencies."""
+    return section(summary, SERVED_FIGURES, len({r.id for r in rows if r.metric in SERVED_FIGURES}), "records")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--profile", default="textbook", help="textbook, published (<gpu>-published), or a profile name")
     p.add_argument("--quiet", action="store_true", help="summary only")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--write", action="store_true", help="write sim/data/fidelity.json's served section (profile published)")
     args = p.parse_args(argv)
     rows, skipped, summary = run(args.profile)
+    if args.write:
+        if args.profile != "published":
+            p.error("--write takes the published profiles' figures: add --profile published")
+        write_section("served", served_fidelity(rows, summary))
     if args.json:
         print(json.dumps(summary, sort_keys=True))
         return 0

@@ -4,7 +4,10 @@ measured when the step model, the engine rules and the published profiles were l
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from kvlab.sim.fidelity import fidelity
 
 from . import report
 
@@ -42,3 +45,9 @@ def test_report_prints_every_record_and_the_summary(capsys):
     skipped_block = out.split("skipped ")[1].split("\n\n")[0].splitlines()[1:]
     skipped = {line.strip().split(":")[0] for line in skipped_block}
     assert compared | skipped == records
+
+
+def test_the_served_fidelity_the_panels_quote_is_current():
+    rows, _, summary = report.run("published")
+    assert fidelity()["served"] == json.loads(json.dumps(report.served_fidelity(rows, summary))), (
+        "sim/data/fidelity.json's served section is stale: python -m tests.validation.report --profile published --write")
