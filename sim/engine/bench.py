@@ -96,8 +96,9 @@ def validate_spec(b: BenchSpec) -> list[Issue]:
             issues.append(Issue(name, f"must be an integer of at least one token a prompt ({b.num_prompts:,}), got {shown(total)}"))
     for name in ("input_lens", "output_lens"):
         lens = getattr(b, name)
-        if lens is not None and (len(lens) != b.num_prompts or not all(isinstance(n, int) and n >= 1 for n in lens)):
-            issues.append(Issue(name, f"must list {b.num_prompts:,} lengths of at least 1 token, one per prompt"))
+        high = BENCH_FIELDS["random_input_len" if name == "input_lens" else "random_output_len"].high
+        if lens is not None and (len(lens) != b.num_prompts or not all(isinstance(n, int) and 1 <= n <= high for n in lens)):
+            issues.append(Issue(name, f"must list {b.num_prompts:,} lengths of 1 to {high:,} tokens, one per prompt"))
     return issues
 
 

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 
 from ..fields import BENCH_FIELDS, check_number, shown
-from .bench import BenchSpec
+from .bench import BenchSpec, validate_spec
 
 MAX_RESULT_BYTES = 64_000_000  # a --save-detailed file of 10^5 requests with their texts fits
 MAX_RUNS = 100
@@ -167,6 +167,16 @@ def _run(d: dict, where: str, tool: str | None, dataset: str | None) -> Measured
                        f"every request at the file's mean lengths, {mean_in:,} in and {mean_out:,} out", measured)
 
 
+def _checked(run: MeasuredRun, where: str) -> MeasuredRun:
+    """The run, or ResultFileProblem when what it states is out of the engine's bounds (a run of
+    10^9 requests, a request of 10^12 tokens), naming the key."""
+    keys = {"num_prompts": "completed", "random_input_len": "total_input_tokens", "random_output_len": "total_output_tokens"}
+    problems = [f"{where}{keys.get(i.field, i.field)}: {i.message}" for i in validate_spec(run.spec)]
+    if problems:
+        raise ResultFileProblem(problems)
+    return run
+
+
 def read_runs(data: bytes, tool: str | None = None, dataset: str | None = None) -> list[MeasuredRun]:
     """The runs of a result file, or ResultFileProblem naming each missing or bad key. `tool` and
     `dataset` say what the file does not (vLLM's files name no dataset): without a dataset or
@@ -184,7 +194,7 @@ def read_runs(data: bytes, tool: str | None = None, dataset: str | None = None) 
             problems.append(f"{where}expected a JSON object, got {type(d).__name__}")
             continue
         try:
-            runs.append(_run(d, where, tool, dataset))
+            runs.append(_checked(_run(d, where, tool, dataset), where))
         except ResultFileProblem as e:
             problems += e.lines
     if problems:

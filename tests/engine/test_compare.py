@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kvlab.sim.engine.compare import METRICS, ResultFileProblem, error, largest_gap, read_runs
 from kvlab.sim.engine.compare_cli import main
 
@@ -90,6 +92,11 @@ def test_sglang_file_without_a_model_asks_for_one(tmp_path, capsys):
     (json.dumps(dict(VLLM_RUN, request_rate=-3)).encode(), ["request_rate: must be between 0.001 and 100,000, got -3"]),
     (json.dumps(dict(VLLM_RUN, max_concurrency=2.5)).encode(), ["max_concurrency: must be an integer"]),
     (json.dumps(dict(VLLM_RUN, mean_ttft_ms=float("nan"))).encode(), ["mean_ttft_ms: must be a number"]),
+    (json.dumps(dict(VLLM_RUN, completed=10**9, total_input_tokens=10**12, total_output_tokens=10**12)).encode(),
+     ["completed: must be between 1 and 400,000"]),
+    (json.dumps(dict(VLLM_RUN, completed=2, total_input_tokens=10**13)).encode(), ["total_input_tokens: must be between 1 and"]),
+    (json.dumps(dict(VLLM_RUN, completed=2, input_lens=[5, 10**12], output_lens=[3, 4])).encode(),
+     ["input_lens: must list 2 lengths of 1 to 2,097,152 tokens"]),
 ])
 def test_bad_files_name_the_key(content, expected):
     with pytest.raises(ResultFileProblem) as e:
@@ -120,3 +127,26 @@ def test_error_and_largest_gap():
     assert largest_gap({"mean_tpot_ms": 0.05, "median_ttft_ms": 0.5, "p99_ttft_ms": 0.6}).startswith("the prefill")
     assert largest_gap({"mean_tpot_ms": 0.05, "median_ttft_ms": 0.1, "p99_ttft_ms": 1.5}).startswith("queueing")
     assert largest_gap({}) == "the file has too few latency figures to say"
+
+
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers(-10**15, 10**15) | st.floats(allow_nan=True)
+                           | st.text(max_size=8), lambda inner: st.lists(inner, max_size=4), max_leaves=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["completed", "duration", "total_input_tokens", "total_output_tokens", "request_rate",
+                                        "max_concurrency", "burstiness", "input_lens", "output_lens", "dataset_name",
+                                        "random_input_len", "random_output_len", "random_range_ratio", "mean_ttft_ms",
+                                        "model_id", "sharegpt_output_len"]), JSON_VALUES, max_size=16))
+def test_any_object_is_read_or_refused_by_name(obj):
+    """Whatever a file holds, the reader returns runs the engine accepts or refuses naming keys:
+    never another exception, never a run outside the engine's bounds."""
+    try:
+        runs = read_runs(json.dumps(obj).encode())
+    except ResultFileProblem as e:
+        assert e.lines and all(isinstance(line, str) and line for line in e.lines)
+        return
+    from kvlab.sim.engine.bench import validate_spec, workload
+    for run in runs:
+        assert validate_spec(run.spec) == []
+        assert len(workload(run.spec).trace) == run.spec.num_prompts
