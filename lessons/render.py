@@ -393,9 +393,20 @@ COURSE_CSS = """
 
 def course_page() -> KvTemplate:
     body = pn.pane.HTML(f'<div class="kv-lesson"><h1>Lessons</h1><p>Each lesson asks you to predict first, then shows what '
-                        f'the simulator computes, with the views it talks about inline.</p>{course_map_html()}</div>',
+                        f'the simulator computes, with the views it talks about inline.</p>{course_map_html()}'
+                        f'<p>For instructors: the <a href="{esc(page_href("answers", theme=True))}">answer key</a>, every '
+                        f'question with its key, the simulated figure behind it and the misconception each wrong choice '
+                        f'tests (also <code>kvlab answer-key</code>).</p></div>',
                         stylesheets=[LESSON_CSS, COURSE_CSS], sizing_mode="stretch_width")
     return page("Lessons", "lessons", pn.Column(body, max_width=1000, sizing_mode="stretch_width"))
+
+
+def answers_page() -> KvTemplate:
+    """The instructor's answer key (lessons/answer_key.py's Markdown, from the lesson data), as a page of
+    the site and of kvlab serve."""
+    from .answer_key import answer_key, to_markdown
+
+    return page("Answer key", "answers", pn.Column(_md(to_markdown(answer_key())), max_width=900, sizing_mode="stretch_width"))
 
 
 def glossary_page() -> KvTemplate:

@@ -183,7 +183,7 @@ def nav_links(current: str, pages=None, query: str | None = None) -> AddressBar:
     (`query` None: a lesson, whose address bar holds its answers) leaves its address bar as opened."""
     links = [[page_href("index"), "Home", current == "index"]]
     links += [[page_href(slug), title, slug == current] for slug, title, _ in pages or PAGES]
-    links.append([page_href("lessons"), "Lessons", current in ("lessons", "glossary") or current.startswith("lesson_")])
+    links.append([page_href("lessons"), "Lessons", current in ("lessons", "glossary", "answers") or current.startswith("lesson_")])
     keep = query is None or os.environ.get("KVLAB_BUILD_SITE") == "1"
     return AddressBar(links=links, query=query or "", keep_url=keep, stylesheets=[NAV_CSS], margin=(0, 10))
 

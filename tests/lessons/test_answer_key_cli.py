@@ -44,3 +44,21 @@ def test_bad_options_exit_2_and_name_the_lessons(capsys):
     assert "--lesson: no lesson 'Z9', '<B>'" in err and "the lessons are A1, " in err and "Traceback" not in err
     assert main(["answer-key", "--format", "pdf"]) == 2
     assert "unrecognized option '--format'" in capsys.readouterr().err
+
+
+def test_the_answer_key_page_holds_every_question_and_key():
+    """The instructor's page (lessons/answers.py, in kvlab serve and the site) is the same key."""
+    import panel as pn
+    from kvlab.lessons.answer_key import answer_key
+    from kvlab.lessons.render import answers_page, course_page
+
+    page = answers_page()
+    text = "".join(str(obj.object) for item in page.main for obj in item.select(pn.pane.Markdown))
+    key = answer_key()
+    assert text.startswith(f"# kvlab {key['version']}: answer key")
+    for lesson in key["lessons"]:
+        assert f"## {lesson['code']}. {lesson['title']}" in text
+        for q in lesson["questions"]:
+            assert f"`{q['key']}`" in text and f"Key: **{q['answer']}**" in text
+    course = "".join(str(obj.object) for item in course_page().main for obj in item.select(pn.pane.HTML))
+    assert "answers" in course and "answer key" in course  # the course map links it
