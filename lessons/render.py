@@ -406,7 +406,12 @@ def answers_page() -> KvTemplate:
     the site and of kvlab serve."""
     from .answer_key import answer_key, to_markdown
 
-    return page("Answer key", "answers", pn.Column(_md(to_markdown(answer_key())), max_width=900, sizing_mode="stretch_width"))
+    # The lessons it keys, as links: what an instructor opens beside it (and the page's keyboard stops:
+    # a scrolling page needs something to focus, axe's scrollable-region-focusable).
+    links = " \u00b7 ".join(f'<a href="{esc(lesson_href(code))}">{esc(code)}</a>' for code in course.written())
+    toc = _html(f'<p>The lessons: {links}.</p>')
+    return page("Answer key", "answers", pn.Column(_md(to_markdown(answer_key())), toc, max_width=900,
+                                                   sizing_mode="stretch_width"))
 
 
 def glossary_page() -> KvTemplate:
