@@ -5,10 +5,7 @@ from __future__ import annotations
 
 from kvlab.sim.engine.bench import bench_metrics
 from kvlab.sim.engine.compare import METRICS, error
-from kvlab.sim.errors import InputError
 from kvlab.sim.fidelity import replay_line
-from kvlab.sim.resolve import model_family
-from kvlab.sim.scenario import Scenario
 
 from . import html
 
@@ -33,12 +30,8 @@ def view_lab_bench(run, values) -> dict:
             rows.append(f"<tr><td>{html.esc(label)}</td><td>{measured:,.2f}</td><td>{predicted[key]:,.2f}</td>"
                         f"<td>{e:+.0%}</td></tr>")
     head = "<tr><th>Figure</th><th>Measured</th><th>Predicted (this run)</th><th>Error</th></tr>"
-    try:
-        family = model_family(Scenario(model=values["model"], gpu=values["gpu"]))
-        line = replay_line(family)
-        honest = line[0].upper() + line[1:] + "."
-    except (InputError, KeyError):
-        honest = ""
+    line = replay_line(r.model_family)
+    honest = line[0].upper() + line[1:] + "."
     caption = (f"Lengths: {html.esc(bench.lengths)}. The file does not say which GPU, how many, or which engine "
                f"version ran it: set them in the settings. {html.esc(honest)}")
     return {"pane": {"html": f'<table class="kv-compare" data-kv="lab-bench">{head}{"".join(rows)}</table>'

@@ -46,7 +46,7 @@ from ..errors import Issue
 from ..fields import BENCH_FIELDS, check_choice, check_numbers, shown
 from ..scenario import Scenario
 from .config import EngineConfig, Scheduling, TraceRequest, Workload
-from .result import EngineResult, quantile
+from .result import EngineResult, percentiles
 
 BENCH_TOOLS = ("vllm", "sglang")
 DATASETS = ("random", "sharegpt")
@@ -260,12 +260,11 @@ class BenchMetrics:
 
 
 def _stat(values_s: list[float]) -> Stat:
-    v = sorted(values_s)
-    if not v:
+    p = percentiles(values_s)  # the engine's own: numpy's linear interpolation, as the tools use
+    if not p.count:
         return Stat()
-    mean = math.fsum(v) / len(v)
-    std = math.sqrt(math.fsum((x - mean) ** 2 for x in v) / len(v))  # numpy's np.std: the population deviation
-    return Stat(mean * 1e3, quantile(v, 0.5) * 1e3, std * 1e3, quantile(v, 0.99) * 1e3)
+    std = math.sqrt(math.fsum((x - p.mean) ** 2 for x in values_s) / p.count)  # np.std: the population deviation
+    return Stat(p.mean * 1e3, p.p50 * 1e3, std * 1e3, p.p99 * 1e3)
 
 
 def _itl_stat(r: EngineResult) -> Stat:

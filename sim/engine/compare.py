@@ -123,9 +123,9 @@ def _run(d: dict, where: str, tool: str | None, dataset: str | None) -> Measured
     if conc is not None:
         conc = _number(d, "max_concurrency", where, problems, integer=True, low=1)
     burst = d.get("burstiness", 1.0)
-    if burst is not None and check_number("burstiness", burst, BENCH_FIELDS["burstiness"]):
-        problems.append(f"{where}burstiness: must be {shown(BENCH_FIELDS['burstiness'].low)} to "
-                        f"{shown(BENCH_FIELDS['burstiness'].high)}, got {shown(burst)}")
+    issue = check_number("burstiness", burst, BENCH_FIELDS["burstiness"]) if burst is not None else None
+    if issue:
+        problems.append(f"{where}burstiness: {issue.message}")
     measured = {}
     for key, _ in METRICS:
         if key in d and d[key] is not None:

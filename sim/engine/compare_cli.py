@@ -22,7 +22,6 @@ from ..cliargs import Parser, parse, report
 from ..fidelity import replay_line
 from ..fields import ENGINE_FIELDS
 from ..profiles import best_profile
-from ..resolve import model_family
 from ..scenario import ENGINES, TP_SIZES, Scenario
 from ..units import KV_DTYPES, WEIGHT_DTYPES
 from ..userfile import FileProblem, read_bytes, shown_path
@@ -118,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             if key in run.measured:
                 print(f"{label:<34}{run.measured[key]:>12,.2f}{predicted[key]:>12,.2f}{errors[key]:>+9.0%}")
         print(f"largest gap: {largest_gap(errors)}")
-        print(replay_line(model_family(s)))
+        print(replay_line(r.model_family))
     return 0
 
 

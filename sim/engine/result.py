@@ -56,6 +56,7 @@ class EngineResult:
     warnings: list[str] = field(default_factory=list)
     cancelled: bool = False
     model_name: str = ""
+    model_family: str = ""  # sim's Result.model_family: which validation figures apply
     gpu_name: str = ""
     policy: str = ""
     num_requests: int = 0

@@ -140,6 +140,7 @@ def collect(sim: Simulation) -> EngineResult:
         warnings=list(r.warnings),
         cancelled=sim.cancelled,
         model_name=r.model_name,
+        model_family=r.model_family,
         gpu_name=_gpu_name(s.gpu),
         policy=cfg.scheduling.policy,
         num_requests=len(reqs),

@@ -25,7 +25,7 @@ from kvlab.sim.engine.run import simulate
 from kvlab.sim.fidelity import section, write_section
 from kvlab.sim.profiles import best_profile
 
-from .report import _common, _family, _percentile, load
+from .report import _common, load, summarize
 
 # The figures compared: the record's key, the engine's key (vLLM's result keys).
 FIGURES = {"duration_s": "duration", "output_throughput": "output_throughput", "mean_ttft_ms": "mean_ttft_ms",
@@ -39,7 +39,7 @@ class Row:
     id: str
     source: str
     family: str
-    figure: str
+    metric: str  # a figure of FIGURES, under the name report.summarize reads
     measured: float
     predicted: float
 
@@ -84,7 +84,7 @@ def rows_for(rec: dict) -> tuple[list[Row], str]:
     if r.errors:
         return [], "; ".join(f"{e['field']}: {e['message']}" for e in r.errors)
     predicted = bench_metrics(r).flat()
-    family = _family(fields)
+    family = r.model_family
     source = rec["source_url"].split("/blob/")[0].split("/pull/")[0].split("/issues/")[0]
     return [Row(rec["id"], source, family, k, float(v), predicted[FIGURES[k]])
             for k, v in rec["measured"].items() if k in FIGURES and v], ""
@@ -100,28 +100,14 @@ def run() -> tuple[list[Row], list[tuple[str, str]]]:
     return rows, skipped
 
 
-def summarize(rows: list[Row], key=lambda r: None) -> dict[str, dict]:
-    out = {}
-    for figure in FIGURES:
-        groups: dict = {}
-        for row in rows:
-            if row.figure == figure:
-                groups.setdefault(key(row), []).append(row.error)
-        for group, errs in sorted(groups.items(), key=lambda kv: str(kv[0])):
-            out[figure if group is None else f"{figure}/{group}"] = {
-                "n": len(errs), "median_abs": statistics.median(abs(e) for e in errs),
-                "p90_abs": _percentile([abs(e) for e in errs], 0.9), "median_signed": statistics.median(errs)}
-    return out
-
-
 def leave_one_source_out(rows: list[Row]) -> dict[str, dict[str, float]]:
     """Median |error| per figure over the other sources, with each source left out in turn: how far
     the summary moves on one source's runs (no constant is fitted here, so this is a spread check)."""
     out = {}
     for source in sorted({r.source for r in rows}):
         rest = [r for r in rows if r.source != source]
-        out[source] = {f: statistics.median(abs(r.error) for r in rest if r.figure == f)
-                       for f in FIGURES if any(r.figure == f for r in rest)}
+        out[source] = {f: statistics.median(abs(r.error) for r in rest if r.metric == f)
+                       for f in FIGURES if any(r.metric == f for r in rest)}
     return out
 
 
@@ -130,8 +116,7 @@ FIDELITY_FIGURES = ("duration_s", "output_throughput", "mean_ttft_ms", "p99_ttft
 
 def fidelity(rows: list[Row]) -> dict:
     """The "replays" section of sim/data/fidelity.json: per figure and family, runs and median |error|."""
-    summary = {**summarize(rows), **summarize(rows, lambda r: r.family)}
-    return section(summary, FIDELITY_FIGURES, len({r.id for r in rows}), "runs")
+    return section(summarize(rows, FIGURES), FIDELITY_FIGURES, len({r.id for r in rows}), "runs")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,22 +128,21 @@ def main(argv: list[str] | None = None) -> int:
     rows, skipped = run()
     if args.write:
         write_section("replays", fidelity(rows))
-    summary = summarize(rows)
+    summary = summarize(rows, FIGURES)
     if args.json:
-        print(json.dumps({"all": summary, "by_family": summarize(rows, lambda r: r.family),
-                          "loso": leave_one_source_out(rows), "runs": len({r.id for r in rows}), "skipped": skipped},
-                         sort_keys=True))
+        print(json.dumps({"summary": summary, "loso": leave_one_source_out(rows), "runs": len({r.id for r in rows}),
+                          "skipped": skipped}, sort_keys=True))
         return 0
     if not args.quiet:
         print(f"{'run':58} {'figure':15} {'measured':>11} {'kvlab':>11} {'error':>8}")
         for row in rows:
-            print(f"{row.id:58} {row.figure:15} {row.measured:11.4g} {row.predicted:11.4g} {row.error:+8.1%}")
+            print(f"{row.id:58} {row.metric:15} {row.measured:11.4g} {row.predicted:11.4g} {row.error:+8.1%}")
         print()
         for rid, why in skipped:
             print(f"skipped {rid}: {why}")
     print(f"{len({r.id for r in rows})} runs replayed, {len(skipped)} skipped")
     print(f"{'figure':28} {'n':>3} {'median |err|':>13} {'p90 |err|':>10} {'median err':>11}")
-    for figure, s in {**summary, **summarize(rows, lambda r: r.family)}.items():
+    for figure, s in summary.items():
         print(f"{figure:28} {s['n']:3d} {s['median_abs']:13.1%} {s['p90_abs']:10.1%} {s['median_signed']:+11.1%}")
     print("\nleave one source out (median |err| of the rest):")
     for source, figs in leave_one_source_out(rows).items():

@@ -328,10 +328,11 @@ def _percentile(values: list[float], q: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (k - lo)
 
 
-def summarize(rows: list[Row]) -> dict[str, dict]:
-    """Per metric over every row, and per family as "metric/family" (itl/moe, tok_per_s/mla, ...)."""
+def summarize(rows: list, metrics=METRICS) -> dict[str, dict]:
+    """Per metric over every row, and per family as "metric/family" (itl/moe, tok_per_s/mla, ...).
+    Rows have `metric`, `family` and `error` (this report's, and bench_report's replays)."""
     out = {}
-    for metric in METRICS:
+    for metric in metrics:
         for family in (None, *FAMILIES):
             errs = [row.error for row in rows if row.metric == metric and family in (None, row.family)]
             if errs:

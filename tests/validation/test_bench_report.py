@@ -10,7 +10,7 @@ import pytest
 from kvlab.sim.fidelity import fidelity
 
 from . import bench_report
-from .report import load
+from .report import load, summarize
 
 # Median |error| when the set was first replayed (docs/benchmarks/2026-12-04-bench-runs.md) plus a
 # small margin, so a change that makes the replays worse fails here. MoE and MLA runs are far off
@@ -45,7 +45,7 @@ def test_every_measured_figure_is_in_its_quote():
 
 def test_medians_stay_within_their_bounds(replay):
     rows, _ = replay
-    summary = {**bench_report.summarize(rows), **bench_report.summarize(rows, lambda r: r.family)}
+    summary = summarize(rows, bench_report.FIGURES)
     for key, bound in BOUNDS.items():
         assert summary[key]["median_abs"] <= bound, (key, summary[key])
 
