@@ -16,6 +16,7 @@ import os
 
 import panel as pn
 import param
+from bokeh.models import CustomJSTicker
 from bokeh.plotting import figure
 
 from ..viewlayer import html
@@ -124,11 +125,52 @@ def html_pane(text: str = "", **kw) -> TextPane:
     return TextPane(text, stylesheets=[BASE_CSS], sizing_mode="stretch_width", **kw)
 
 
+# Major ticks of a log axis, spread over its whole length. Bokeh's LogTicker falls back to even linear
+# steps when the range spans under two decades, and on a log axis those crowd into its top end (a
+# latency axis from 5 ms to 0.3 s showed "0.20.250.3" in a heap at the right and nothing else).
+# Candidates are the round numbers of each decade in order of preference (powers of ten, then 2 and
+# 5, then 3, then the rest); one is kept only if it sits at least a seventh of the axis (in log
+# distance) from every tick kept before it, so at most seven labels share the axis and none touch
+# on a 320 px phone. A sliver of a decade with under two such ticks gets even steps instead, which
+# on so short a stretch of a log axis look even.
+LOG_TICKS_JS = """
+const lo = Math.min(cb_data.start, cb_data.end), hi = Math.max(cb_data.start, cb_data.end);
+if (!(lo > 0) || !(hi > lo) || !isFinite(hi)) { return []; }
+const round = (t) => Number(t.toPrecision(6));
+const span = Math.log10(hi / lo), gap = span / 7;
+const ranked = [[1], [2, 5], [3], [1.5, 2.5, 4, 6, 7, 8, 9]];
+const kept = [];
+for (const mantissas of ranked) {
+  for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
+    for (const m of mantissas) {
+      const t = round(m * Math.pow(10, e));
+      if (t >= lo && t <= hi && kept.every((k) => Math.abs(Math.log10(t / k)) >= gap)) { kept.push(t); }
+    }
+  }
+}
+if (kept.length >= 2) { return kept.sort((a, b) => a - b); }
+const raw = (hi - lo) / 4, unit = Math.pow(10, Math.floor(Math.log10(raw)));
+const step = [1, 2, 2.5, 5, 10].map((m) => m * unit).find((s) => s >= raw);
+const even = [];
+for (let t = Math.ceil(lo / step) * step; t <= hi * (1 + 1e-9); t += step) { even.push(round(t)); }
+return even;
+"""
+
+
+def log_ticker() -> CustomJSTicker:
+    return CustomJSTicker(major_code=LOG_TICKS_JS, minor_code="return [];")
+
+
 def base_figure(dark: bool, height: int, **kw):
     """A figure styled for the panels: no toolbar clutter, transparent so the page's theme shows.
-    No title on the canvas: a chart's title is HTML above it (`chart_title_pane`)."""
+    No title on the canvas: a chart's title is HTML above it (`chart_title_pane`). A log axis gets
+    `log_ticker`'s ticks."""
     fig = figure(height=height, sizing_mode="stretch_width", toolbar_location=None, tools="", title=None,
                  background_fill_alpha=0, border_fill_alpha=0, outline_line_color=None, **kw)
+    for axes, kind in ((fig.xaxis, kw.get("x_axis_type")), (fig.yaxis, kw.get("y_axis_type"))):
+        if kind == "log":
+            for axis in axes:
+                axis.ticker = log_ticker()
     text, faint = ink(dark), muted(dark)
     for axis in (*fig.xaxis, *fig.yaxis):
         axis.axis_label_text_color = faint
