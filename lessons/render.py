@@ -208,8 +208,15 @@ def why_html(p: Prediction, picked: str) -> str:
 
 
 # A choice's label is a sentence at times: on a phone it wraps inside its button instead of making
-# the page wider than the screen.
-CHOICE_CSS = ":host { max-width: 100%; } .bk-btn { white-space: normal; text-align: left; height: auto; }"
+# the page wider than the screen. Once a step is answered its choices are disabled, and Bokeh draws a
+# disabled button at 65% opacity: the key came out at 2.5:1 (light) and 3.3:1 (dark).
+# The key and a wrong pick keep full strength on the theme's state colours; the other choices, still
+# to be read, stay at full contrast with a dashed outline that says they no longer take a click.
+CHOICE_CSS = """:host { max-width: 100%; } .bk-btn { white-space: normal; text-align: left; height: auto; }
+.bk-btn:disabled { opacity: 1; cursor: default; }
+.bk-btn-default:disabled { border-style: dashed; }
+.bk-btn-success:disabled { background: var(--kv-good, #006B4F); border-color: var(--kv-good, #006B4F); color: var(--kv-on-state, #FFF); }
+.bk-btn-danger:disabled { background: var(--kv-bad, #A83A00); border-color: var(--kv-bad, #A83A00); color: var(--kv-on-state, #FFF); }"""
 
 
 class StepView(pn.viewable.Viewer):

@@ -30,11 +30,13 @@ TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 # (--kv-control-border: text and number boxes, selects, slider rails, outlined buttons) and a
 # slider's handle (--kv-handle) need 3:1 too (WCAG 2.1, 1.4.11): Bootstrap's own borders are
 # 1.3:1 (#dee2e6 on white) and 1.9:1 (#495057 on #212529), and its handle 3.0:1 on the dark rail.
+# Text on a --kv-good or --kv-bad fill is --kv-on-state: 6.5:1 and 6.4:1 light, 8.6:1 and 7.9:1 dark.
 THEME_VARS = """
 :root { --kv-focus: #0B57D0; --kv-link: #0B57D0; --kv-link-visited: #6A3FB5; --kv-code: #1F2328; --kv-code-bg: #EFF1F3;
-        --kv-good: #006B4F; --kv-bad: #A83A00; --kv-control-border: #6E7781; --kv-handle: #0D6EFD; }
-[data-bs-theme="dark"] { --kv-focus: #FFD24D; --kv-link: #8AB4F8; --kv-link-visited: #D7AEFB; --kv-code: #F0F3F6; --kv-code-bg: #343A40;
-                          --kv-good: #5FD4A9; --kv-bad: #FFA070; --kv-control-border: #8B949E; --kv-handle: #6EA8FE; }
+        --kv-good: #006B4F; --kv-bad: #A83A00; --kv-on-state: #FFFFFF; --kv-control-border: #6E7781; --kv-handle: #0D6EFD; }
+[data-bs-theme="dark"] { --kv-focus: #FFD24D; --kv-link: #8AB4F8; --kv-link-visited: #D7AEFB; --kv-code: #F0F3F6;
+                          --kv-code-bg: #343A40; --kv-good: #5FD4A9; --kv-bad: #FFA070; --kv-on-state: #1F2328;
+                          --kv-control-border: #8B949E; --kv-handle: #6EA8FE; }
 """
 
 # Inside every component's shadow root (Design modifiers): custom properties pierce shadow DOM, so
