@@ -44,6 +44,8 @@
   bar.setAttribute("role", "status");
   bar.setAttribute("aria-live", "polite");
   const label = el("span", "kvlab-progress-label", "Showing the default state. Starting the simulator in your browser\u2026");
+  // What the banner says once a control has moved before the simulator is ready.
+  const HELD = "Starting the simulator in your browser\u2026 Your change is kept and shown as soon as it is ready.";
   const meter = el("progress", "kvlab-progress-meter");
   meter.max = 3;
   meter.value = 0;
@@ -321,6 +323,7 @@
         if (applying) return;
         pending.delete(name);
         pending.set(name, model[prop]);
+        if (!workerReady && !lazy) label.textContent = HELD;
         pump();
       });
     }
@@ -332,17 +335,20 @@
     if (!doc && m.type !== "progress" && m.type !== "error") { early.push(event); return; }
     if (m.type === "progress") {
       meter.value = m.step - 1;
-      label.textContent = "Showing the default state. Starting the simulator in your browser: step " + m.step + " of " + m.of +
-        " (" + m.label + ")\u2026";
+      const step = "step " + m.step + " of " + m.of + " (" + m.label + ")";
+      label.textContent = pending.size ? HELD.replace("\u2026", ": " + step + ".") :
+        "Showing the default state. Starting the simulator in your browser: " + step + "\u2026";
     } else if (m.type === "ready") {
-      if (!lazy) apply(m.patch, true); // a lesson's views already show their starting state, and a move is waiting
+      // A lesson's views already show their starting state, and a move is waiting. On a panel, a
+      // control moved while Python started keeps the student's value: the worker's first patch
+      // (the state the page opened with) leaves it alone, and pump() sends the move next.
+      if (!lazy) apply(Object.fromEntries(Object.entries(m.patch || {}).filter(([name]) => !pending.has(name))), true);
       setQuery(m.query);
       bar.remove();
       state.ready = true;
       workerReady = true;
       state.timings = Object.assign({ page_ms: performance.now() - startedAt }, m.timings);
       setBusy(Boolean(m.busy));
-      if (!lazy) watch();
       setState("ready");
       for (const message of queued.splice(0)) worker.postMessage(message);
       pump();
@@ -405,6 +411,9 @@
       watch();
       lessonAnswers(d).then(ready);
     } else {
+      // Every control answers from the first paint: a move made before Python is ready waits in
+      // `pending` (the last value of each control wins) and is sent the moment the worker is ready.
+      watch();
       for (const event of early.splice(0)) onMessage(event);
     }
   });

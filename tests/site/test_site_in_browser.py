@@ -806,3 +806,62 @@ def test_a_page_starts_without_its_snapshot_when_it_is_missing_or_corrupt(visit,
         for prop, value in props.items():
             assert _close(move["models"][name].get(prop), value), f"{name}.{prop}"
     assert move["max_sequences"] == f"{evaluate(Scenario(prompt_tokens=32768)).max_sequences:,}"
+
+
+# A throttled link (20 Mbit/s down, 40 ms each way: Chromium's network emulation): the admission
+# panel's default state is drawn seconds before Python has started in its worker.
+SLOW_LINK = {"offline": False, "latency": 40, "downloadThroughput": 20e6 / 8, "uploadThroughput": 5e6 / 8}
+EARLY_MOVES = [("w.prompt_tokens", 12.0), ("w.concurrency-exact", 64), ("w.prompt_tokens", 13.0)]  # the last value wins
+
+
+@harness.in_own_thread
+def _move_while_starting(site: Path) -> dict:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import sync_playwright
+
+    wanted = {n: sorted(props) for n, props in PanelPage("admission").models().items()}
+    with harness.serve_directory(site) as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=harness.CHROMIUM, args=harness.CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1300, "height": 900})
+            page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("http://127.0.0.1", "data:", "blob:"))
+                       else r.abort())
+            cdp = page.context.new_cdp_session(page)
+            cdp.send("Network.enable")
+            cdp.send("Network.emulateNetworkConditions", SLOW_LINK)
+            page.goto(f"{base}admission.html")
+            drawn = "() => window.Bokeh && Bokeh.documents.length && Bokeh.documents[0].get_model_by_name('w.prompt_tokens')"
+            page.wait_for_function(drawn, timeout=BOOT_TIMEOUT_MS)
+            for name, value in EARLY_MOVES:
+                page.evaluate("([n, v]) => { const m = Bokeh.documents[0].get_model_by_name(n);"
+                              " m[('value' in m.properties) ? 'value' : 'active'] = v; }", [name, value])
+            moved = {"state": page.evaluate("document.body.dataset.kvlabState || 'starting'"),
+                     "banner": page.evaluate("(document.querySelector('.kvlab-progress-label') || {}).textContent || ''")}
+            page.wait_for_function("document.body.dataset.kvlabState === 'ready'", timeout=BOOT_TIMEOUT_MS)
+            try:  # the waiting moves are answered in one patch (none came before the fix)
+                page.wait_for_function("window.kvlabBridge.patches > 0 && !window.kvlabBridge.busy", timeout=30_000)
+            except PlaywrightTimeout:
+                pass
+            page.wait_for_timeout(300)  # a chart's half of the patch, one frame later
+            return {"moved": moved, "patches": page.evaluate("window.kvlabBridge.patches"),
+                    "models": json.loads(page.evaluate(READ_MODELS_JS, wanted))}
+        finally:
+            browser.close()
+
+
+def test_moves_made_while_the_simulator_starts_are_kept_and_answered(real_site):
+    """Issue 37: on a slow link a slider moved before Python was ready kept showing the default
+    numbers, then snapped back to the default once it was. Every control now answers from the first
+    paint: the moves wait, the banner says so, and once Python is up the page shows what CPython
+    computes for the last value of each control."""
+    site, _, _ = real_site
+    if not json.loads((site / "build-info.json").read_text())["pyodide_self_hosted"]:
+        pytest.skip(harness.missing_reason("newest"))
+    seen = _move_while_starting(site)
+    assert seen["moved"]["state"] != "ready", seen["moved"]  # the moves were made before Python was up
+    expected = _cpython_models("admission", EARLY_MOVES)[-1]
+    for name, props in expected.items():
+        for prop, want in props.items():
+            held = seen["models"][name].get(prop)
+            assert _close(held, want), f"{name}.{prop} is {held!r}, CPython {want!r} (moves {EARLY_MOVES}, {seen['patches']} patches)"
+    assert "Your change is kept" in seen["moved"]["banner"], seen["moved"]
