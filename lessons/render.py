@@ -367,8 +367,10 @@ def lesson_page(lesson: Lesson) -> KvTemplate:
     return page(f"{lesson.code} {lesson.title}", lesson.slug, lesson_body(lesson))
 
 
-def course_map_html() -> str:
-    """Every unit and lesson in order; written lessons are links with their minutes, the core path marked."""
+def course_map_html(level: int = 3) -> str:
+    """Every unit and lesson in order; written lessons are links with their minutes, the core path marked.
+    Units are headings of `level`: one below the heading the map sits under (the landing page's h2
+    "Lessons", the course page's h1), as axe's heading-order rule asks."""
     units = []
     for letter, name, codes in course.UNITS:
         items = []
@@ -380,7 +382,7 @@ def course_map_html() -> str:
                              f'<span class="kv-min">{entry.minutes} min</span>{core}</li>')
             else:
                 items.append(f'<li>{esc(code)}. {esc(course.title(code))} <span class="kv-min">(not written yet)</span>{core}</li>')
-        units.append(f'<section class="kv-unit"><h3>Unit {esc(letter)}: {esc(name)}</h3><ol>{"".join(items)}</ol></section>')
+        units.append(f'<section class="kv-unit"><h{level}>Unit {esc(letter)}: {esc(name)}</h{level}><ol>{"".join(items)}</ol></section>')
     core_minutes = sum(course.CATALOG[c].minutes for c in course.CORE_PATH if c in course.MODULES)
     return (f'<div class="kv-course"><p>The core path ({len(course.CORE_PATH)} lessons, marked <span class="kv-core">core</span>; '
             f'{core_minutes} minutes of it written) runs {", ".join(course.CORE_PATH)}. '
@@ -390,7 +392,7 @@ def course_map_html() -> str:
 
 COURSE_CSS = """
 .kv-units { display: grid; grid-template-columns: repeat(auto-fit, minmax(280px, 1fr)); gap: 8px 24px; }
-.kv-unit h3 { font-size: 1.1rem; margin: 10px 0 4px; }
+.kv-unit h2, .kv-unit h3 { font-size: 1.1rem; margin: 10px 0 4px; }
 .kv-unit ol { padding-left: 20px; margin: 0; list-style: none; }
 .kv-unit li { margin: 3px 0; }
 .kv-core { font-size: 13px; font-weight: 700; border: 1px solid var(--kv-border); border-radius: 4px; padding: 0 4px; }
@@ -400,7 +402,7 @@ COURSE_CSS = """
 
 def course_page() -> KvTemplate:
     body = pn.pane.HTML(f'<div class="kv-lesson"><h1>Lessons</h1><p>Each lesson asks you to predict first, then shows what '
-                        f'the simulator computes, with the views it talks about inline.</p>{course_map_html()}'
+                        f'the simulator computes, with the views it talks about inline.</p>{course_map_html(level=2)}'
                         f'<p>For instructors: the <a href="{esc(page_href("answers", theme=True))}">answer key</a>, every '
                         f'question with its key, the simulated figure behind it and the misconception each wrong choice '
                         f'tests (also <code>kvlab answer-key</code>).</p></div>',
