@@ -66,6 +66,8 @@ cores wait for memory almost all the time. Checking {k + 1} positions instead of
 {k + 1} and leaves the bytes as they were, so the step takes the same time. Every guess the big model keeps is a
 token that did not need a step of its own. The draft's steps are cheap for the same reason: its weights are small.
 """
+    # The live views leave out the spec_tokens control: its label is wider than a 390 px phone in a
+    # lesson's view. The try-this links reach it on the phases panel.
     step1 = Step(q1, s1, (
         near("one user runs about 2.05x as fast with the draft", spec1.spec_speedup, 2.05, 0.03),
         near("a step yields 2.53 tokens on average", spec1.spec_tokens_per_step, 2.53, 0.01),
@@ -77,7 +79,7 @@ token that did not need a step of its own. The draft's steps are cheap for the s
         holds("the step's intensity is far below the ridge", plain1.decode_arithmetic_intensity * 50 < plain1.ridge_intensity,
               f"{plain1.decode_arithmetic_intensity:.1f} vs {plain1.ridge_intensity:.0f} FLOP/B"),
     ), LiveView("steady", ("phase_numbers", "step_breakdown"), {**DRAFT, "concurrency": 1},
-                ("spec_draft_model", "spec_tokens"),
+                ("spec_draft_model", "spec_acceptance"),
                 "One user with a draft model: set the draft to none to see the step without it."),
         (TryThis(f"On the phases panel, set Draft model to none and back to {spec1.spec_draft_name}, and compare the "
                  "inter-token latency.", {**DRAFT, "concurrency": 1}, panel="phases"),))
@@ -88,7 +90,7 @@ token that did not need a step of its own. The draft's steps are cheap for the s
     q2 = Prediction(
         key="b6-acceptance",
         question=(f"The same pair, but on this traffic the big model keeps only {LOW_ACCEPTANCE:.0%} of the guesses (one "
-                  "team measured about that for a drafter serving a model with compressed-latent attention). Against no "
+                  "team measured about that for a drafter serving a model with compressed-latent (MLA) attention). Against no "
                   "draft at all, that user's tokens per second are..."),
         choices=(
             Choice("still about 1.5x", "This scales the gain down with the acceptance rate, but the step's cost does not "
@@ -108,7 +110,7 @@ token that did not need a step of its own. The draft's steps are cheap for the s
     s2 = f"""
 A guess counts only if every guess before it was kept, and the big model's own token at the first mismatch (or
 after the last guess) always counts. With k guesses each kept with probability a, a step yields on average
-1 + a + a² + ... + a^k tokens. At a = {a:g}: {_tokens_per_step_terms(k, a)} = {spec1.spec_tokens_per_step:.2f}. At
+1 + a + a^2 + ... + a^k tokens. At a = {a:g}: {_tokens_per_step_terms(k, a)} = {spec1.spec_tokens_per_step:.2f}. At
 a = {LOW_ACCEPTANCE:g}: {_tokens_per_step_terms(k, LOW_ACCEPTANCE)} = {low.spec_tokens_per_step:.2f}.
 
 The step's cost does not depend on a: the draft runs its {k} steps and the check reads the weights once either
@@ -131,8 +133,8 @@ so it has to be measured; when it is low, fewer guesses a step lose less.
              low.spec_tokens_per_step / (cycle_low_s / plain1.itl_s), 0.001),
     ), LiveView("steady", ("phase_numbers", "step_breakdown"), {**DRAFT, "spec_acceptance": LOW_ACCEPTANCE,
                                                                 "concurrency": 1},
-                ("spec_acceptance", "spec_tokens"),
-                "One user at a low acceptance rate: raise it, or lower the guesses a step, and watch the speed-up."),
+                ("spec_acceptance", "concurrency"),
+                "One user at a low acceptance rate: raise it and watch the speed-up."),
         (TryThis("On the phases panel, slide the acceptance rate from 0.7 down to 0.15, then try 1 and 5 tokens a step.",
                  {**DRAFT, "concurrency": 1}, panel="phases"),))
 
@@ -152,8 +154,8 @@ so it has to be measured; when it is low, fewer guesses a step lose less.
         choices=(
             Choice("nearly as many", f"Its weights are small, but the draft also keeps its own cache for every token of "
                                      f"every sequence, and {spec1.spec_draft_name} does not have a small cache."),
-            Choice("about three quarters as many", "This counts the draft's cache as a small fraction of the big "
-                                                   "model's: its layers are fewer, but its heads are the same size."),
+            Choice("about three quarters as many", "That needs the draft's cache to be about a third of the big "
+                                                   "model's a token: it has fewer layers, but heads of the same size."),
             Choice("about half as many", f"{spec1.spec_draft_name} caches {tok(draft_alone.kv_bytes_per_token)} bytes a "
                                          f"token, {pct(draft_kv_share)} of {plain1.model_name}'s "
                                          f"{tok(plain1.kv_bytes_per_token)}, and each sequence holds both caches."),
