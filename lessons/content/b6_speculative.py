@@ -64,7 +64,8 @@ A decode step for one user is a weight read: the big model's {gib(plain1.weight_
 {plain1.decode_arithmetic_intensity:.0f} FLOP/B against the GPU's ridge at {plain1.ridge_intensity:.0f}. The tensor
 cores wait for memory almost all the time. Checking {k + 1} positions instead of one multiplies the arithmetic by
 {k + 1} and leaves the bytes as they were, so the step takes the same time. Every guess the big model keeps is a
-token that did not need a step of its own. The draft's steps are cheap for the same reason: its weights are small.
+token that did not need a step of its own. The draft's steps are weight reads too, of a model
+{pct(draft_share)} the size, so they add little.
 """
     # The live views leave out the spec_tokens control: its label is wider than a 390 px phone in a
     # lesson's view. The try-this links reach it on the phases panel.
@@ -131,7 +132,7 @@ so it has to be measured; when it is low, fewer guesses a step lose less.
         holds("one guess a step at 15% is faster than none", low_one.spec_speedup > 1.0, f"{low_one.spec_speedup:.3f}x"),
         near("the speed-up is tokens a step over the step's cost in plain steps", low.spec_speedup,
              low.spec_tokens_per_step / (cycle_low_s / plain1.itl_s), 0.001),
-    ), LiveView("steady", ("phase_numbers", "step_breakdown"), {**DRAFT, "spec_acceptance": LOW_ACCEPTANCE,
+    ), LiveView("steady", ("phase_numbers",), {**DRAFT, "spec_acceptance": LOW_ACCEPTANCE,
                                                                 "concurrency": 1},
                 ("spec_acceptance", "concurrency"),
                 "One user at a low acceptance rate: raise it and watch the speed-up."),
