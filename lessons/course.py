@@ -1,4 +1,4 @@
-"""The course: 23 lessons in five units, their order, and the seed ideas each one teaches.
+"""The course: 24 lessons in five units, their order, and the seed ideas each one teaches.
 
 `UNITS` is the plan (shared/curriculum.md); `CATALOG` gives each lesson's title, minutes and module
 (`MODULES`: the lessons written so far). `IDEAS` lists the ideas of the five source documents by the lesson the plan assigns them to;
@@ -24,7 +24,7 @@ class CatalogEntry:
 
 UNITS = (
     ("A", "The cache and the budget", ("A1", "A2", "A3", "A4", "A5", "A6")),
-    ("B", "One step on the roofline", ("B1", "B2", "B3", "B4", "B5")),
+    ("B", "One step on the roofline", ("B1", "B2", "B3", "B4", "B5", "B6")),
     ("C", "Serving over time", ("C1", "C2", "C3", "C4")),
     ("D", "When the cache fills", ("D1", "D2", "D3", "D4")),
     ("E", "Levers and economics", ("E1", "E2", "E3", "E4")),
@@ -44,9 +44,10 @@ CATALOG: dict[str, CatalogEntry] = {
     "A6": CatalogEntry("FP8 KV or FP8 weights? Read the bar first", 10, "a6_fp8"),
     "B1": CatalogEntry("Prefill and decode on the roofline", 10, "b1_roofline"),
     "B2": CatalogEntry("TTFT and ITL share no lever", 7, "b2_levers"),
-    "B3": CatalogEntry("Batching is amortisation, with a ceiling", 9, "b3_batching"),
+    "B3": CatalogEntry("Batching is amortisation, with a ceiling", 7, "b3_batching"),
     "B4": CatalogEntry("Tensor parallelism: split the bytes", 8, "b4_tensor_parallel"),
     "B5": CatalogEntry("Check it on a real system", 9, "b5_real_system"),
+    "B6": CatalogEntry("Speculative decoding: when guessing pays", 9, "b6_speculative"),
     "C1": CatalogEntry("Latency is a distribution", 9, "c1_distribution"),
     "C2": CatalogEntry("Queues and the load knee", 10, "c2_knee"),
     "C3": CatalogEntry("Chunked prefill is a trade", 10, "c3_chunked"),
@@ -93,8 +94,8 @@ IDEAS = {
     "batching-amortises": ("002", "batching shares one weight read", "B3"),
     "batching-ceiling": ("002", "once the cache dominates, batching stops paying", "B3"),
     "decode-compute-bound": ("002", "decode turns compute-bound at large batch and short context", "B3"),
-    "speculative-decoding": ("002", "speculative decoding checks drafted tokens with decode's idle arithmetic", "B3"),
-    "speculative-acceptance": ("001", "a low acceptance rate makes speculative decoding worthless", "B3"),
+    "speculative-decoding": ("002", "speculative decoding checks drafted tokens with decode's idle arithmetic", "B6"),
+    "speculative-acceptance": ("001", "a low acceptance rate makes speculative decoding worthless", "B6"),
     "tensor-parallel": ("002", "tensor parallelism splits weights and heads", "B4"),
     "allreduce-cost": ("002", "the all-reduce cost of tensor parallelism", "B4"),
     "kv-head-replication": ("002", "more ranks than KV heads replicates heads", "B4"),

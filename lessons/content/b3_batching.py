@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, holds, keyed, near
-from .runs import ms, pct, run, times, tok
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, keyed, near
+from .runs import pct, run, times, tok
 
 FP8_32K = dict(prompt_tokens=32768, weight_dtype="fp8", kv_dtype="fp8")
 SHORT = dict(model="qwen3-14b", prompt_tokens=128, output_tokens=16)
-# Speculative decoding on the default Qwen3-8B / H100: Qwen3-0.6B (same tokenizer) drafts 3 tokens
-# a step, each kept with probability 0.7.
-DRAFT = dict(prompt_tokens=512, spec_draft_model="qwen3-0.6b", spec_tokens=3, spec_acceptance=0.7)
-SEED001_ACCEPTANCE = 0.15  # seed 001: vLLM's EAGLE-3 on an MLA model accepted about 15% of drafted tokens
 
 
 def compute_bound_batch() -> int:
@@ -86,7 +82,8 @@ as much time as it adds tokens, and decode-only throughput flattens while each u
     s2 = """
 Decode is memory-bound because a small batch does little arithmetic per byte, not because of what decode is.
 With short contexts and hundreds of users it crosses the ridge, and from there more users cost compute time.
-Long contexts push the crossing out of reach: the cache bytes grow with every user.
+Long contexts push the crossing out of reach: the cache bytes grow with every user. Until a step crosses, its
+idle arithmetic has another use, checking tokens a small model guessed: lesson B6.
 """
     step2 = Step(q2, s2, (
         equal("Qwen3-14B 128/16 decode turns compute-bound at 242", knee, 242),
@@ -96,72 +93,15 @@ Long contexts push the crossing out of reach: the cache bytes grow with every us
                 "Short requests at a large batch: the decode point sits right of the ridge (throughput here is decode-only)."),
         (TryThis("On the phases panel, drag Concurrent requests up from 32 and watch the decode point reach the ridge.",
                  {**SHORT, "concurrency": 32}, panel="phases"),))
-    plain1 = run(concurrency=1, prompt_tokens=512)
-    spec1 = run(concurrency=1, **DRAFT)
-    spec256 = run(concurrency=256, **DRAFT)
-    spec_low = run(concurrency=1, **{**DRAFT, "spec_acceptance": SEED001_ACCEPTANCE})
-    k, a = DRAFT["spec_tokens"], DRAFT["spec_acceptance"]
-    draft_share = spec1.spec_draft_weight_bytes / (spec1.weight_bytes - spec1.spec_draft_weight_bytes)
-    q3 = Prediction(
-        key="b3-speculative",
-        question=(f"One user on {plain1.model_name}, {DRAFT['prompt_tokens']}-token prompts. A much smaller model with the "
-                  f"same vocabulary, {spec1.spec_draft_name}, guesses the next {k} tokens; the big model then checks all "
-                  f"{k} in one step and keeps each guess with probability {a:g} until the first wrong one. That user's "
-                  "tokens per second..."),
-        choices=(
-            Choice("roughly double", f"One step now costs the draft's {k} small steps plus a check of {k + 1} positions, "
-                                     f"and yields {spec1.spec_tokens_per_step:.2f} tokens on average."),
-            Choice("rise by about a fifth", f"That would hold if checking {k + 1} positions cost nearly {k + 1} times one: "
-                                            "alone on the GPU, the step is a weight read, shared by every position."),
-            Choice("fall: the small model's extra steps cost more than they save",
-                   f"The small model's weights are {pct(draft_share)} of the big model's, so its {k} steps cost less "
-                   "than one big step."),
-        ),
-        **keyed(spec1.spec_speedup, [(1.0, "fall: the small model's extra steps cost more than they save"),
-                                     (1.5, "rise by about a fifth")], "roughly double"),
-        reveal=(f"**{times(spec1.spec_speedup)}**: {spec1.spec_tokens_per_step:.2f} tokens a step on average; the check of "
-                f"{k + 1} positions takes {ms(spec1.spec_verify_s, 2)} against {ms(plain1.itl_s, 2)} for one token, and the "
-                f"draft's {k} steps {ms(spec1.spec_draft_s, 2)}. With {spec256.batch} users the same draft gives each "
-                f"stream {times(spec256.spec_speedup)} the speed of no draft: the check of {spec256.batch * (k + 1):,} "
-                f"positions is {spec256.decode_bound}-bound. At the {SEED001_ACCEPTANCE:.0%} acceptance one team measured "
-                f"for a drafter on an MLA model, one user gets {times(spec_low.spec_speedup)}."),
-        gives_away=(f"**{times(spec1.spec_speedup)}**",),
-    )
-    s3 = """
-Speculative decoding spends the idle arithmetic of a memory-bound decode step. The big model has to read its
-weights for one token anyway; reading them once to check several guessed tokens costs little more, and every
-guess it keeps is a token that did not need its own step. It pays only while two things hold: the step is
-memory-bound (a large batch already uses the arithmetic, so checking k + 1 positions costs up to k + 1 times as
-much), and the guesses are usually right (a drafter whose guesses are mostly rejected adds its own steps for
-nothing). The draft also takes memory: its weights, and its own cache for every sequence.
-"""
-    step3 = Step(q3, s3, (
-        near("one user runs about 2.05x as fast with the draft", spec1.spec_speedup, 2.05, 0.03),
-        near("a step yields 2.53 tokens", spec1.spec_tokens_per_step, 2.53, 0.01),
-        holds("checking 4 positions alone costs under 1.2x one token's step", spec1.spec_verify_s < 1.2 * plain1.itl_s,
-              f"{spec1.spec_verify_s / plain1.itl_s:.2f}x"),
-        holds("with 256 users the draft makes each stream slower", spec256.spec_speedup < 1.0, f"{spec256.spec_speedup:.2f}x"),
-        equal("the check of 256 x 4 positions is compute-bound", spec256.decode_bound, "compute"),
-        holds("at 15% acceptance one user gains nothing", spec_low.spec_speedup < 1.0, f"{spec_low.spec_speedup:.2f}x"),
-    ), LiveView("steady", ("phase_numbers", "step_breakdown"), {**DRAFT, "concurrency": 1},
-                ("concurrency", "spec_acceptance", "spec_tokens"),
-                "The inter-token latency with a draft model: raise the users or lower the acceptance and watch it stop paying."),
-        (TryThis("On the phases panel, with Qwen3-0.6B drafting, raise Concurrent requests from 1 to 256.",
-                 {**DRAFT, "concurrency": 1}, panel="phases"),))
     return Lesson(
         **course.header("B3"),
         objective="Explain batching as sharing the weight read, find where it stops paying, and find where decode "
                   "becomes compute-bound.",
         prerequisites=("B1",),
         setup="More users per step is the main way to more tokens per second. Until it is not.",
-        steps=(step1, step2, step3),
+        steps=(step1, step2),
         recap=("Batching shares the weight read, not the cache read.",
-               "With long contexts, batching flattens out; with short ones, decode reaches the ridge and turns compute-bound.",
-               "Speculative decoding spends a memory-bound step's idle arithmetic on checking guessed tokens; it stops "
-               "paying in a compute-bound batch or with a drafter that guesses wrong."),
-        not_captured=("A real batch mixes lengths; kvlab's steady state uses one length per request.",
-                      "Speculative decoding: kvlab models a separate draft model with one acceptance rate for every "
-                      "position, not EAGLE or MTP heads, and the time-domain engine does not run it."),
-        ideas=("batching-amortises", "batching-ceiling", "decode-compute-bound", "speculative-decoding",
-               "speculative-acceptance"),
+               "With long contexts, batching flattens out; with short ones, decode reaches the ridge and turns compute-bound."),
+        not_captured=("A real batch mixes lengths; kvlab's steady state uses one length per request.",),
+        ideas=("batching-amortises", "batching-ceiling", "decode-compute-bound"),
     )

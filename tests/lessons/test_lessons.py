@@ -121,8 +121,8 @@ def test_try_this_and_views_open_valid_states(lesson):
             assert simulate(preset(state.pop("preset")).with_(**{**state, "num_requests": 20})).ok, step.view.caption
 
 
-def test_course_lists_23_lessons_and_known_ideas():
-    assert len(course.ORDER) == 23 and len(set(course.ORDER)) == 23
+def test_course_lists_24_lessons_and_known_ideas():
+    assert len(course.ORDER) == 24 and len(set(course.ORDER)) == 24
     assert set(course.CORE_PATH) <= set(course.ORDER)
     for les in LESSONS:
         assert les.slug == course.slug(les.code)
