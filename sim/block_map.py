@@ -79,7 +79,7 @@ def _check(requests: tuple[MapRequest, ...], pool_blocks: int, block_tokens: int
     if not 1 <= len(requests) <= 64:
         issues.append(Issue("requests", f"must hold 1 to 64 requests, got {len(requests)}"))
     if issues:
-        raise InputError(*issues)
+        raise InputError(issues)
     for i, r in enumerate(requests):
         final = r.prompt_tokens + r.output_tokens
         if not (r.arrival_step >= 0 and r.prompt_tokens >= 1 and r.output_tokens >= 1 and final <= max_len_tokens):
@@ -90,7 +90,7 @@ def _check(requests: tuple[MapRequest, ...], pool_blocks: int, block_tokens: int
                                                f"({-(-max_len_tokens // block_tokens)} blocks), got {pool_blocks}"))
             break
     if issues:
-        raise InputError(*issues)
+        raise InputError(issues)
 
 
 class _Pool:
