@@ -22,6 +22,7 @@ from kvlab.app.shell.a11y import KvTemplate
 from kvlab.app.shell.page import HEADER_COLOR, SITE
 from kvlab.app.shell.share import nav_links, page_href, share_buttons, theme_button
 from kvlab.app.site.marks import BUILD_LIVE_SPECS, RECAP_CLASS  # filled/read by kvlab build-site
+from kvlab.app.viewlayer.figure import FIGURE_CSS
 from kvlab.app.viewlayer.html import BASE_CSS, esc, shipped_css
 
 from . import course
@@ -246,6 +247,9 @@ class StepView(pn.viewable.Viewer):
     def _reveal_parts(self) -> list:
         p = self.step.prediction
         parts: list = [_md(p.reveal), _md(self.step.prose)]
+        if self.step.figure:
+            parts.append(pn.pane.HTML(f'<div class="kv-lesson">{self.step.figure}</div>', stylesheets=[LESSON_CSS, FIGURE_CSS],
+                                      sizing_mode="stretch_width"))
         if self.step.view is not None:
             parts.append(live_view(self.step.view))
         if self.step.try_this:

@@ -104,6 +104,15 @@ def _block_tokens_sum(n: int, block: int, cap: int | None = None) -> int:
     return s(cap) + (n - cap) * (-(-cap // block) * block)
 
 
+def reservation_tokens(allocation: str, final_tokens: int, max_len_tokens: int, block_tokens: int,
+                       cap_tokens: int | None = None) -> int:
+    """Tokens a contiguous allocation reserves for one sequence when it is admitted, in whole blocks:
+    its exact final length ("contiguous") or max_model_len ("reserve_max"), at most `cap_tokens` (a
+    windowed layer's window). Paged allocation reserves nothing ahead: it takes a block as the last fills."""
+    want = final_tokens if allocation == "contiguous" else max_len_tokens
+    return -(-min(want, cap_tokens or want) // block_tokens) * block_tokens
+
+
 def held_bytes_per_sequence(arch: Architecture, s: Scenario, kv_bytes_per_token: float) -> float:
     """KV bytes one sequence occupies on one rank for admission purposes.
 
@@ -123,10 +132,8 @@ def held_bytes_per_sequence(arch: Architecture, s: Scenario, kv_bytes_per_token:
 
     def held_tokens(window: int) -> float:
         cap = window or None
-        if s.allocation == "contiguous":
-            return -(-min(p + o, cap or p + o) // b) * b
-        if s.allocation == "reserve_max":
-            return -(-min(reserved, cap or reserved) // b) * b
+        if s.allocation != "paged":
+            return reservation_tokens(s.allocation, p + o, reserved, b, cap)
         return (_block_tokens_sum(p + o, b, cap) - _block_tokens_sum(p, b, cap)) / o
 
     return kv_bytes_per_token * arch.layer_mean(held_tokens) + arch.state_bytes_per_sequence(s.tp, s.attention_dp, s.pp)

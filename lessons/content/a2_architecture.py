@@ -2,13 +2,42 @@
 
 from __future__ import annotations
 
+from kvlab.app.viewlayer.cache_grid import cache_grid_html, grid_model, slice_label
+from kvlab.app.viewlayer.format import per_token_bytes
+from kvlab.sim import Scenario, evaluate
+from kvlab.sim.catalog import model_entry
+from kvlab.sim.resolve import resolve_architecture
+
 from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, keyed, near
-from .runs import kib, run
+from .runs import BASE, kib, run
+
+MQA_NAME = "Qwen3-8B with one KV head"
+
+
+def one_kv_head() -> Scenario:
+    """Qwen3-8B's own config.json with a single KV head, as a user would paste it: the catalog holds
+    no multi-query model, and sim reads this one like any other."""
+    config = {**model_entry("qwen3-8b")["config"], "num_key_value_heads": 1, "_name_or_path": MQA_NAME}
+    return BASE.with_(config=config)
+
+
+def cache_grid(scenarios: list[Scenario]) -> str:
+    """The four attention kinds side by side, each panel from sim's architecture and bytes per token."""
+    models = [grid_model(resolve_architecture(s), evaluate(s).kv_bytes_per_token) for s in scenarios]
+    mha, gqa, mqa, mla = models
+    caption = (f"Drawn: {slice_label(gqa)} of Qwen3-8B, and as much of DeepSeek-V3. Per layer, multi-head attention "
+               f"caches {mha.kv_heads} KV heads, grouped-query {gqa.kv_heads}, multi-query {mqa.kv_heads}: "
+               f"{per_token_bytes(mha.bytes_per_token)}, {per_token_bytes(gqa.bytes_per_token)} and "
+               f"{per_token_bytes(mqa.bytes_per_token)} per token. MLA caches one latent per layer for all {mla.q_heads} "
+               f"heads: {per_token_bytes(mla.bytes_per_token)} over "
+               f"{mla.layers} layers.")
+    return cache_grid_html(models, caption)
 
 
 def build() -> Lesson:
     gqa, mha = run(), run(force_mha=True)
+    mqa = evaluate(one_kv_head())
     big_mha = run(model="qwen3-32b", force_mha=True)
     mla, llama = run(model="deepseek-v3"), run(model="llama-3.1-70b")
 
@@ -71,8 +100,12 @@ tensor-parallel ranks: each rank keeps the whole latent.
     step2 = Step(q2, s2, (
         near("DeepSeek-V3 caches about 68.6 KiB per token", mla.kv_bytes_per_token / 1024, 68.6, 0.01),
         equal("DeepSeek-V3 uses MLA", mla.attention_kind, "MLA"),
+        equal("one KV head for all 32 query heads is multi-query attention", mqa.attention_kind, "MQA"),
+        equal("one KV head caches a quarter of MHA's bytes over 8 (an eighth of GQA's)",
+              mqa.kv_bytes_per_token * 8, gqa.kv_bytes_per_token),
     ), LiveView("steady", ("kv_formula",), {"model": "deepseek-v3"}, ("model",), "DeepSeek-V3's cache formula."),
-        (TryThis("Choose DeepSeek-V3, then Llama-3.1-70B, and compare bytes per token.", {"model": "llama-3.1-70b"}),))
+        (TryThis("Choose DeepSeek-V3, then Llama-3.1-70B, and compare bytes per token.", {"model": "llama-3.1-70b"}),),
+        figure=cache_grid([BASE.with_(force_mha=True), BASE, one_kv_head(), BASE.with_(model="deepseek-v3")]))
     return Lesson(
         **course.header("A2"),
         objective="Rank attention variants by cache per token, and see that the weights barely change.",

@@ -2,12 +2,75 @@
 
 from __future__ import annotations
 
+from functools import cache
+
+from kvlab.app.viewlayer.step_timeline import TimelinePanel, step_timeline_html
+from kvlab.sim.engine.config import TraceRequest
+from kvlab.sim.engine.steps import StepTimeline, step_timeline
+
 from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, holds, keyed
-from .runs import lab, secs
+from .runs import lab, lab_config, secs
 
 LIGHT = "long-prompts-light"
 BUSY = "seed000-chunked"
+# The step timeline's scenario, on the long-prompt deployment: forty answers start 50 ms apart (500-token
+# prompts, 600 tokens each), and at 2.5 s one 30,000-token prompt arrives among them.
+ANSWERS, LONG_PROMPT_TOKENS, LONG_ARRIVAL_S = 40, 30_000, 2.5
+TIMELINE_TRACE = (tuple(TraceRequest(0.05 * i, 500, 600) for i in range(ANSWERS))
+                  + (TraceRequest(LONG_ARRIVAL_S, LONG_PROMPT_TOKENS, 20),))
+
+
+@cache
+def timeline(policy: str) -> StepTimeline:
+    """Every step of the scenario under `policy` (sim.engine.steps)."""
+    return step_timeline(lab_config(LIGHT, arrival="trace", trace=TIMELINE_TRACE, policy=policy))
+
+
+def long_prompt_ttft_s(t: StepTimeline) -> float:
+    return t.result.requests["ttft_s"][ANSWERS]
+
+
+def _panel(title: str, t: StepTimeline) -> TimelinePanel:
+    return TimelinePanel(title, t.steps, LONG_ARRIVAL_S, LONG_ARRIVAL_S + long_prompt_ttft_s(t), t.longest_decode_gap())
+
+
+def chunk_steps(t: StepTimeline) -> list:
+    """The steps that computed part of the long prompt (after it arrived, until its first token)."""
+    end_s = LONG_ARRIVAL_S + long_prompt_ttft_s(t)
+    return [s for s in t.steps if s.prompt_tokens and LONG_ARRIVAL_S <= s.start_s < end_s]
+
+
+def timeline_figure() -> str:
+    whole, chunked = timeline("fcfs"), timeline("chunked")
+    (w0, w1), (c0, c1) = whole.longest_decode_gap(), chunked.longest_decode_gap()
+    chunks = chunk_steps(chunked)
+    caption = (f"{ANSWERS} answers are streaming when a {LONG_PROMPT_TOKENS:,}-token prompt arrives (time 0). Whole, its "
+               f"prefill is one step of {secs(chunk_steps(whole)[0].end_s - chunk_steps(whole)[0].start_s)} and every "
+               f"answer waits {secs(w1 - w0)} for its next token. Chunked, it runs in {len(chunks)} steps that each carry "
+               f"all {ANSWERS} answers too, so the longest wait is {secs(c1 - c0)}, but each of those steps takes "
+               f"{secs(min(s.end_s - s.start_s for s in chunks))} to {secs(max(s.end_s - s.start_s for s in chunks))}. "
+               f"The long prompt's first token: {secs(long_prompt_ttft_s(whole))} whole, "
+               f"{secs(long_prompt_ttft_s(chunked))} chunked.")
+    return step_timeline_html([_panel("Whole prefill (one shared queue)", whole),
+                               _panel("Chunked prefill (2,048-token steps)", chunked)], caption)
+
+
+def timeline_claims() -> tuple:
+    whole, chunked = timeline("fcfs"), timeline("chunked")
+    (w0, w1), (c0, c1) = whole.longest_decode_gap(), chunked.longest_decode_gap()
+    chunks = chunk_steps(chunked)
+    return (
+        holds("whole, the long prompt is one step with no decode in it", len(chunk_steps(whole)) == 1
+              and chunk_steps(whole)[0].decode_seqs == 0, repr(chunk_steps(whole))),
+        holds("whole, every answer waits over a second: the run's worst ITL", w1 - w0 > 1.0
+              and abs((w1 - w0) / whole.result.itl_s.max - 1) < 0.01, f"{w1 - w0:.3f} vs {whole.result.itl_s.max:.3f} s"),
+        holds("chunked, every chunk step carries all 40 answers", all(s.decode_seqs == ANSWERS for s in chunks),
+              repr([s.decode_seqs for s in chunks])),
+        holds("chunked, the longest wait is under a tenth of whole's", (c1 - c0) * 10 < w1 - w0, f"{c1 - c0:.3f} s"),
+        holds("chunked, the long prompt's first token comes later", long_prompt_ttft_s(chunked) > long_prompt_ttft_s(whole),
+              f"{long_prompt_ttft_s(whole):.3f} vs {long_prompt_ttft_s(chunked):.3f} s"),
+    )
 
 
 def build() -> Lesson:
@@ -55,11 +118,12 @@ It is a trade, and the chunk size (`max_num_batched_tokens`) is the dial: 512-to
         holds("smaller chunks: lower p99 ITL and lower worst ITL", small.itl_s.p99 < chunk.itl_s.p99 and small.itl_s.max < chunk.itl_s.max,
               f"p99 {small.itl_s.p99:.4f} vs {chunk.itl_s.p99:.4f}; max {small.itl_s.max:.3f} vs {chunk.itl_s.max:.3f}"),
         holds("bigger chunks: a larger worst ITL", big.itl_s.max > chunk.itl_s.max, f"{big.itl_s.max:.3f} vs {chunk.itl_s.max:.3f}"),
+        *timeline_claims(),
     ), LiveView("lab", ("summary", "distribution"), {"preset": LIGHT, "policy": "chunked", "compare_policy": "fcfs"},
                 ("max_num_batched_tokens", "policy"),
                 "Chunked prefill at light load against the shared queue (orange), on the same requests."),
         (TryThis("In the serving lab, set the comparison policy to fcfs, then move max_num_batched_tokens between 512 and 8192.",
-                 {"preset": LIGHT, "policy": "chunked"}, panel="serving_lab"),))
+                 {"preset": LIGHT, "policy": "chunked"}, panel="serving_lab"),), figure=timeline_figure())
 
     q2 = Prediction(
         key="c3-busy",

@@ -105,6 +105,9 @@ class Step:
     claims: tuple[Claim, ...]
     view: LiveView | None = None
     try_this: tuple[TryThis, ...] = ()
+    # A teaching figure (app/viewlayer: cache_grid, block_map, step_timeline): HTML computed from sim
+    # when the lesson is built, shown in the reveal after the prose; its caption's facts are claims.
+    figure: str = ""
 
 
 @dataclass(frozen=True)
@@ -166,6 +169,8 @@ def visible_blocks(lesson: Lesson, answered: set[str]) -> list[tuple[str, str]]:
         if p.key in answered:
             out.append(("reveal", p.reveal + " " + " ".join(c.why for c in p.choices)))
             out.append(("prose", step.prose))
+            if step.figure:
+                out.append(("figure", step.figure))
             out += [("try", t.change) for t in step.try_this]
             if step.view is not None:
                 out.append(("view", step.view.caption))

@@ -357,6 +357,7 @@ class Instance:
                     generated += 1  # a finished prefill samples a token
                     self._prefill_done(seq, now)
         self.metrics.step_tokens(self, p.t0, now, prompt, generated)
+        self.metrics.step(p.t0, now, prompt, p.n if p.decode else 0)
         self._start(now)
 
     def _finish_decode(self, p: Plan, now: float) -> int:

@@ -161,6 +161,9 @@ class Metrics:
         self.prefix_hits = 0
         self.next_sample_s = 0.0
         self.next_log_s = log_interval_s
+        # Every step as (start_s, end_s, prompt tokens, decode sequences), when a caller asks for
+        # them (steps.step_timeline): None, and nothing kept, in every other run.
+        self.step_log: list | None = None
 
     # ----- request events ------------------------------------------------------------------
     def arrived(self, seq, now: float) -> None:
@@ -230,6 +233,11 @@ class Metrics:
         if st.pending:
             # Every later step of this instance starts at t1 or after.
             self._settle(st, inst.index, int(t1 / self.log_interval_s))
+
+    def step(self, t0: float, t1: float, prompt_tokens: int, decode_seqs: int) -> None:
+        """One step (or run of decode steps) from t0 to t1, kept when the step log is on."""
+        if self.step_log is not None:
+            self.step_log.append((t0, t1, prompt_tokens, decode_seqs))
 
     def prefill_batch(self, inst, now: float, new_seqs: int, new_tokens: int, cached_tokens: int) -> None:
         """SGLang prints a line per prefill batch; keep the first of each log interval."""
