@@ -15,6 +15,7 @@ from . import marks
 from .assets import _localise, _share_page_scripts
 from .discover import BuildError, Page, run_page
 from .document import _drop_bundles, _name_models, defer_collapsed_cards, defer_later_sections, share_stylesheets, unneeded_bokeh_bundles
+from .pack import pack_documents
 
 THEMES = ("light", "dark")
 
@@ -85,6 +86,7 @@ def render_page(page: Page, theme: str, roots: dict, needed: dict[str, Path], in
     page_html = _drop_bundles(page_html, unneeded)
     page_html = _localise(page_html, roots, needed)
     page_html = _share_page_scripts(page_html)
+    page_html = pack_documents(page_html)
     end = page_html.rfind("</body>")
     if end < 0:
         raise BuildError(f"the saved page {page.name} has no </body>")

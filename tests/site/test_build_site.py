@@ -11,6 +11,7 @@ import zipfile
 import pytest
 from kvlab.app.site.assets import PYODIDE_FILES, PYODIDE_VERSION, SHARED_PAGE_SCRIPTS
 from kvlab.app.site.discover import DEFAULT_PAGE_GLOBS, LIVE_PAGES, discover_pages
+from kvlab.app.site.pack import unpacked_documents
 from kvlab.app.site.wheels import ROOT, SIM_WHEEL, VIEW_WHEEL, build_wheel
 
 from devtools import pyodide as harness
@@ -38,12 +39,18 @@ def test_every_page_is_built_in_both_themes(real_site):
 
 
 def test_no_page_names_another_host(real_site):
-    """Every script, stylesheet, icon and model stylesheet the pages name is a file of the site."""
+    """Every script, stylesheet, icon and model stylesheet the pages name is a file of the site (the
+    model stylesheets are named in the pages' packed Bokeh documents)."""
     out, _, _ = real_site
     for page in sorted(out.glob("*.html")):
-        text = page.read_text()
+        html_text = page.read_text()
+        docs = unpacked_documents(html_text)
+        assert docs or page.name == "pages.html", f"{page.name} holds no Bokeh document"
+        text = html_text + "".join(docs)
         assert "cdn.bokeh.org" not in text and "cdn.holoviz.org" not in text, page.name
-        for url in re.findall(r'(?:src|href)="(\./[^"?#]+)', text):
+        urls = re.findall(r'(?:src|href)="(\./[^"?#]+)', html_text) + [u for d in docs for u in re.findall(r'"url":"(\./[^"?#]+)"', d)]
+        assert any(u.endswith(".css") for u in urls) or page.name == "pages.html", page.name  # the documents' stylesheets were read
+        for url in urls:
             assert (out / url[2:]).is_file(), f"{page.name} names {url}, which the site lacks"
 
 
