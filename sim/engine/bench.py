@@ -18,6 +18,18 @@ How each tool draws a run (sources beside each rule):
   prompt over 1024, prompt + reply over 2048). `sharegpt_output_len` fixes every reply, as
   vLLM's --sharegpt-output-len does. Replies are the reference lengths: SGLang ignores EOS by
   default, and an instruct model served by vLLM produced 99.3-99.9% of them (same file).
+- Lengths of the `sonnet` dataset (vllm/benchmarks/datasets/sonnet.py, SonnetDataset.sample):
+  every prompt is the shared opening (an instruction and the first poem lines, about
+  `sonnet_prefix_len` tokens) plus lines drawn at random, as many as `sonnet_input_len` holds on
+  average, and a prompt longer than `sonnet_input_len` is drawn again; replies are
+  `sonnet_output_len`. kvlab gives every prompt `sonnet_input_len` tokens, of which
+  `sonnet_prefix_len` are shared: the sampler's prompts fall short of it by part of a poem line
+  (about ten tokens), which the tokenizer decides and kvlab does not have.
+- Lengths of a `custom` dataset: the user's own JSONL, one request a line with its
+  `prompt_tokens` and, optionally, `output_tokens` (else `custom_output_len`, as vLLM's
+  --custom-output-len). As vLLM's CustomDataset does (vllm/benchmarks/datasets/custom.py), the
+  rows are shuffled with the run's seed and, when there are fewer than `num_prompts`, drawn again
+  at random to make up the number (BenchmarkDataset.maybe_oversample_requests).
 - Arrivals (vllm/benchmarks/serve.py, get_request): at `request_rate` = inf every request is due
   at t = 0; otherwise gaps are gamma(shape = burstiness, scale = 1 / (rate x burstiness)), and
   vLLM rescales their running sum so the last request is due at exactly num_prompts / rate.
@@ -49,7 +61,11 @@ from .config import EngineConfig, Scheduling, TraceRequest, Workload
 from .result import EngineResult, percentiles
 
 BENCH_TOOLS = ("vllm", "sglang")
-DATASETS = ("random", "sharegpt")
+DATASETS = ("random", "sharegpt", "sonnet", "custom")
+# The datasets `kvlab compare` draws a result file's lengths from when the file lists none: a sonnet
+# or custom run is replayed at the file's mean lengths (or its per-request lengths).
+REPLAYED_DATASETS = ("random", "sharegpt")
+CUSTOM_ROWS_MAX = 400_000  # as many as the client can send (BENCH_FIELDS["num_prompts"])
 SHARED_PREFIX_ID = "random-prefix"
 
 
@@ -65,6 +81,10 @@ class BenchSpec:
     random_range_ratio: float = 0.0
     random_prefix_len: int = 0
     sharegpt_output_len: int | None = None
+    sonnet_input_len: int = 550  # vLLM's SonnetDataset defaults
+    sonnet_output_len: int = 150
+    sonnet_prefix_len: int = 200
+    custom_output_len: int = 256  # vLLM's --custom-output-len default
     request_rate: float | None = None
     burstiness: float = 1.0
     max_concurrency: int | None = None
@@ -87,6 +107,11 @@ def validate_spec(b: BenchSpec) -> list[Issue]:
     issues = check_numbers(b, BENCH_FIELDS)
     issues += [i for i in (check_choice("bench_tool", b.bench_tool, BENCH_TOOLS), check_choice("dataset_name", b.dataset_name, DATASETS))
                if i is not None]
+    if b.dataset_name == "sonnet" and not issues and b.sonnet_prefix_len >= b.sonnet_input_len:
+        issues.append(Issue("sonnet_prefix_len", f"must be below sonnet_input_len ({b.sonnet_input_len:,}), "
+                                                 f"got {b.sonnet_prefix_len:,}"))
+    if b.dataset_name == "custom" and b.input_lens is None:
+        issues.append(Issue("dataset_path", "the custom dataset needs a JSONL file of lengths (--dataset-path)"))
     if b.bench_tool == "vllm" and not any(i.field == "random_range_ratio" for i in issues) and b.random_range_ratio >= 1:
         issues.append(Issue("random_range_ratio", f"must be below 1 for vllm bench serve (it samples [L(1-r), L(1+r)]), "
                                                   f"got {b.random_range_ratio:g}"))
@@ -143,6 +168,55 @@ def sharegpt_lengths(n: int, rng: random.Random, output_len: int | None = None) 
     return prompts, outputs
 
 
+def read_lengths(text: str) -> tuple[list[tuple[int, int | None]], list[str]]:
+    """The rows of a custom dataset's JSONL (prompt tokens, output tokens or None), or the problems,
+    each naming its line and field. Blank lines are skipped."""
+    rows, problems = [], []
+    high = {"prompt_tokens": BENCH_FIELDS["random_input_len"].high, "output_tokens": BENCH_FIELDS["random_output_len"].high}
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        if len(rows) >= CUSTOM_ROWS_MAX:
+            problems.append(f"more than {CUSTOM_ROWS_MAX:,} rows")
+            break
+        try:
+            row = json.loads(line)
+        except ValueError:
+            problems.append(f"line {n}: not a JSON object")
+            continue
+        if not isinstance(row, dict):
+            problems.append(f"line {n}: not a JSON object")
+            continue
+        values = {}
+        for name in ("prompt_tokens", "output_tokens"):
+            v = row.get(name)
+            if v is None and name == "output_tokens":
+                values[name] = None
+            elif isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= high[name]:
+                values[name] = v
+            else:
+                problems.append(f"line {n}: {name} must be an integer of 1 to {high[name]:,} tokens, got {shown(v)}")
+        if len(values) == 2:
+            rows.append((values["prompt_tokens"], values["output_tokens"]))
+        if len(problems) >= 10:
+            problems.append("(the first ten problems)")
+            break
+    if not rows and not problems:
+        problems.append("no rows: each line needs a JSON object with prompt_tokens")
+    return rows, problems
+
+
+def custom_lengths(b: BenchSpec, rows: list[tuple[int, int | None]]) -> BenchSpec:
+    """`b` with the custom dataset's lengths, one per prompt: the rows shuffled with the run's seed,
+    cut to num_prompts or made up to it by drawing rows again at random."""
+    rng = random.Random(b.seed)
+    rows = list(rows)
+    rng.shuffle(rows)
+    rows = rows[:b.num_prompts] + [rng.choice(rows) for _ in range(b.num_prompts - len(rows))]
+    return b.with_(input_lens=tuple(p for p, _ in rows),
+                   output_lens=tuple(b.custom_output_len if o is None else o for _, o in rows))
+
+
 def arrivals_s(b: BenchSpec, rng: random.Random) -> list[float]:
     """When each request comes due at the client, from the start of the run."""
     n = b.num_prompts
@@ -178,6 +252,8 @@ def workload(b: BenchSpec) -> Workload:
         prompts = list(b.input_lens)
     elif b.dataset_name == "sharegpt":
         prompts, drawn = sharegpt_lengths(n, rng, b.sharegpt_output_len)
+    elif b.dataset_name == "sonnet":
+        prompts = [b.sonnet_input_len] * n
     else:
         lo, hi = length_range(b.bench_tool, b.random_input_len, b.random_range_ratio)
         prompts = [b.random_prefix_len + rng.randint(lo, hi) for _ in range(n)]
@@ -185,6 +261,8 @@ def workload(b: BenchSpec) -> Workload:
         outputs = list(b.output_lens)
     elif b.dataset_name == "sharegpt":
         outputs = drawn
+    elif b.dataset_name == "sonnet":
+        outputs = [b.sonnet_output_len] * n
     else:
         lo, hi = length_range(b.bench_tool, b.random_output_len, b.random_range_ratio)
         outputs = [rng.randint(lo, hi) for _ in range(n)]
@@ -193,7 +271,7 @@ def workload(b: BenchSpec) -> Workload:
     if b.output_lens is None and b.total_output_tokens is not None:
         outputs = _scaled(outputs, b.total_output_tokens)
     times = arrivals_s(b, rng)
-    prefix = b.random_prefix_len if b.input_lens is None and b.dataset_name == "random" else 0
+    prefix = 0 if b.input_lens is not None else {"random": b.random_prefix_len, "sonnet": b.sonnet_prefix_len}.get(b.dataset_name, 0)
     rows = tuple(TraceRequest(t, p, o, SHARED_PREFIX_ID if prefix and p > prefix else None, prefix if p > prefix else 0)
                  for t, p, o in zip(times, prompts, outputs, strict=True))
     return Workload(arrival="trace", trace=rows, num_requests=n, max_concurrency=b.max_concurrency, seed=b.seed)

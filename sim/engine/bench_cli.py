@@ -27,8 +27,10 @@ from .bench import (
     DATASETS,
     BenchSpec,
     bench_metrics,
+    custom_lengths,
     engine_config,
     profile_note,
+    read_lengths,
     result_json,
     summary_lines,
     validate_spec,
@@ -59,6 +61,8 @@ def add_options(p: Parser) -> None:
         p.checks[name] = Check(name, b, None)
     for short, name in SHORTHANDS.items():
         g.add_argument(flag(short), dest=name, help=argparse.SUPPRESS)
+    g.add_argument("--dataset-path", metavar="PATH", help="custom dataset: a JSONL file, one request a line: "
+                   '{"prompt_tokens": N, "output_tokens": M} (output_tokens optional)')
     g.add_argument("--request-rate", dest="request_rate", metavar="X|inf", help=BENCH_FIELDS["request_rate"].help)
     g.add_argument("--bench", action="store_true", help="print the summary block vllm bench serve prints")
     g.add_argument("--save-result", action="store_true", help="write the run as vllm bench serve --save-result does")
@@ -66,8 +70,27 @@ def add_options(p: Parser) -> None:
 
 
 def wanted(args: argparse.Namespace) -> bool:
-    return (args.bench or args.save_result or args.request_rate is not None
+    return (args.bench or args.save_result or args.request_rate is not None or args.dataset_path is not None
             or any(getattr(args, n) is not None for n in OWN + ("bench_tool", "dataset_name")))
+
+
+def _custom(spec: BenchSpec, path: str | None) -> tuple[BenchSpec, list[str]]:
+    """`spec` with the custom dataset's lengths read from `path`, or the problems."""
+    if path is None:
+        return spec, []
+    if spec.dataset_name != "custom":
+        return spec, ["--dataset-path: only with --dataset-name custom (kvlab ships the other datasets' lengths)"]
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read(64 * 2**20 + 1)
+    except (OSError, UnicodeDecodeError) as e:
+        return spec, [f"--dataset-path: cannot read {shown(path)}: {getattr(e, 'strerror', None) or e}"]
+    if len(text) > 64 * 2**20:
+        return spec, [f"--dataset-path: {shown(path)} is over 64 MiB"]
+    rows, problems = read_lengths(text)
+    if problems:
+        return spec, [f"--dataset-path: {shown(path)}: {p}" for p in problems]
+    return custom_lengths(spec, rows), []
 
 
 def _rate(text: str | None) -> tuple[float | None, list[str]]:
@@ -86,7 +109,12 @@ def spec_from_args(args: argparse.Namespace, preset_workload: Workload) -> tuple
     problems += more
     changes = {n: getattr(args, n) for n in OWN + ("bench_tool", "dataset_name") + SHARED if getattr(args, n) is not None}
     spec = BenchSpec(request_rate=rate, seed=preset_workload.seed).with_(**changes)
-    problems += [f"{flag(i.field)}: {i.message}" for i in validate_spec(spec)]
+    issues = validate_spec(spec)
+    unread: list[str] = []
+    if not any(i.field in ("num_prompts", "seed", "custom_output_len") for i in issues):  # what reading the file needs
+        spec, unread = _custom(spec, args.dataset_path)
+        issues = validate_spec(spec)
+    problems += unread + [f"{flag(i.field)}: {i.message}" for i in issues if not (unread and i.field == "dataset_path")]
     return (None, problems) if problems else (spec, [])
 
 

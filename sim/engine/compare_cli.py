@@ -25,7 +25,7 @@ from ..profiles import best_profile
 from ..scenario import ENGINES, TP_SIZES, Scenario
 from ..units import KV_DTYPES, WEIGHT_DTYPES
 from ..userfile import FileProblem, read_bytes, shown_path
-from .bench import BENCH_TOOLS, DATASETS, bench_metrics, engine_config, profile_note
+from .bench import BENCH_TOOLS, REPLAYED_DATASETS, bench_metrics, engine_config, profile_note
 from .compare import MAX_RESULT_BYTES, METRICS, ResultFileProblem, error, largest_gap, read_runs
 from .run import simulate
 
@@ -46,7 +46,7 @@ def build_parser() -> Parser:
     p.add_option("kv_dtype", choices=KV_DTYPES)
     p.add_option("weight_dtype", choices=WEIGHT_DTYPES)
     p.add_option("bench_tool", choices=BENCH_TOOLS, help="whose client wrote the file (default: read from its keys)")
-    p.add_option("dataset_name", choices=DATASETS, help="the run's dataset, which vLLM's files do not name (default: the "
+    p.add_option("dataset_name", choices=REPLAYED_DATASETS, help="the run's dataset, which vLLM's files do not name (default: the "
                  "file's dataset_name; without one, every request at the file's mean lengths)")
     p.add_argument("--json", action="store_true", help="print one JSON object per run")
     return p

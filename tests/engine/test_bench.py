@@ -13,7 +13,9 @@ from kvlab.sim.engine.bench import (
     BenchSpec,
     arrivals_s,
     bench_metrics,
+    custom_lengths,
     length_range,
+    read_lengths,
     result_json,
     summary_lines,
     validate_spec,
@@ -203,6 +205,10 @@ def test_engine_cli_prints_the_block_and_saves_the_keys(tmp_path, capsys):
     (["--bench", "--sweep", "1,2"], "--sweep: not with the benchmark client's options"),
     (["--bench", "--save-result", "--result-filename", "/nonexistent-dir/x.json", "--num-prompts", "2"],
      "--result-filename: cannot write"),
+    (["--dataset-name", "sonnet", "--sonnet-prefix-len", "600"], "--sonnet-prefix-len: must be below sonnet_input_len (550), got 600"),
+    (["--dataset-name", "custom"], "--dataset-path: the custom dataset needs a JSONL file of lengths"),
+    (["--dataset-path", "/nonexistent/lengths.jsonl"], "--dataset-path: only with --dataset-name custom"),
+    (["--dataset-name", "custom", "--dataset-path", "/nonexistent/lengths.jsonl"], "--dataset-path: cannot read"),
 ])
 def test_engine_cli_refuses_bad_client_options(argv, expected, capsys):
     assert engine_main(["--model", "qwen3-0.6b", "--input-len", "64", "--output-len", "4", *argv]) == 2
@@ -240,3 +246,54 @@ def test_sharegpt_lengths_follow_the_shipped_distribution():
 def test_a_gpu_without_a_profile_gets_a_warning(capsys):
     assert engine_main(["--model", "qwen3-0.6b", "--gpu", "b300", "--num-prompts", "5", "--bench"]) == 0
     assert "note: no measured or published efficiency profile for b300" in capsys.readouterr().out
+
+
+def test_sonnet_prompts_share_their_opening_and_keep_vllms_lengths():
+    rows = workload(BenchSpec(dataset_name="sonnet", num_prompts=50)).trace
+    # vllm/benchmarks/datasets/sonnet.py's defaults: 550 in (at most), 200 shared, 150 out
+    assert {(r.prompt_tokens, r.output_tokens, r.prefix_tokens) for r in rows} == {(550, 150, 200)}
+    assert len({r.prefix_id for r in rows}) == 1
+    cached = run(BenchSpec(dataset_name="sonnet", num_prompts=50, sonnet_prefix_len=500))
+    plain = run(BenchSpec(dataset_name="sonnet", num_prompts=50, sonnet_prefix_len=0))
+    assert cached.prefix_hit_rate > 0.5 and plain.prefix_hit_rate == 0  # the shared opening is prefilled once
+    assert cached.ttft_s.mean < plain.ttft_s.mean
+
+
+LENGTHS = """{"prompt_tokens": 1000, "output_tokens": 100}
+
+{"prompt_tokens": 3000}
+{"prompt_tokens": 200, "output_tokens": 50}
+"""
+
+
+def test_a_custom_dataset_is_shuffled_and_made_up_to_num_prompts():
+    rows, problems = read_lengths(LENGTHS)
+    assert problems == [] and rows == [(1000, 100), (3000, None), (200, 50)]
+    spec = custom_lengths(BenchSpec(dataset_name="custom", num_prompts=7, custom_output_len=64, seed=1), rows)
+    pairs = list(zip(spec.input_lens, spec.output_lens, strict=True))
+    assert sorted(set(pairs)) == [(200, 50), (1000, 100), (3000, 64)]  # every row, a missing output at custom_output_len
+    assert len(pairs) == 7 and validate_spec(spec) == []
+    cut = custom_lengths(BenchSpec(dataset_name="custom", num_prompts=2), rows)
+    assert len(cut.input_lens) == 2 and len(set(cut.input_lens)) == 2  # two different rows, not one drawn twice
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('{"prompt_tokens": 0}', "line 1: prompt_tokens must be an integer of 1 to 2,097,152 tokens, got 0"),
+    ('{"output_tokens": 5}', "line 1: prompt_tokens must be an integer of 1 to 2,097,152 tokens, got None"),
+    ('{"prompt_tokens": 5, "output_tokens": "9"}', "line 1: output_tokens must be an integer"),
+    ('[1, 2]', "line 1: not a JSON object"),
+    ('\n<script>', "line 2: not a JSON object"),
+    ('', "no rows"),
+])
+def test_a_bad_custom_dataset_names_its_line_and_field(text, expected):
+    rows, problems = read_lengths(text)
+    assert any(expected in p for p in problems), problems
+
+
+def test_engine_cli_runs_a_custom_dataset(tmp_path, capsys):
+    path = tmp_path / "lengths.jsonl"
+    path.write_text(LENGTHS)
+    assert engine_main(["--model", "qwen3-0.6b", "--dataset-name", "custom", "--dataset-path", str(path), "--num-prompts", "9",
+                        "--bench"]) == 0
+    out = capsys.readouterr().out
+    assert "custom dataset" in out and "Successful requests:                     9" in out
