@@ -20,7 +20,7 @@ from html import escape
 import panel as pn
 from kvlab.app.shell.a11y import KvTemplate
 from kvlab.app.shell.page import HEADER_COLOR, SITE
-from kvlab.app.shell.share import nav_links, page_href, picks_buttons, share_buttons, step_buttons, theme_button
+from kvlab.app.shell.share import nav_links, page_href, picks_buttons, share_buttons, theme_button
 from kvlab.app.site.marks import (  # filled/read by kvlab build-site
     BODY_CLASS,
     BUILD_FILES,
@@ -225,7 +225,7 @@ CHOICE_CSS = ":host { max-width: 100%; } .bk-btn { white-space: normal; text-ali
 class StepView(pn.viewable.Viewer):
     """One step: the question and its choices; the rest appears once a choice is made."""
 
-    def __init__(self, step: Step, on_answer, title: str = ""):
+    def __init__(self, step: Step, on_answer, slug: str = ""):
         super().__init__()
         self.step = step
         self.on_answer = on_answer
@@ -242,7 +242,7 @@ class StepView(pn.viewable.Viewer):
             pn.Column(question, pn.FlexBox(*self.buttons), self.why, css_classes=["kv-predict"], sizing_mode="stretch_width",
                       styles={"border": "1px solid var(--kv-border, #ccc)", "border-radius": "10px", "padding": "8px 14px"},
                       margin=(12, 0)),
-            pn.FlexBox(*step_buttons(title, p.key), flex_wrap="wrap", sizing_mode="stretch_width", margin=0),
+            _html(step_link_html(slug, p.key)),
             self.body, sizing_mode="stretch_width", margin=0, css_classes=[STEP_CLASS_PREFIX + p.key])
         if os.environ.get("KVLAB_BUILD_SITE") == "1":
             self._static_reveal()
@@ -314,11 +314,19 @@ def _step_from_url() -> str | None:
     return (loc.query_params or {}).get("step") if loc is not None else None
 
 
-def answers_buttons() -> list:
+def answers_buttons(box=None) -> list:
     """"Copy my answers" and "Download my answers", for the answer key page (app/shell/share.py)."""
     from kvlab.sim import __version__
 
-    return picks_buttons(page_href("answers", theme=True), __version__)
+    return picks_buttons(page_href("answers", theme=True), __version__, box)
+
+
+def step_link_html(slug: str, key: str) -> str:
+    """A link to one step alone (?step=<key>; with embed=1 for an iframe). A link, not a copy button:
+    a button and its fallback box are 2.5 kB of each step's two static pages, and the site is held
+    within 30 MB; a link is copied from its context menu, or opened and its page's "Copy link" used."""
+    href = page_href(slug, {"step": key}, theme=True)
+    return f'<p class="kv-step-link"><a href="{esc(href)}">Link to this step alone</a></p>'
 
 
 class LessonBody(pn.viewable.Viewer):
@@ -329,7 +337,7 @@ class LessonBody(pn.viewable.Viewer):
         self.lesson = lesson
         self.only = False  # showing one step alone (?step=<key>)
         self.recap = pn.Column(visible=False, sizing_mode="stretch_width", margin=0, css_classes=[RECAP_CLASS])
-        self.steps = [StepView(s, self._answered, f"{lesson.code} {lesson.title}") for s in lesson.steps]
+        self.steps = [StepView(s, self._answered, lesson.slug) for s in lesson.steps]
         saved = _answers_from_url()
         for sv in self.steps:
             index = saved.get(sv.step.prediction.key)
@@ -342,8 +350,9 @@ class LessonBody(pn.viewable.Viewer):
         # "Copy link" carries the picks made so far (each is in the address bar), so a student can
         # send an instructor the page as answered. No embed button: the static site holds every
         # lesson twice, within its 30 MB (a ?embed=1 link still embeds a lesson).
-        share = pn.FlexBox(*share_buttons(f"{lesson.code} {lesson.title}", embed=False), *answers_buttons(), flex_wrap="wrap",
-                           align_items="center", sizing_mode="stretch_width", margin=0)
+        *buttons, box = share_buttons(f"{lesson.code} {lesson.title}", embed=False)
+        share = pn.FlexBox(*buttons, *answers_buttons(box), box, flex_wrap="wrap", align_items="center",
+                           sizing_mode="stretch_width", margin=0)
         self.layout = pn.Column(
             _html(header_html(lesson)), share, _md(lesson.setup), *self.steps, self.recap,
             _html(f'<div class="kv-box"><strong>What this model does not capture</strong><ul>{missing}</ul></div>'),
