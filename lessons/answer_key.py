@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from kvlab.sim import __version__
 from kvlab.sim.cliargs import Parser, parse, report
@@ -21,6 +22,10 @@ from kvlab.sim.cliargs import Parser, parse, report
 from . import course
 
 PROG = "kvlab answer-key"
+# The key as published, committed: `kvlab build-site` writes the key into the site as answers.json, and
+# tests/lessons/test_answers_file.py fails, naming each question that differs, when the lessons' key no
+# longer equals this file (KVLAB_UPDATE_ANSWERS=1 rewrites it), so a changed answer is a reviewed diff.
+ANSWERS_FILE = Path(__file__).with_name("answers.json")
 
 
 def answer_key(codes: tuple[str, ...] | None = None) -> dict:
@@ -39,6 +44,19 @@ def answer_key(codes: tuple[str, ...] | None = None) -> dict:
         } for p in lesson.predictions]
         lessons.append({"code": code, "title": lesson.title, "questions": questions})
     return {"version": __version__, "lessons": lessons}
+
+
+def to_json(key: dict) -> str:
+    return json.dumps(key, indent=1, ensure_ascii=False) + "\n"
+
+
+def comparable(key: dict) -> dict:
+    """The key as ANSWERS_FILE holds it: without the version stamp (a release that changes no answer
+    changes no line) and with each figure to 4 significant digits, as the key prints it (the last
+    digits of a float are the platform's arithmetic, not the lesson's)."""
+    def rounded(q: dict) -> dict:
+        return {**q, "figure": None if q["figure"] is None else float(f"{q['figure']:.4g}")}
+    return {"lessons": [{**lesson, "questions": [rounded(q) for q in lesson["questions"]]} for lesson in key["lessons"]]}
 
 
 def to_markdown(key: dict) -> str:
@@ -77,5 +95,5 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args = parsed.args
     key = answer_key(codes)
-    sys.stdout.write(json.dumps(key, indent=1, ensure_ascii=False) + "\n" if args.json else to_markdown(key))
+    sys.stdout.write(to_json(key) if args.json else to_markdown(key))
     return 0

@@ -20,8 +20,14 @@ from html import escape
 import panel as pn
 from kvlab.app.shell.a11y import KvTemplate
 from kvlab.app.shell.page import HEADER_COLOR, SITE
-from kvlab.app.shell.share import nav_links, page_href, share_buttons, theme_button
-from kvlab.app.site.marks import BUILD_LIVE_SPECS, RECAP_CLASS  # filled/read by kvlab build-site
+from kvlab.app.shell.share import nav_links, page_href, picks_buttons, share_buttons, theme_button
+from kvlab.app.site.marks import (  # filled/read by kvlab build-site
+    BODY_CLASS,
+    BUILD_FILES,
+    BUILD_LIVE_SPECS,
+    RECAP_CLASS,
+    STEP_CLASS_PREFIX,
+)
 from kvlab.app.viewlayer.figure import FIGURE_CSS
 from kvlab.app.viewlayer.html import BASE_CSS, esc, shipped_css
 
@@ -75,7 +81,11 @@ body.visible = true;
 const url = new URL(window.location.href);
 url.searchParams.set(%(key)s, '%(index)d');
 window.history.replaceState(window.history.state, '', url.pathname + url.search + url.hash);
+window.kvlabRecordPick(%(key)s, %(index)d);
 """
+# The served page records a pick in the browser too (the site's script above does it there):
+# "Copy my answers" reads them back (app/templates/share.js).
+RECORD_PICK_JS = "window.kvlabRecordPick(%(key)s, %(index)d);"
 # CSS classes that app/site/ turns into the Bokeh names the bridge looks up.
 ANSWER_CLASS = "kv-answer-%s-%d"  # a choice button: step key, choice index
 
@@ -223,7 +233,7 @@ CHOICE_CSS = """:host { max-width: 100%; } .bk-btn { white-space: normal; text-a
 class StepView(pn.viewable.Viewer):
     """One step: the question and its choices; the rest appears once a choice is made."""
 
-    def __init__(self, step: Step, on_answer):
+    def __init__(self, step: Step, on_answer, slug: str = ""):
         super().__init__()
         self.step = step
         self.on_answer = on_answer
@@ -240,9 +250,13 @@ class StepView(pn.viewable.Viewer):
             pn.Column(question, pn.FlexBox(*self.buttons), self.why, css_classes=["kv-predict"], sizing_mode="stretch_width",
                       styles={"border": "1px solid var(--kv-border, #ccc)", "border-radius": "10px", "padding": "8px 14px"},
                       margin=(12, 0)),
-            self.body, sizing_mode="stretch_width", margin=0)
+            _html(step_link_html(slug, p.key)),
+            self.body, sizing_mode="stretch_width", margin=0, css_classes=[STEP_CLASS_PREFIX + p.key])
         if os.environ.get("KVLAB_BUILD_SITE") == "1":
             self._static_reveal()
+        else:
+            for i, b in enumerate(self.buttons):
+                b.js_on_click(code=RECORD_PICK_JS % {"key": json.dumps(p.key), "index": i})
 
     def _reveal_parts(self) -> list:
         p = self.step.prediction
@@ -306,14 +320,35 @@ def _answers_from_url() -> dict[str, int]:
     return out
 
 
+def _step_from_url() -> str | None:
+    loc = pn.state.location
+    return (loc.query_params or {}).get("step") if loc is not None else None
+
+
+def answers_buttons(box=None) -> list:
+    """"Copy my answers" and "Download my answers", for the answer key page (app/shell/share.py)."""
+    from kvlab.sim import __version__
+
+    return picks_buttons(page_href("answers", theme=True), __version__, box)
+
+
+def step_link_html(slug: str, key: str) -> str:
+    """A link to one step alone (?step=<key>; with embed=1 for an iframe). A link, not a copy button:
+    a button and its fallback box are 2.5 kB of each step's two static pages, and the site is held
+    within 30 MB; a link is copied from its context menu, or opened and its page's "Copy link" used."""
+    href = page_href(slug, {"step": key}, theme=True)
+    return f'<p class="kv-step-link"><a href="{esc(href)}">Link to this step alone</a></p>'
+
+
 class LessonBody(pn.viewable.Viewer):
     """The lesson's column: header, setup, steps, recap (hidden until every pick), limits box."""
 
     def __init__(self, lesson: Lesson):
         super().__init__()
         self.lesson = lesson
+        self.only = False  # showing one step alone (?step=<key>)
         self.recap = pn.Column(visible=False, sizing_mode="stretch_width", margin=0, css_classes=[RECAP_CLASS])
-        self.steps = [StepView(s, self._answered) for s in lesson.steps]
+        self.steps = [StepView(s, self._answered, lesson.slug) for s in lesson.steps]
         saved = _answers_from_url()
         for sv in self.steps:
             index = saved.get(sv.step.prediction.key)
@@ -326,12 +361,23 @@ class LessonBody(pn.viewable.Viewer):
         # "Copy link" carries the picks made so far (each is in the address bar), so a student can
         # send an instructor the page as answered. No embed button: the static site holds every
         # lesson twice, within its 30 MB (a ?embed=1 link still embeds a lesson).
-        share = pn.FlexBox(*share_buttons(f"{lesson.code} {lesson.title}", embed=False), flex_wrap="wrap", align_items="center",
+        *buttons, box = share_buttons(f"{lesson.code} {lesson.title}", embed=False)
+        share = pn.FlexBox(*buttons, *answers_buttons(box), box, flex_wrap="wrap", align_items="center",
                            sizing_mode="stretch_width", margin=0)
         self.layout = pn.Column(
             _html(header_html(lesson)), share, _md(lesson.setup), *self.steps, self.recap,
             _html(f'<div class="kv-box"><strong>What this model does not capture</strong><ul>{missing}</ul></div>'),
-            max_width=900, sizing_mode="stretch_width")
+            max_width=900, sizing_mode="stretch_width", css_classes=[BODY_CLASS])
+        self._only_step(_step_from_url())
+
+    def _only_step(self, key: str | None) -> None:
+        """?step=<key>: the page shows that step alone (the site's bridge does the same there)."""
+        shown = next((sv.layout for sv in self.steps if sv.step.prediction.key == key), None)
+        if shown is None:
+            return
+        self.only = True
+        for child in self.layout.objects:
+            child.visible = child is shown
 
     def _answered(self, key: str, index: int) -> None:
         if pn.state.location is not None:
@@ -346,7 +392,7 @@ class LessonBody(pn.viewable.Viewer):
                         collapsed=True, sizing_mode="stretch_width")]
 
     def _show_recap(self) -> None:
-        if self.recap.visible or any(sv.picked is None for sv in self.steps):
+        if self.only or self.recap.visible or any(sv.picked is None for sv in self.steps):
             return
         self.recap.objects = self._recap_parts()
         self.recap.visible = True
@@ -411,19 +457,26 @@ def course_page() -> KvTemplate:
                         f'question with its key, the simulated figure behind it and the misconception each wrong choice '
                         f'tests (also <code>kvlab answer-key</code>).</p></div>',
                         stylesheets=[LESSON_CSS, COURSE_CSS], sizing_mode="stretch_width")
-    return page("Lessons", "lessons", pn.Column(body, max_width=1000, sizing_mode="stretch_width"))
+    # A student's picks across the lessons, kept in this browser: for the instructor's key page.
+    answers = pn.FlexBox(*answers_buttons(), flex_wrap="wrap", align_items="center", sizing_mode="stretch_width", margin=0)
+    return page("Lessons", "lessons", pn.Column(body, answers, max_width=1000, sizing_mode="stretch_width"))
 
 
 def answers_page() -> KvTemplate:
     """The instructor's answer key (lessons/answer_key.py's Markdown, from the lesson data), as a page of
     the site and of kvlab serve."""
-    from .answer_key import answer_key, to_markdown
+    from .answer_key import answer_key, to_json, to_markdown
+    from .picks import reader
 
+    key = answer_key()
+    if os.environ.get("KVLAB_BUILD_SITE") == "1":  # the site publishes the key as data too
+        BUILD_FILES["answers.json"] = to_json(key)
     # The lessons it keys, as links: what an instructor opens beside it (and the page's keyboard stops:
     # a scrolling page needs something to focus, axe's scrollable-region-focusable).
     links = " \u00b7 ".join(f'<a href="{esc(lesson_href(code))}">{esc(code)}</a>' for code in course.written())
     toc = _html(f'<p>The lessons: {links}.</p>')
-    return page("Answer key", "answers", pn.Column(_md(to_markdown(answer_key())), toc, max_width=900,
+    title, text = to_markdown(key).split("\n", 1)  # a student's answers, when a link brings them, under the title
+    return page("Answer key", "answers", pn.Column(_md(title), reader(key, [LESSON_CSS]), _md(text), toc, max_width=900,
                                                    sizing_mode="stretch_width"))
 
 

@@ -132,6 +132,17 @@
   // answer:<key>:<index> (app/site/) and carries the script that locks the step, explains
   // the pick, shows the reveal and writes the pick into the address bar; a link's answer runs that
   // script. A value that names no choice is ignored, as on the server.
+  // ?step=<key> shows that step alone (its question, choices and reveal; with embed=1, for an
+  // iframe), as the server's LessonBody does: every other part of the lesson's column is hidden.
+  // A key that names no step shows the whole lesson. Returns whether one step is shown alone.
+  function onlyStep(d) {
+    const step = params.has("step") ? d.get_model_by_name("step:" + params.get("step")) : null;
+    const body = d.get_model_by_name("lesson:body");
+    if (!step || !body) return false;
+    for (const part of body.children) part.visible = part === step;
+    return true;
+  }
+
   function lessonAnswers(d) {
     const steps = new Map(); // step key -> its choice buttons
     for (const model of d.all_models) {
@@ -139,9 +150,11 @@
       if (m) steps.set(m[1], (steps.get(m[1]) || []).concat([model]));
     }
     if (!steps.size) return Promise.resolve();
+    const alone = onlyStep(d);
     const recap = d.get_model_by_name("lesson:recap");
     const showRecap = () => {
-      if (recap && !recap.visible && [...steps.values()].every((buttons) => buttons.some((b) => b.disabled))) recap.visible = true;
+      if (alone || !recap || recap.visible) return;
+      if ([...steps.values()].every((buttons) => buttons.some((b) => b.disabled))) recap.visible = true;
     };
     for (const buttons of steps.values()) for (const b of buttons) b.connect(b.properties.disabled.change, showRecap);
     const chosen = [];

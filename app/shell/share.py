@@ -146,16 +146,34 @@ def copy_button(name: str, text_js: str, box: pn.widgets.TextAreaInput, warn_js:
     return button
 
 
+def _copy_box() -> pn.widgets.TextAreaInput:
+    """Where a copy button puts its text when the browser blocks the clipboard."""
+    return pn.widgets.TextAreaInput(label="The browser blocked the clipboard: select this text and copy it (Ctrl+C)", visible=False,
+                                    sizing_mode="stretch_width", height=90, margin=(5, 10), css_classes=["kv-w-copy-fallback"])
+
+
 def share_buttons(title: str, embed: bool = True) -> list:
     """"Copy link", "Copy embed code" (unless `embed` is False), and the box that shows the text when
     the clipboard is blocked."""
-    box = pn.widgets.TextAreaInput(label="The browser blocked the clipboard: select this text and copy it (Ctrl+C)", visible=False,
-                                   sizing_mode="stretch_width", height=90, margin=(5, 10), css_classes=["kv-w-copy-fallback"])
+    box = _copy_box()
     buttons = [copy_button("Copy link", LINK_TEXT, box, width=120, margin=(5, 5))]
     if embed:
         code = EMBED_TEXT % {"title": esc(title).replace("'", "\\'"), "height": EMBED_HEIGHT_PX}
         buttons.append(copy_button("Copy embed code", code, box, LOCAL_WARNING_JS, width=170, margin=(5, 5)))
     return [*buttons, box]
+
+
+def picks_buttons(key_href: str, version: str, box: pn.widgets.TextAreaInput | None = None) -> list:
+    """"Copy my answers" (a link to the answer key page at `key_href` carrying every pick this browser
+    kept: app/templates/share.js) and "Download my answers" (the same as a JSON file stamped with
+    kvlab's `version`), and the box for a blocked clipboard (`box`: one the page shows already, from
+    share_buttons: each model is written into both themes of every static page)."""
+    shown = box is not None
+    box = box or _copy_box()
+    copy = copy_button("Copy my answers", f"window.kvlabPicksLink({json.dumps(key_href)})", box, width=170, margin=(5, 5))
+    download = pn.widgets.Button(label="Download my answers", color="primary", variant="outline", width=200, margin=(5, 5))
+    download.js_on_click(code=f"window.kvlabDownloadPicks({json.dumps(version)});")
+    return [copy, download] if shown else [copy, download, box]
 
 
 def theme_button() -> pn.widgets.Button:

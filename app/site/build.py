@@ -12,6 +12,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from . import marks
 from .assets import (
     PYODIDE_CDN,
     PYODIDE_VERSION,
@@ -162,6 +163,7 @@ def _build_into(out: Path, pages: list[Page], opts: SiteOptions, pyodide_dir: Pa
     roots = _vendor_roots()
     needed: dict[str, Path] = {}
     built = []
+    marks.BUILD_FILES.clear()
     for page in pages:
         title = page.title
         page_info = {**shell_info, "opening": f"./{opening}"} if opening and page.name == LabPage.page else shell_info
@@ -172,6 +174,8 @@ def _build_into(out: Path, pages: list[Page], opts: SiteOptions, pyodide_dir: Pa
             if doc_title not in ("", "Panel Application", "Bokeh Application"):
                 title = re.sub(r"^kvlab\s*[·|-]\s*", "", doc_title)
         built.append(replace(page, title=title))
+    for name, text in sorted(marks.BUILD_FILES.items()):  # what pages hand the site (the answer key's answers.json)
+        (out / name).write_text(text, encoding="utf-8")
     # Panel's template names ./favicon.ico beside the page: ship Panel's own icon there.
     needed["favicon.ico"] = roots_panel_dist(roots) / "images" / "favicon.ico"
     _copy_css_dependencies(needed)

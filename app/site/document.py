@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from .discover import BuildError
-from .marks import RECAP_CLASS
+from .marks import BODY_CLASS, RECAP_CLASS, STEP_CLASS_PREFIX
 
 
 def _name_lesson_views(doc, specs: list[dict]) -> None:
@@ -39,12 +39,15 @@ def _name_lesson_answers(doc) -> None:
     """A lesson's choice buttons (class kv-answer-<key>-<index>, lessons/render.py) are named
     `answer:<key>:<index>` and its recap `lesson:recap`: the bridge re-applies the answers a link
     carries (?a1-llama=1) by running the chosen button's script, and shows the recap once every
-    step is answered, as the server's LessonBody does."""
+    step is answered, as the server's LessonBody does. Its column and steps (marks.BODY_CLASS,
+    STEP_CLASS_PREFIX) are named for ?step=<key>, which shows one step alone."""
     seen: set[str] = set()
     for model in doc.models:
         for cls in getattr(model, "css_classes", None) or ():
             match = _ANSWER_CLASS.fullmatch(cls)
-            name = f"answer:{match[1]}:{int(match[2])}" if match else "lesson:recap" if cls == RECAP_CLASS else None
+            name = (f"answer:{match[1]}:{int(match[2])}" if match else "lesson:recap" if cls == RECAP_CLASS
+                    else "lesson:body" if cls == BODY_CLASS
+                    else f"step:{cls[len(STEP_CLASS_PREFIX):]}" if cls.startswith(STEP_CLASS_PREFIX) else None)
             if name:
                 if name in seen:
                     raise BuildError(f"two models of one page would be named {name}: a lesson's step keys must be unique")

@@ -14,3 +14,13 @@ RECAP_CLASS = "kv-recap"
 # names view i's models lv<i>:... (its layout carries the class kv-live-<i>) and hands the page these
 # specs. Cleared before each page runs.
 BUILD_LIVE_SPECS: list[dict] = []
+
+# A lesson's column and each step's layout (the step's key after the prefix): the build names them
+# `lesson:body` and `step:<key>`, and the bridge shows one step alone for ?step=<key>, as the
+# server's LessonBody does.
+BODY_CLASS = "kv-lesson-body"
+STEP_CLASS_PREFIX = "kv-step-"
+
+# Files a page hands the build to write into the site beside it (name -> text), filled while pages
+# run: the answer key page's answers.json.
+BUILD_FILES: dict[str, str] = {}

@@ -45,3 +45,53 @@ window.kvlabCopy = (source, box, text, original, warning) => {
     blocked();
   }
 };
+// A student's picks, kept in this browser's storage as they are made, in both runtimes: the served
+// lesson's choice buttons and the static site's reveal script (lessons/render.py) call
+// kvlabRecordPick with the step's key and the choice's index; the lesson's code is the page's own
+// (lesson_a1, lesson_a1.html, lesson_a1.dark.html). "Copy my answers" writes them into a link to the
+// answer key page (#picks=A1:a1-llama=1,a1-headdim=0;C2:...), "Download my answers" into a file;
+// the key page reads either back (lessons/picks.py), treating both as untrusted.
+window.kvlabPicksStore = "kvlab-picks";
+window.kvlabPicks = () => {
+  let picks = null;
+  try { picks = JSON.parse(localStorage.getItem(window.kvlabPicksStore) || "{}"); } catch (e) { picks = null; }
+  return picks && typeof picks === "object" && !Array.isArray(picks) ? picks : {};
+};
+window.kvlabRecordPick = (key, index) => {
+  const page = /lesson_([a-z]\d+)(\.dark)?(\.html)?$/.exec(window.location.pathname);
+  if (!page) { return; }
+  const picks = window.kvlabPicks(), code = page[1].toUpperCase();
+  picks[code] = Object.assign({}, picks[code], { [key]: index });
+  // Storage refused (a private window's quota, storage switched off): the pick stays in the address bar only.
+  try { localStorage.setItem(window.kvlabPicksStore, JSON.stringify(picks)); } catch (e) { /* see above */ }
+};
+window.kvlabPicksText = (picks) => Object.entries(picks).map(([code, steps]) =>
+  code + ":" + Object.entries(steps || {}).map(([key, index]) => key + "=" + index).join(",")).join(";");
+// The inverse, for the key page: {code: {key: raw value}}, every value still a string to check.
+window.kvlabParsePicksText = (text) => {
+  const picks = {};
+  for (const lesson of text.split(";")) {
+    const at = lesson.indexOf(":");
+    if (at < 1) { continue; }
+    const steps = picks[lesson.slice(0, at)] = picks[lesson.slice(0, at)] || {};
+    for (const pair of lesson.slice(at + 1).split(",")) {
+      const eq = pair.indexOf("=");
+      if (eq > 0) { steps[pair.slice(0, eq)] = pair.slice(eq + 1); }
+    }
+  }
+  return picks;
+};
+window.kvlabPicksLink = (keyHref) => {
+  const u = new URL(keyHref, window.location.href);
+  u.hash = "picks=" + encodeURIComponent(window.kvlabPicksText(window.kvlabPicks()));
+  return u.href;
+};
+window.kvlabDownloadPicks = (version) => {
+  const file = JSON.stringify({ kvlab: version, picks: window.kvlabPicks() }, null, 1);
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(new Blob([file], { type: "application/json" }));
+  a.download = "kvlab-answers.json";
+  document.body.appendChild(a); a.click(); a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+  window.kvlabLastDownload = file;
+};
