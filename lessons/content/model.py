@@ -62,7 +62,7 @@ class Prediction:
     reveal: str
     gives_away: tuple[str, ...] = ()
     # The simulated figure the key is read from and the edges of its buckets (`keyed` fills all
-    # three). tests/lessons/answer_keys.json snapshots answer and figure, so a key that flips when
+    # three). lessons/answers.json, the published key, holds answer and figure, so a key that flips when
     # sim changes fails a test instead of silently contradicting the explanations written for it.
     figure: float | None = None
     edges: tuple[float, ...] = ()

@@ -2,14 +2,15 @@
 right choice marked, sim's figure, and each wrong choice's misconception; bad options exit 2."""
 
 import json
-from pathlib import Path
 
 from kvlab.lessons import course
 from kvlab.sim import __version__
 
 from kvlab.cli import main
 
-SNAPSHOT = json.loads(Path(__file__).with_name("answer_keys.json").read_text())
+from .test_answer_keys import saved_keys
+
+SNAPSHOT = saved_keys()
 
 
 def test_json_key_is_the_lessons_data(capsys):

@@ -1,34 +1,33 @@
 """Answer keys that cannot drift silently.
 
-Every key is a bucket over a simulated figure (model.keyed). answer_keys.json holds each question's right
-label and the figure behind it, so when sim changes and a key flips, this test fails and names the question:
-its choices' explanations, reveal and prose were written for the old answer and must be rewritten with it.
-Each figure must also sit at least 10% from its buckets' edges, so a small change in sim cannot flip a key.
-
-After rewriting a lesson for a new key (or adding a question), regenerate the file:
-    KVLAB_UPDATE_ANSWER_KEYS=1 .venv/bin/python -m pytest tests/lessons/test_answer_keys.py
-and commit the diff: it is the change an instructor's key sees.
+Every key is a bucket over a simulated figure (model.keyed). The published key, lessons/answers.json,
+holds each question's right label and the figure behind it (tests/lessons/test_answers_file.py keeps it
+equal to the lessons' key, and says how to regenerate it). Here, when sim changes and a key flips, a
+test names the question and the flip: its choices' explanations, reveal and prose were written for the
+old answer and must be rewritten with it before the file is regenerated. Each figure must also sit at
+least 10% from its buckets' edges, so a small change in sim cannot flip a key.
 """
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 from kvlab.lessons import course
+from kvlab.lessons.answer_key import ANSWERS_FILE
 from kvlab.lessons.content.model import edge_margin
 
-SNAPSHOT = Path(__file__).with_name("answer_keys.json")
 MARGIN = 0.10  # a figure and its nearest edge differ by at least 10% of the smaller
 FIGURE_TOLERANCE = 0.10  # a figure that moves further than this is a new key worth re-reading
 
 
-def _significant(x: float) -> float:
-    return float(f"{x:.4g}")
+def saved_keys() -> dict:
+    """{lesson code: {question key: {answer, figure}}} from the published key."""
+    published = json.loads(ANSWERS_FILE.read_text(encoding="utf-8"))
+    return {lesson["code"]: {q["key"]: {"answer": q["answer"], "figure": q["figure"]} for q in lesson["questions"]}
+            for lesson in published["lessons"]}
 
 
 def current_keys() -> dict:
-    return {code: {p.key: {"answer": p.answer, "figure": _significant(p.figure)} for p in course.lesson(code).predictions}
+    return {code: {p.key: {"answer": p.answer, "figure": p.figure} for p in course.lesson(code).predictions}
             for code in course.written()}
 
 
@@ -37,15 +36,14 @@ PREDICTIONS = [(code, p) for code in course.written() for p in course.lesson(cod
 
 @pytest.fixture(scope="module")
 def snapshot():
-    if os.environ.get("KVLAB_UPDATE_ANSWER_KEYS") == "1":
-        SNAPSHOT.write_text(json.dumps(current_keys(), indent=1, ensure_ascii=False) + "\n")
-    return json.loads(SNAPSHOT.read_text())
+    return saved_keys()
 
 
 def test_every_question_is_in_the_snapshot_and_nothing_else(snapshot):
     now = {(code, key) for code, keys in current_keys().items() for key in keys}
     saved = {(code, key) for code, keys in snapshot.items() for key in keys}
-    assert now == saved, f"new: {sorted(now - saved)}; gone: {sorted(saved - now)} (regenerate, see the module's doc)"
+    assert now == saved, (f"new: {sorted(now - saved)}; gone: {sorted(saved - now)} "
+                          "(regenerate lessons/answers.json: tests/lessons/test_answers_file.py)")
 
 
 @pytest.mark.parametrize("code,p", PREDICTIONS, ids=[p.key for _, p in PREDICTIONS])
@@ -53,10 +51,10 @@ def test_key_matches_the_snapshot(snapshot, code, p):
     saved = snapshot[code][p.key]
     assert p.answer == saved["answer"], (
         f"{code} {p.key}: the key flipped from {saved['answer']!r} (figure {saved['figure']:g}) to {p.answer!r} "
-        f"(figure {p.figure:.4g}). Rewrite its choices' explanations, reveal and prose, then regenerate answer_keys.json.")
+        f"(figure {p.figure:.4g}). Rewrite its choices' explanations, reveal and prose, then regenerate lessons/answers.json.")
     assert abs(p.figure - saved["figure"]) <= FIGURE_TOLERANCE * abs(saved["figure"]), (
         f"{code} {p.key}: the figure behind {p.answer!r} moved from {saved['figure']:g} to {p.figure:.4g}; check the "
-        "text still holds, then regenerate answer_keys.json.")
+        "text still holds, then regenerate lessons/answers.json.")
 
 
 @pytest.mark.parametrize("code,p", PREDICTIONS, ids=[p.key for _, p in PREDICTIONS])

@@ -3,8 +3,8 @@ the site (answers.json, less its version stamp, figures to 4 significant digits:
 When the lessons' key differs from it, this test fails naming each question that differs. After a
 reviewed change (a new question, a rewritten choice, a figure sim now computes differently):
     KVLAB_UPDATE_ANSWERS=1 .venv/bin/python -m pytest tests/lessons/test_answers_file.py
-and commit the diff with the change. (tests/lessons/answer_keys.json is a different check: a key's
-figure may drift 10% there before it fails, and its buckets' margins are checked.)"""
+and commit the diff with the change. (tests/lessons/test_answer_keys.py reads the same file: it names a
+key that flipped and checks every figure's distance from its buckets' edges.)"""
 
 import json
 import os
