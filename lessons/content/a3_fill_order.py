@@ -2,11 +2,50 @@
 
 from __future__ import annotations
 
+from kvlab.sim.units import GIB
+
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, holds, keyed, near
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, equation, estimate, holds, keyed, near, number
 from .runs import gib, run
 
 BIG = dict(model="qwen3-32b", prompt_tokens=32768)
+
+
+def _gib(x: float) -> str:
+    return f"{number(x / GIB)} GiB"
+
+
+def _estimate_step(small) -> Step:
+    """Estimate the 8B model's pool, then see the card filled in order."""
+    f = small.scenario["gpu_memory_utilization"]
+    others = small.weight_bytes + small.activation_reserve_bytes + small.non_torch_bytes
+    p = Prediction(
+        key="a3-pool",
+        question=(f"{small.model_name} (BF16 weights and cache) on one 80 GiB H100 at gpu_memory_utilization {f:.2f}. "
+                  "How many GiB are left for the KV pool once the engine has loaded the model?"),
+        **estimate(small.kv_pool_bytes / GIB, "KV pool", "GiB"),
+        reveal=f"**{_gib(small.kv_pool_bytes)}** of the card's {_gib(small.capacity_bytes)}.",
+        gives_away=(f"**{_gib(small.kv_pool_bytes)}**",),
+        peek=(equation(f"usable = {f:.2f} x {_gib(small.capacity_bytes)} = {_gib(small.usable_bytes)}",
+                       f * small.capacity_bytes, small.usable_bytes),
+              equation(f"pool = usable - weights - activation reserve = {_gib(small.usable_bytes)} - "
+                       f"{_gib(small.weight_bytes)} - {_gib(small.activation_reserve_bytes)} = {_gib(small.kv_pool_bytes)}",
+                       small.usable_bytes - others, small.kv_pool_bytes)),
+    )
+    prose = f"""
+Before the first request arrives an engine fills the card in a fixed order:
+
+1. it may use `gpu_memory_utilization x capacity` ({_gib(small.usable_bytes)} here); the rest stays with the driver,
+   the CUDA context and the allocator;
+2. the weights go in first ({_gib(small.weight_bytes)} for {small.model_name});
+3. room for the activations of the largest forward pass it may launch ({_gib(small.activation_reserve_bytes)});
+4. everything left is the **KV pool**.
+"""
+    return Step(p, prose, (
+        holds("the textbook accounting sets nothing else aside on this card", small.non_torch_bytes == 0,
+              f"{small.non_torch_bytes:g} B"),
+    ), LiveView("steady", ("hbm_bar",), {}, ("gpu_memory_utilization",),
+                "The card in fill order for the 8B model. Move gpu_memory_utilization and watch only the pool change."))
 
 
 def build() -> Lesson:
@@ -38,13 +77,8 @@ def build() -> Lesson:
         gives_away=(f"pool of {gib(big.kv_pool_bytes)}",),
     )
     s1 = f"""
-Before the first request arrives an engine fills the card in a fixed order:
-
-1. it may use `gpu_memory_utilization x capacity` ({gib(big.usable_bytes)} here); the rest stays with the driver,
-   the CUDA context and the allocator;
-2. the weights go in first ({gib(big.weight_bytes)} for {big.model_name});
-3. room for the activations of the largest forward pass it may launch ({gib(big.activation_reserve_bytes)});
-4. everything left is the **KV pool** ({gib(big.kv_pool_bytes)}).
+The same order for {big.model_name}: of {gib(big.usable_bytes)} usable, the weights take {gib(big.weight_bytes)}
+and the activation reserve {gib(big.activation_reserve_bytes)}, and the pool is what is left.
 
 The pool is a remainder. The 8B model on the same card leaves {gib(small.kv_pool_bytes)}; the 32B one,
 {gib(big.kv_pool_bytes)}. A remainder is sensitive: every GiB the weights grow comes straight out of it.
@@ -108,7 +142,7 @@ The knob says how many sequences the scheduler *may* run; the pool says how many
                   "gpu_memory_utilization can mean an out-of-memory error.",
         prerequisites=("A1",),
         setup="Memory is spent before traffic arrives. Watch where an 80 GiB card goes when the model is large.",
-        steps=(step1, step2),
+        steps=(_estimate_step(small), step1, step2),
         recap=("Fill order: usable fraction, weights, activation reserve, then the KV pool as what is left.",
                "A large model leaves a small pool; small changes to the fraction are large changes to the pool.",
                "max_num_seqs limits the scheduler, not the weights; it only moves the sampler's part of the reserve."),

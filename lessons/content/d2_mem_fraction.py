@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, holds, keyed
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, equation, estimate, holds, keyed, number
 from .runs import gib, run, tok
 
 SGL = dict(model="qwen3-32b", engine="sglang")
@@ -14,6 +14,29 @@ CASE = dict(model="kimi-k2", gpu="rtx-pro-6000", tp=8, engine="sglang", weight_d
 CASE_TOKENS = 116_171
 CASE_ESTIMATE_BYTES = 14.8e9
 GB = 1e9
+
+
+def _estimate_step(low) -> Step:
+    """Pool bytes into pool tokens: the figure SGLang's log prints as max_total_num_tokens."""
+    p = Prediction(
+        key="d2-tokens",
+        question=(f"SGLang serves {low.model_name} on one H100 at mem_fraction_static "
+                  f"{low.effective_mem_fraction_static:.2f}. Once the weights are loaded, {gib(low.kv_pool_bytes)} "
+                  f"({number(low.kv_pool_bytes)} bytes) are left for the cache, and one token's keys and values take "
+                  f"{number(low.kv_bytes_per_token)} bytes. How many tokens fit?"),
+        **estimate(low.kv_pool_tokens, "tokens the pool holds", "tokens"),
+        reveal=f"**{number(low.kv_pool_tokens)} tokens**: the figure SGLang's log prints as max_total_num_tokens.",
+        gives_away=(f"**{number(low.kv_pool_tokens)} tokens**",),
+        peek=(equation(f"tokens = pool bytes / bytes per token = {number(low.kv_pool_bytes)} B / "
+                       f"{number(low.kv_bytes_per_token)} B = {number(low.kv_pool_tokens)} tokens",
+                       low.kv_pool_bytes // low.kv_bytes_per_token, low.kv_pool_tokens),),
+    )
+    prose = """
+The pool is bytes; the scheduler counts tokens. Dividing one by the other gives the most tokens of context
+the engine can hold at once, over all the requests running. Every request's prompt and output come out of that
+one number.
+"""
+    return Step(p, prose, ())
 
 
 def build() -> Lesson:
@@ -103,7 +126,7 @@ its pool. The server's own log line, not arithmetic, is the figure to trust.
         objective="Compute SGLang's pool from mem_fraction_static, and what a change of a few points does to it.",
         prerequisites=("A3",),
         setup="A case study tuned SGLang's memory fraction by reasoning about percentages. Check the arithmetic.",
-        steps=(step1, step2),
+        steps=(_estimate_step(low), step1, step2),
         recap=("SGLang: pool = f x total - weights.",
                "With large weights, small changes of f are large changes of the pool; too high a value starves activations.",
                "An MLA cache is not split by tensor parallelism: every GPU holds every token's latent."),

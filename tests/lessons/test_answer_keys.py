@@ -4,6 +4,7 @@ Every key is a bucket over a simulated figure (model.keyed). answer_keys.json ho
 label and the figure behind it, so when sim changes and a key flips, this test fails and names the question:
 its choices' explanations, reveal and prose were written for the old answer and must be rewritten with it.
 Each figure must also sit at least 10% from its buckets' edges, so a small change in sim cannot flip a key.
+A numeric question (an estimate) has no buckets: only its figure's 10% drift is checked.
 
 After rewriting a lesson for a new key (or adding a question), regenerate the file:
     KVLAB_UPDATE_ANSWER_KEYS=1 .venv/bin/python -m pytest tests/lessons/test_answer_keys.py
@@ -33,6 +34,7 @@ def current_keys() -> dict:
 
 
 PREDICTIONS = [(code, p) for code in course.written() for p in course.lesson(code).predictions]
+CHOSEN = [(code, p) for code, p in PREDICTIONS if not p.numeric]
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +53,7 @@ def test_every_question_is_in_the_snapshot_and_nothing_else(snapshot):
 @pytest.mark.parametrize("code,p", PREDICTIONS, ids=[p.key for _, p in PREDICTIONS])
 def test_key_matches_the_snapshot(snapshot, code, p):
     saved = snapshot[code][p.key]
-    assert p.answer == saved["answer"], (
+    assert p.numeric or p.answer == saved["answer"], (
         f"{code} {p.key}: the key flipped from {saved['answer']!r} (figure {saved['figure']:g}) to {p.answer!r} "
         f"(figure {p.figure:.4g}). Rewrite its choices' explanations, reveal and prose, then regenerate answer_keys.json.")
     assert abs(p.figure - saved["figure"]) <= FIGURE_TOLERANCE * abs(saved["figure"]), (
@@ -59,7 +61,7 @@ def test_key_matches_the_snapshot(snapshot, code, p):
         "text still holds, then regenerate answer_keys.json.")
 
 
-@pytest.mark.parametrize("code,p", PREDICTIONS, ids=[p.key for _, p in PREDICTIONS])
+@pytest.mark.parametrize("code,p", CHOSEN, ids=[p.key for _, p in CHOSEN])
 def test_figure_sits_away_from_its_bucket_edges(code, p):
     assert p.figure is not None and p.edges, f"{code} {p.key}: key it with model.keyed (figure and edges)"
     assert p.answer in [c.label for c in p.choices]
