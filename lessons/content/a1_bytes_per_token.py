@@ -27,34 +27,30 @@ def _size(b: float) -> str:
 
 
 def _factors_product(formula: str) -> float:
-    """The product of the numbers sim's KV formula multiplies ("2 x 36 layers x ... = 147,456 B"): the
-    math peek's check that the line it shows adds up to sim's bytes per token."""
+    """The product of the numbers sim's KV formula multiplies ("2 x 40 layers x ... = 163,840 B"): the
+    math peek's check that the line it shows multiplies out to sim's bytes per token."""
     return math.prod(float(n) for n in re.findall(r"\d+(?:\.\d+)?", formula.split("=")[0]))
 
 
-def _estimate_step(qwen) -> Step:
-    per_token = qwen.kv_bytes_per_token
+def _estimate_step() -> Step:
+    """The formula once more, as a number the student works out for a model the lesson has not shown."""
+    r = run(model="qwen3-14b")
+    per_token = r.kv_bytes_per_token
     p = Prediction(
         key="a1-bytes",
-        question=(f"{qwen.model_name} has 36 layers, 32 query heads, 8 KV heads and head_dim 128, and its cache is stored "
-                  "in BF16 (2 bytes per number). How many bytes of KV cache does one token of context take?"),
+        question=(f"Now a number of your own. {r.model_name} has 40 layers, 40 query heads, 8 KV heads and head_dim 128, "
+                  "its cache in BF16. How many bytes of KV cache does one token of context take?"),
         **estimate(per_token, "KV cache per token", "bytes"),
         reveal=f"**{number(per_token)} bytes** per token, which is {kib(per_token)}.",
-        gives_away=(f"**{number(per_token)} bytes**", kib(per_token)),
-        peek=(equation(f"bytes per token = {qwen.kv_formula}", _factors_product(qwen.kv_formula), per_token),),
+        gives_away=(f"**{number(per_token)} bytes**",),
+        peek=(equation(f"bytes per token = {r.kv_formula}", _factors_product(r.kv_formula), per_token),),
     )
     prose = """
-To produce the next token, attention compares the new token's query with the **key** of every
-earlier token and mixes their **values**. Those keys and values depend only on the earlier tokens,
-so an engine computes them once and keeps them: that store is the KV cache. Without it each new
-token would recompute the whole context, a full prefill per token.
-
-What one token costs follows from the shapes in `config.json`:
-
-`bytes per token = 2 (K and V) x layers x KV heads x head_dim x bytes per number`
+Two factors of every model's cost are fixed by the format: 2 (a key and a value) and the bytes per number.
+The other three, layers, KV heads and head_dim, are read from its config.json. The query heads never enter it.
 """
-    return Step(p, prose, (), LiveView("steady", ("kv_formula",), {}, ("model", "kv_dtype"),
-                                       "The formula filled from the chosen model's config.json."))
+    return Step(p, prose, (), LiveView("steady", ("kv_formula",), {"model": "qwen3-14b"}, ("model", "kv_dtype"),
+                                       "The formula for the chosen model; FP8 halves the last factor."))
 
 
 def build() -> Lesson:
@@ -87,6 +83,15 @@ def build() -> Lesson:
         gives_away=(f"{_size(llama_bytes)} per token",),
     )
     s1 = f"""
+To produce the next token, attention compares the new token's query with the **key** of every
+earlier token and mixes their **values**. Those keys and values depend only on the earlier tokens,
+so an engine computes them once and keeps them: that store is the KV cache. Without it each new
+token would recompute the whole context, a full prefill per token.
+
+What one token costs follows from the shapes in `config.json`:
+
+`bytes per token = 2 (K and V) x layers x KV heads x head_dim x bytes per number`
+
 Llama-3.1-70B: **{_size(llama_bytes)}**. A 100,000-token context is then {_size(llama_bytes * 100_000)}
 of memory for one conversation. {qwen.model_name}, with 36 layers and 8 KV heads, costs
 {kib(qwen.kv_bytes_per_token)} per token.
@@ -141,7 +146,7 @@ none; that is what the simulator does, and pasting a config without the key show
         prerequisites=(),
         setup=("Every token a model has read leaves something behind in GPU memory while the request lives. How much, "
                "and why? Start with a large model you may have served."),
-        steps=(_estimate_step(qwen), step1, step2),
+        steps=(step1, step2, _estimate_step()),
         recap=("The KV cache keeps each earlier token's keys and values so each new token costs one step, not a new prefill.",
                "Bytes per token = 2 x layers x KV heads x head_dim x bytes per number.",
                "KV heads, not query heads: grouped-query attention is why modern models cost tens to hundreds of KiB per "

@@ -45,10 +45,10 @@ def test_estimates_are_read_with_separators_and_exponents(typed, value):
 
 
 def test_the_verdict_says_how_many_times_off_and_which_way():
-    p = _a1()  # 147,456 bytes per token
-    assert estimate_verdict(150000, p) == "You said 150,000 bytes; the simulator says 147,456 bytes: within 10%."
+    p = _a1()  # 163,840 bytes per token
+    assert estimate_verdict(150000, p) == "You said 150,000 bytes; the simulator says 163,840 bytes: within 10%."
     assert estimate_verdict(p.figure * 2.5, p).endswith(": off by 2.5x (too high).")
-    assert estimate_verdict(40960, p) == "You said 40,960 bytes; the simulator says 147,456 bytes: off by 3.6x (too low)."
+    assert estimate_verdict(40960, p) == "You said 40,960 bytes; the simulator says 163,840 bytes: off by 4x (too low)."
     assert estimate_limit(p) == 1e9
 
 
