@@ -77,3 +77,28 @@ def test_an_estimate_without_a_python_server(browser, tmp_path, monkeypatch):
         assert errors == []
     finally:
         page.close()
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_an_estimate_is_axe_clean_and_fits_320_px(browser, server, theme):
+    """At 320 px (WCAG 1.4.10's reflow width), in each theme: the refused message (light) and the answered
+    step with its verdict, reveal and math peek (dark, from a link) pass axe and make the page no wider."""
+    from .axe import assert_accessible
+
+    context = browser.new_context(viewport={"width": 320, "height": 700}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    try:
+        step = page.locator(".kv-predict").nth(STEP)
+        if theme == "light":
+            page.goto(f"{server}/{LESSON.slug}")
+            step.get_by_role("textbox").fill("-1")
+            step.get_by_role("textbox").press("Enter")
+            step.get_by_text(estimate_problem(P)).wait_for(timeout=30_000)
+        else:
+            page.goto(f"{server}/{LESSON.slug}?{P.key}=491520&theme=dark")
+            page.locator(".kv-reveal").nth(STEP).get_by_text(P.peek[0].text).wait_for(timeout=30_000)
+        page.wait_for_timeout(600)  # the naming script runs on the next animation frame after each render
+        assert_accessible(page, f"{LESSON.slug} estimate 320px {theme}")
+        assert page.evaluate("document.scrollingElement.scrollWidth") <= 320
+    finally:
+        context.close()
