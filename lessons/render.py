@@ -23,6 +23,7 @@ from kvlab.app.shell.page import HEADER_COLOR, SITE
 from kvlab.app.shell.share import nav_links, page_href, share_buttons, theme_button
 from kvlab.app.site.marks import BUILD_LIVE_SPECS, RECAP_CLASS  # filled/read by kvlab build-site
 from kvlab.app.viewlayer.html import BASE_CSS, esc, shipped_css
+from panel.links import Callback
 
 from . import course
 from .content import model
@@ -309,7 +310,9 @@ const figure = %(figure)r;
 const ratio = Math.max(value, figure) / Math.min(value, figure);
 const off = ratio <= %(within)r ? 'within 10%%' : 'off by ' + number(ratio) + 'x (' + (value > figure ? 'too high' : 'too low') + ')';
 const verdict = 'You said ' + number(value) + ' ' + %(unit)s + '; the simulator says ' + %(answer)s + ': ' + off + '.';
-why.text = %(result)s.replace('@@VERDICT@@', verdict);
+// Escaped twice: as the text of the HTML, and as an HTML pane's text is held (Panel decodes it once).
+const h = (t) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#x27;');
+why.text = %(result)s.replace('@@VERDICT@@', h(h(verdict)));
 if (given) { input.value = raw; }
 for (const m of parts) { m.disabled = true; }
 body.visible = true;
@@ -327,6 +330,11 @@ def estimate_label(p: Prediction) -> str:
 def _live(inner: str) -> str:
     """The estimate's message region: read out politely when its text changes (a refusal or the verdict)."""
     return f'<div role="status" aria-live="polite" class="kv-estimate-msg">{inner}</div>'
+
+
+def _wrapped(inner: str) -> str:
+    """An HTML pane's text as `_html` first wraps it (the site's script sets the pane's text whole)."""
+    return f'<div class="kv-lesson">{inner}</div>'
 
 
 def _refused_html(p: Prediction) -> str:
@@ -392,17 +400,16 @@ class EstimateView(pn.viewable.Viewer):
         self.body.objects = self._reveal_parts()
         self.button.css_classes = [*self.button.css_classes, ANSWER_CLASS % (p.key, 0)]
         self.button.tags = ["kv-estimate"]
-        wrap = lambda inner: f'<div class="kv-lesson">{inner}</div>'  # noqa: E731 (as _html wraps it)
         code = ESTIMATE_JS % {
             "step_class": json.dumps(step_class(p.key)), "ignored": json.dumps(model.ESTIMATE_IGNORED),
             "pattern": json.dumps(model.ESTIMATE_NUMBER), "limit": model.estimate_limit(p), "figure": p.figure, "within": model.WITHIN,
-            "problem": json.dumps(wrap(_refused_html(p))), "result": json.dumps(wrap(_verdict_html("@@VERDICT@@"))),
-            "unit": json.dumps(esc(p.unit)), "answer": json.dumps(esc(p.answer)), "key": json.dumps(p.key)}
+            # An HTML pane's text is held escaped (Panel decodes it): as STATIC_REVEAL_JS writes `why`.
+            "problem": json.dumps(escape(_wrapped(_refused_html(p)))),
+            "result": json.dumps(escape(_wrapped(_verdict_html("@@VERDICT@@")))),
+            "unit": json.dumps(p.unit), "answer": json.dumps(p.answer), "key": json.dumps(p.key)}
         args = {"why": self.why, "body": self.body}  # never a button or the box: see STATIC_REVEAL_JS
         self.button.js_on_click(args=args, code=code)
-        from panel.links import Callback
-
-        Callback(self.input, code={"event:enter-pressed": code}, args=args)
+        Callback(self.input, code={"event:enter-pressed": code}, args=args)  # Enter in the box (Panel's TextInput event)
 
     def check(self, text, notify: bool = True) -> bool:
         """Take the typed estimate (True), or show why not (False); once taken the step is locked."""
@@ -411,13 +418,13 @@ class EstimateView(pn.viewable.Viewer):
         p = self.step.prediction
         value = model.read_estimate(text, p)
         if value is None:
-            self.why.object = f'<div class="kv-lesson">{_refused_html(p)}</div>'
+            self.why.object = _wrapped(_refused_html(p))
             return False
         self.picked = value
         if not notify:  # a link's estimate: show it in the box it came from
             self.input.value = str(text)
         self.input.disabled = self.button.disabled = True
-        self.why.object = f'<div class="kv-lesson">{_verdict_html(esc(model.estimate_verdict(value, p)))}</div>'
+        self.why.object = _wrapped(_verdict_html(esc(model.estimate_verdict(value, p))))
         if not self.body.objects:
             self.body.objects = self._reveal_parts()
         self.body.visible = True

@@ -44,8 +44,7 @@ Before the first request arrives an engine fills the card in a fixed order:
     return Step(p, prose, (
         holds("the textbook accounting sets nothing else aside on this card", small.non_torch_bytes == 0,
               f"{small.non_torch_bytes:g} B"),
-    ), LiveView("steady", ("hbm_bar",), {}, ("gpu_memory_utilization",),
-                "The card in fill order for the 8B model. Move gpu_memory_utilization and watch only the pool change."))
+    ))  # no live view: the next step's shows the same card (and the site holds every lesson within 30 MB)
 
 
 def build() -> Lesson:

@@ -23,7 +23,7 @@ def _refuse_then_take(page, submit_with_enter: bool) -> None:
     box = step.get_by_label(f"Your estimate: {P.quantity}, in {P.unit}")
     box.fill("abc")
     box.press("Enter")
-    step.get_by_text(estimate_problem(P)).wait_for(timeout=15_000)
+    step.locator(".kv-estimate-msg .kv-refused").get_by_text(estimate_problem(P)).wait_for(timeout=15_000)
     assert box.input_value() == "abc"  # the box keeps what was typed
     assert not page.get_by_text("Math peek").first.is_visible()
     assert not page.locator(".kv-reveal").nth(STEP).is_visible()
@@ -32,7 +32,7 @@ def _refuse_then_take(page, submit_with_enter: bool) -> None:
         box.press("Enter")
     else:
         step.get_by_role("button", name="Check my estimate").click()
-    step.get_by_text(estimate_verdict(491520, P)).wait_for(timeout=15_000)
+    step.locator(".kv-estimate-msg .kv-why").get_by_text(estimate_verdict(491520, P)).wait_for(timeout=15_000)
     reveal = page.locator(".kv-reveal").nth(STEP)
     reveal.get_by_text(P.gives_away[0].replace("**", "")).first.wait_for(timeout=15_000)
     for line in P.peek:
