@@ -301,7 +301,7 @@ ESTIMATE_JS = NUMBER_JS + """
 const parts = [...source.document.all_models].filter((m) => (m.css_classes || []).includes(%(step_class)s));
 if (parts.some((m) => m.disabled)) { return; }
 const input = parts.find((m) => m.css_classes.includes('kv-estimate-input'));
-const given = cb_data && cb_data.estimate !== undefined;
+const given = cb_data && cb_data.estimate !== undefined; // a link's estimate (the bridge), or Enter's (ENTER_JS)
 const raw = String(given ? cb_data.estimate : (input.value_input || input.value || ''));
 const cleaned = raw.replace(new RegExp(%(ignored)s, 'g'), '');
 const value = new RegExp('^(?:' + %(pattern)s + ')$').test(cleaned) ? Number(cleaned) : NaN;
@@ -319,6 +319,17 @@ body.visible = true;
 const url = new URL(window.location.href);
 url.searchParams.set(%(key)s, String(value));
 window.history.replaceState(window.history.state, '', url.pathname + url.search + url.hash);
+"""
+
+# Enter in a numeric step's box (Panel's TextInput event) runs the step's button script with what was typed: one
+# copy of ESTIMATE_JS a step (the site holds every lesson within 30 MB).
+ENTER_JS = """
+const button = [...source.document.all_models].find((m) => (m.css_classes || []).includes(%(step_class)s)
+  && (m.tags || []).includes('kv-estimate'));
+const callbacks = button.js_event_callbacks;
+for (const cb of (callbacks instanceof Map ? callbacks.get('button_click') : callbacks.button_click) || []) {
+  cb.execute(button, {estimate: source.value_input});
+}
 """
 
 
@@ -409,7 +420,7 @@ class EstimateView(pn.viewable.Viewer):
             "unit": json.dumps(p.unit), "answer": json.dumps(p.answer), "key": json.dumps(p.key)}
         args = {"why": self.why, "body": self.body}  # never a button or the box: see STATIC_REVEAL_JS
         self.button.js_on_click(args=args, code=code)
-        Callback(self.input, code={"event:enter-pressed": code}, args=args)  # Enter in the box (Panel's TextInput event)
+        Callback(self.input, code={"event:enter-pressed": ENTER_JS % {"step_class": json.dumps(step_class(p.key))}})
 
     def check(self, text, notify: bool = True) -> bool:
         """Take the typed estimate (True), or show why not (False); once taken the step is locked."""
