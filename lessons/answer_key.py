@@ -30,7 +30,9 @@ ANSWERS_FILE = Path(__file__).with_name("answers.json")
 
 def answer_key(codes: tuple[str, ...] | None = None) -> dict:
     """{version, lessons: [{code, title, questions: [{key, question, choices: [{label, right, why}],
-    answer, figure, reveal}]}]} for `codes` (every written lesson by default), in course order."""
+    answer, figure, reveal, unit, peek}]}]} for `codes` (every written lesson by default), in course order.
+    A numeric question has no choices; its `unit` says what the student types and `peek` is its math
+    peek, the equation with the state's numbers (empty for a choice question)."""
     lessons = []
     for code in codes or course.written():
         lesson = course.lesson(code)
@@ -41,6 +43,8 @@ def answer_key(codes: tuple[str, ...] | None = None) -> dict:
             "answer": p.answer,
             "figure": p.figure,
             "reveal": p.reveal,
+            "unit": p.unit,
+            "peek": [c.text for c in p.peek],
         } for p in lesson.predictions]
         lessons.append({"code": code, "title": lesson.title, "questions": questions})
     return {"version": __version__, "lessons": lessons}
@@ -70,7 +74,11 @@ def to_markdown(key: dict) -> str:
             figure = "" if q["figure"] is None else f" (sim's figure: {q['figure']:.4g})"
             lines += ["", f"### {lesson['code']}.{n} `{q['key']}`", "", q["question"], ""]
             lines += [f"- {'**' + c['label'] + '** (key)' if c['right'] else c['label']}: {c['why']}" for c in q["choices"]]
+            if q["unit"]:
+                lines += [f"The student types an estimate in {q['unit']} and is told how many times off it is."]
             lines += ["", f"Key: **{q['answer']}**{figure}. Revealed: {q['reveal']}"]
+            if q["peek"]:
+                lines += ["", "Math peek:", ""] + [f"- `{line}`" for line in q["peek"]]
     return "\n".join(lines) + "\n"
 
 

@@ -36,7 +36,7 @@ CORE_PATH = ("A1", "A3", "A4", "A6", "B1", "B2", "B3", "C1", "C2", "C3", "D1", "
 # the lesson headers' links and the page titles read these, so no page has to build another lesson
 # (building one runs its simulations: the 23 took 14 s for the landing page's map before).
 CATALOG: dict[str, CatalogEntry] = {
-    "A1": CatalogEntry("Why a KV cache, and what one token costs", 8, "a1_bytes_per_token"),
+    "A1": CatalogEntry("Why a KV cache, and what one token costs", 9, "a1_bytes_per_token"),
     "A2": CatalogEntry("Architecture sets the bill: MHA, GQA, MQA, MLA", 8, "a2_architecture"),
     "A3": CatalogEntry("HBM in fill order", 9, "a3_fill_order"),
     "A4": CatalogEntry("Spending the token budget: users x context", 8, "a4_token_budget"),
@@ -58,7 +58,7 @@ CATALOG: dict[str, CatalogEntry] = {
     "D4": CatalogEntry("Offloading: capacity, not speed", 6, "d4_offload"),
     "E1": CatalogEntry("Prefix caching: compute only the suffix", 8, "e1_prefix"),
     "E2": CatalogEntry("Disaggregating prefill and decode is a sizing problem", 8, "e2_disaggregation"),
-    "E3": CatalogEntry("Bytes per dollar", 7, "e3_cost"),
+    "E3": CatalogEntry("Bytes per dollar", 8, "e3_cost"),
     "E4": CatalogEntry("Capstone: choose the lever", 10, "e4_capstone"),
 }
 MODULES = {code: e.module for code, e in CATALOG.items() if e.module is not None}

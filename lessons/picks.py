@@ -18,10 +18,11 @@ MAX_NAMES = 8  # names listed in each group of the "ignored" message; the rest a
 
 
 def reader_key(key: dict) -> list:
-    """What the reader compares with: [[code, title, [[step key, question, [labels], right index]]]]."""
+    """What the reader compares with: [[code, title, [[step key, question, [labels], right index]]]]. The
+    questions with choices only: an estimate (a numeric step) is not among the picks a student exports."""
     return [[lesson["code"], lesson["title"],
              [[q["key"], q["question"], [c["label"] for c in q["choices"]], next(i for i, c in enumerate(q["choices"]) if c["right"])]
-              for q in lesson["questions"]]] for lesson in key["lessons"]]
+              for q in lesson["questions"] if q["choices"]]] for lesson in key["lessons"]]
 
 
 READ_JS = """

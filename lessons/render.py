@@ -20,7 +20,7 @@ from html import escape
 import panel as pn
 from kvlab.app.shell.a11y import KvTemplate
 from kvlab.app.shell.page import HEADER_COLOR, SITE
-from kvlab.app.shell.share import nav_links, page_href, picks_buttons, share_buttons, theme_button
+from kvlab.app.shell.share import nav_links, page_href, picks_buttons, share_buttons, step_buttons, theme_button
 from kvlab.app.site.marks import (  # filled/read by kvlab build-site
     BODY_CLASS,
     BUILD_FILES,
@@ -30,8 +30,10 @@ from kvlab.app.site.marks import (  # filled/read by kvlab build-site
 )
 from kvlab.app.viewlayer.figure import FIGURE_CSS
 from kvlab.app.viewlayer.html import BASE_CSS, esc, shipped_css
+from panel.links import Callback
 
 from . import course
+from .content import model
 from .content.model import Lesson, LiveView, Prediction, Step, TryThis
 
 # 16 px body text; code in the page's own ink on its surface colour (>= 4.5:1 in both themes,
@@ -58,6 +60,8 @@ LESSON_CSS = BASE_CSS + shipped_css("""
 .kv-why ul { padding-left: 20px; }
 .kv-why li.right { font-weight: 600; }
 .kv-caption { font-size: 15px; }
+.kv-peek { border-left: 5px solid #0072B2; padding: 4px 14px; margin: 8px 0; background: var(--kv-surface); }
+.kv-peek ul { padding-left: 20px; margin: 4px 0; }
 """)
 
 # A choice clicked in the static site: lock the choices, mark the right one (and a wrong pick),
@@ -230,10 +234,33 @@ CHOICE_CSS = """:host { max-width: 100%; } .bk-btn { white-space: normal; text-a
 .bk-btn-danger:disabled { background: var(--kv-bad, #A83A00); border-color: var(--kv-bad, #A83A00); color: var(--kv-on-state, #FFF); }"""
 
 
+def _step_layout(key: str, title: str, asked: tuple, body: pn.Column) -> pn.Column:
+    """A step's column: the question box (the question, its answer controls, the explanation), the
+    step's own "Copy link to this step" and "Copy embed code", then the reveal. Its class names it for
+    `?step=<key>` (app/site/ and LessonBody show that step alone)."""
+    box = pn.Column(*asked, css_classes=["kv-predict"], sizing_mode="stretch_width", margin=(12, 0),
+                    styles={"border": "1px solid var(--kv-border, #ccc)", "border-radius": "10px", "padding": "8px 14px"})
+    share = pn.FlexBox(*step_buttons(title, key), flex_wrap="wrap", align_items="center", sizing_mode="stretch_width", margin=0)
+    return pn.Column(box, share, body, sizing_mode="stretch_width", margin=0, css_classes=[STEP_CLASS_PREFIX + key])
+
+
+def _reveal_tail(step: Step) -> list:
+    """What closes every step's reveal: its figure, its live view, its try-this links."""
+    parts: list = []
+    if step.figure:
+        parts.append(pn.pane.HTML(f'<div class="kv-lesson">{step.figure}</div>', stylesheets=[LESSON_CSS, FIGURE_CSS],
+                                  sizing_mode="stretch_width"))
+    if step.view is not None:
+        parts.append(live_view(step.view))
+    if step.try_this:
+        parts.append(_try_this(step.try_this))
+    return parts
+
+
 class StepView(pn.viewable.Viewer):
     """One step: the question and its choices; the rest appears once a choice is made."""
 
-    def __init__(self, step: Step, on_answer, slug: str = ""):
+    def __init__(self, step: Step, on_answer, title: str = ""):
         super().__init__()
         self.step = step
         self.on_answer = on_answer
@@ -246,12 +273,7 @@ class StepView(pn.viewable.Viewer):
         self.why = _html("", visible=False)
         self.body = pn.Column(sizing_mode="stretch_width", visible=False, margin=0, css_classes=["kv-reveal"])
         question = _md(f"**Predict first.** {p.question}")
-        self.layout = pn.Column(
-            pn.Column(question, pn.FlexBox(*self.buttons), self.why, css_classes=["kv-predict"], sizing_mode="stretch_width",
-                      styles={"border": "1px solid var(--kv-border, #ccc)", "border-radius": "10px", "padding": "8px 14px"},
-                      margin=(12, 0)),
-            _html(step_link_html(slug, p.key)),
-            self.body, sizing_mode="stretch_width", margin=0, css_classes=[STEP_CLASS_PREFIX + p.key])
+        self.layout = _step_layout(p.key, title, (question, pn.FlexBox(*self.buttons), self.why), self.body)
         if os.environ.get("KVLAB_BUILD_SITE") == "1":
             self._static_reveal()
         else:
@@ -259,16 +281,7 @@ class StepView(pn.viewable.Viewer):
                 b.js_on_click(code=RECORD_PICK_JS % {"key": json.dumps(p.key), "index": i})
 
     def _reveal_parts(self) -> list:
-        p = self.step.prediction
-        parts: list = [_md(p.reveal), _md(self.step.prose)]
-        if self.step.figure:
-            parts.append(pn.pane.HTML(f'<div class="kv-lesson">{self.step.figure}</div>', stylesheets=[LESSON_CSS, FIGURE_CSS],
-                                      sizing_mode="stretch_width"))
-        if self.step.view is not None:
-            parts.append(live_view(self.step.view))
-        if self.step.try_this:
-            parts.append(_try_this(self.step.try_this))
-        return parts
+        return [_md(self.step.prediction.reveal), _md(self.step.prose), *_reveal_tail(self.step)]
 
     def _static_reveal(self) -> None:
         """The static site runs no Python behind a lesson: the reveal is built now (hidden), and
@@ -307,6 +320,163 @@ class StepView(pn.viewable.Viewer):
         return self.layout
 
 
+# model.number in the browser: whole numbers with separators from 1,000 up, three significant figures below,
+# half rounded up (Intl's default rounding, ROUND_HALF_UP in model.number). tests/browser compares the two.
+NUMBER_JS = ("const number = (x) => new Intl.NumberFormat('en-GB', Math.abs(x) >= 1000 ? {maximumFractionDigits: 0} "
+             ": {maximumSignificantDigits: 3}).format(x);")
+
+# A numeric step checked in the static site (the button's click, or Enter in the box): the same rule as
+# EstimateView.check on the server. A refused estimate shows model.estimate_problem's message and keeps the
+# box; a taken one locks the step, shows model.estimate_verdict's sentence (written here with NUMBER_JS), the
+# reveal and the math peek, and writes the estimate into the address bar. The bridge re-applies one from a
+# link by running the button's script with {estimate: value} as its data (static/kvlab-bridge.js). The step's
+# models are found by its CSS class, never named in `args` (see STATIC_REVEAL_JS).
+ESTIMATE_JS = NUMBER_JS + """
+const parts = [...source.document.all_models].filter((m) => (m.css_classes || []).includes(%(step_class)s));
+if (parts.some((m) => m.disabled)) { return; }
+const input = parts.find((m) => m.css_classes.includes('kv-estimate-input'));
+const given = cb_data && cb_data.estimate !== undefined; // a link's estimate (the bridge), or Enter's (ENTER_JS)
+const raw = String(given ? cb_data.estimate : (input.value_input || input.value || ''));
+const cleaned = raw.replace(new RegExp(%(ignored)s, 'g'), '');
+const value = new RegExp('^(?:' + %(pattern)s + ')$').test(cleaned) ? Number(cleaned) : NaN;
+if (!(value > 0 && value <= %(limit)r)) { why.text = %(problem)s; return; }
+const figure = %(figure)r;
+const ratio = Math.max(value, figure) / Math.min(value, figure);
+const off = ratio <= %(within)r ? 'within 10%%' : 'off by ' + number(ratio) + 'x (' + (value > figure ? 'too high' : 'too low') + ')';
+const verdict = 'You said ' + number(value) + ' ' + %(unit)s + '; the simulator says ' + %(answer)s + ': ' + off + '.';
+// Escaped twice: as the text of the HTML, and as an HTML pane's text is held (Panel decodes it once).
+const h = (t) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#x27;');
+why.text = %(result)s.replace('@@VERDICT@@', h(h(verdict)));
+if (given) { input.value = raw; }
+for (const m of parts) { m.disabled = true; }
+body.visible = true;
+const url = new URL(window.location.href);
+url.searchParams.set(%(key)s, String(value));
+window.history.replaceState(window.history.state, '', url.pathname + url.search + url.hash);
+"""
+
+# Enter in a numeric step's box (Panel's TextInput event) runs the step's button script with what was typed: one
+# copy of ESTIMATE_JS a step (the site holds every lesson within 30 MB).
+ENTER_JS = """
+const button = [...source.document.all_models].find((m) => (m.css_classes || []).includes(%(step_class)s)
+  && (m.tags || []).includes('kv-estimate'));
+const callbacks = button.js_event_callbacks;
+for (const cb of (callbacks instanceof Map ? callbacks.get('button_click') : callbacks.button_click) || []) {
+  cb.execute(button, {estimate: source.value_input});
+}
+"""
+
+
+def estimate_label(p: Prediction) -> str:
+    """The estimate box's visible label, which is also its accessible name: what to estimate, and in what."""
+    return f"Your estimate: {p.quantity}, in {p.unit}"
+
+
+def _live(inner: str) -> str:
+    """The estimate's message region: read out politely when its text changes (a refusal or the verdict)."""
+    return f'<div role="status" aria-live="polite" class="kv-estimate-msg">{inner}</div>'
+
+
+def _wrapped(inner: str) -> str:
+    """An HTML pane's text as `_html` first wraps it (the site's script sets the pane's text whole)."""
+    return f'<div class="kv-lesson">{inner}</div>'
+
+
+def _refused_html(p: Prediction) -> str:
+    return _live(f'<p class="kv-refused">{esc(model.estimate_problem(p))}</p>')
+
+
+def _verdict_html(verdict: str) -> str:
+    # .kv-why: a11y.js moves the focus to it after a click on the check button (.kv-choice), as for a choice.
+    return _live(f'<div class="kv-why"><p><strong>{verdict}</strong></p></div>')
+
+
+def peek_html(p: Prediction) -> str:
+    """The math peek: the governing equation, written with this state's numbers (each line a checked claim)."""
+    lines = "".join(f"<li><code>{esc(c.text)}</code></li>" for c in p.peek)
+    return f'<div class="kv-peek"><strong>Math peek</strong><ul>{lines}</ul></div>'
+
+
+class EstimateView(pn.viewable.Viewer):
+    """A numeric step: the question, a labelled number box and "Check my estimate" (Enter checks too). A refused
+    estimate gets a message naming the field and its range and keeps the box; a taken one shows how far off it
+    is, the reveal and the math peek, and is written into the address bar (`?a1-bytes=150000`)."""
+
+    def __init__(self, step: Step, on_answer, title: str = ""):
+        super().__init__()
+        self.step = step
+        self.on_answer = on_answer
+        p = step.prediction
+        self.input = pn.widgets.TextInput(label=estimate_label(p), placeholder=f"a number, in {p.unit}",
+                                          css_classes=["kv-estimate-input", step_class(p.key)], max_width=360,
+                                          sizing_mode="stretch_width")
+        self.button = pn.widgets.Button(label="Check my estimate", color="primary", stylesheets=[CHOICE_CSS],
+                                        css_classes=["kv-choice", step_class(p.key)], align="end")
+        self.buttons = [self.button]
+        self.button.on_click(lambda _e: self.check(self.input.value_input or self.input.value))
+        self.input.param.watch(lambda _e: self.check(self.input.value_input or self.input.value), "enter_pressed")
+        self.picked: float | None = None
+        self.why = _html(_live(""))
+        self.body = pn.Column(sizing_mode="stretch_width", visible=False, margin=0, css_classes=["kv-reveal"])
+        question = _md(f"**Estimate first.** {p.question}")
+        self.layout = _step_layout(p.key, title, (question, pn.FlexBox(self.input, self.button, align_items="flex-end"), self.why),
+                                   self.body)
+        if os.environ.get("KVLAB_BUILD_SITE") == "1":
+            self._static_reveal()
+
+    def _reveal_parts(self) -> list:
+        p = self.step.prediction
+        return [_md(p.reveal), _html(peek_html(p)), _md(self.step.prose), *_reveal_tail(self.step)]
+
+    def _static_reveal(self) -> None:
+        """The site's reveal, built now and hidden; the button and Enter run ESTIMATE_JS in the browser. The
+        button carries the class the site turns into its name `answer:<key>:0`, and the tag that tells the
+        bridge to hand it a link's estimate."""
+        p = self.step.prediction
+        self.body.objects = self._reveal_parts()
+        self.button.css_classes = [*self.button.css_classes, ANSWER_CLASS % (p.key, 0)]
+        self.button.tags = ["kv-estimate"]
+        code = ESTIMATE_JS % {
+            "step_class": json.dumps(step_class(p.key)), "ignored": json.dumps(model.ESTIMATE_IGNORED),
+            "pattern": json.dumps(model.ESTIMATE_NUMBER), "limit": model.estimate_limit(p), "figure": p.figure, "within": model.WITHIN,
+            # An HTML pane's text is held escaped (Panel decodes it): as STATIC_REVEAL_JS writes `why`.
+            "problem": json.dumps(escape(_wrapped(_refused_html(p)))),
+            "result": json.dumps(escape(_wrapped(_verdict_html("@@VERDICT@@")))),
+            "unit": json.dumps(p.unit), "answer": json.dumps(p.answer), "key": json.dumps(p.key)}
+        args = {"why": self.why, "body": self.body}  # never a button or the box: see STATIC_REVEAL_JS
+        self.button.js_on_click(args=args, code=code)
+        Callback(self.input, code={"event:enter-pressed": ENTER_JS % {"step_class": json.dumps(step_class(p.key))}})
+
+    def check(self, text, notify: bool = True) -> bool:
+        """Take the typed estimate (True), or show why not (False); once taken the step is locked."""
+        if self.picked is not None:
+            return False
+        p = self.step.prediction
+        value = model.read_estimate(text, p)
+        if value is None:
+            self.why.object = _wrapped(_refused_html(p))
+            return False
+        self.picked = value
+        if not notify:  # a link's estimate: show it in the box it came from
+            self.input.value = str(text)
+        self.input.disabled = self.button.disabled = True
+        self.why.object = _wrapped(_verdict_html(esc(model.estimate_verdict(value, p))))
+        if not self.body.objects:
+            self.body.objects = self._reveal_parts()
+        self.body.visible = True
+        if notify:
+            self.on_answer(p.key, f"{value:.15g}")
+        return True
+
+    def __panel__(self):
+        return self.layout
+
+
+def _query_from_url() -> dict[str, str]:
+    loc = pn.state.location
+    return {} if loc is None else {str(k): str(v) for k, v in (loc.query_params or {}).items()}
+
+
 def _answers_from_url() -> dict[str, int]:
     loc = pn.state.location
     if loc is None:
@@ -332,14 +502,6 @@ def answers_buttons(box=None) -> list:
     return picks_buttons(page_href("answers", theme=True), __version__, box)
 
 
-def step_link_html(slug: str, key: str) -> str:
-    """A link to one step alone (?step=<key>; with embed=1 for an iframe). A link, not a copy button:
-    a button and its fallback box are 2.5 kB of each step's two static pages, and the site is held
-    within 30 MB; a link is copied from its context menu, or opened and its page's "Copy link" used."""
-    href = page_href(slug, {"step": key}, theme=True)
-    return f'<p class="kv-step-link"><a href="{esc(href)}">Link to this step alone</a></p>'
-
-
 class LessonBody(pn.viewable.Viewer):
     """The lesson's column: header, setup, steps, recap (hidden until every pick), limits box."""
 
@@ -348,9 +510,14 @@ class LessonBody(pn.viewable.Viewer):
         self.lesson = lesson
         self.only = False  # showing one step alone (?step=<key>)
         self.recap = pn.Column(visible=False, sizing_mode="stretch_width", margin=0, css_classes=[RECAP_CLASS])
-        self.steps = [StepView(s, self._answered, lesson.slug) for s in lesson.steps]
-        saved = _answers_from_url()
+        self.steps = [(EstimateView if s.prediction.numeric else StepView)(s, self._answered, f"{lesson.code} {lesson.title}")
+                      for s in lesson.steps]
+        saved, raw = _answers_from_url(), _query_from_url()
         for sv in self.steps:
+            if isinstance(sv, EstimateView):
+                if sv.step.prediction.key in raw:
+                    sv.check(raw[sv.step.prediction.key], notify=False)
+                continue
             index = saved.get(sv.step.prediction.key)
             if index is not None and 0 <= index < len(sv.step.prediction.choices):
                 sv.commit(index, notify=False)
@@ -379,7 +546,8 @@ class LessonBody(pn.viewable.Viewer):
         for child in self.layout.objects:
             child.visible = child is shown
 
-    def _answered(self, key: str, index: int) -> None:
+    def _answered(self, key: str, index: int | str) -> None:
+        """A pick (its choice's index) or an estimate (the number, as text) goes into the address bar."""
         if pn.state.location is not None:
             pn.state.location.update_query(**{key: index})
         self._show_recap()

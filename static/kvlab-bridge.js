@@ -131,7 +131,8 @@
   // index) and shows the recap once every step is answered. Here each choice button is named
   // answer:<key>:<index> (app/site/) and carries the script that locks the step, explains
   // the pick, shows the reveal and writes the pick into the address bar; a link's answer runs that
-  // script. A value that names no choice is ignored, as on the server.
+  // script. A value that names no choice is ignored, as on the server. A numeric step's estimate
+  // (?a1-bytes=150000) runs its button's script with the value.
   // ?step=<key> shows that step alone (its question, choices and reveal; with embed=1, for an
   // iframe), as the server's LessonBody does: every other part of the lesson's column is hidden.
   // A key that names no step shows the whole lesson. Returns whether one step is shown alone.
@@ -157,18 +158,22 @@
       if ([...steps.values()].every((buttons) => buttons.some((b) => b.disabled))) recap.visible = true;
     };
     for (const buttons of steps.values()) for (const b of buttons) b.connect(b.properties.disabled.change, showRecap);
+    // A numeric step's one button is tagged kv-estimate (lessons/render.py, EstimateView): a link's value
+    // (?a1-bytes=150000) is the estimate, handed to the button's script as its data, which checks it as a
+    // typed one (a value it refuses leaves the step unanswered, as on the server).
     const chosen = [];
     for (const [key, value] of params) {
-      const button = steps.has(key) && /^\d+$/.test(value) ? d.get_model_by_name("answer:" + key + ":" + Number(value)) : null;
-      if (button) chosen.push(button);
+      const estimate = (steps.get(key) || []).find((b) => (b.tags || []).includes("kv-estimate"));
+      const button = estimate || (steps.has(key) && /^\d+$/.test(value) ? d.get_model_by_name("answer:" + key + ":" + Number(value)) : null);
+      if (button) chosen.push([button, estimate ? { estimate: value } : {}]);
     }
-    const click = async (button) => {
+    const click = async ([button, data]) => {
       const callbacks = button.js_event_callbacks;
       for (const cb of (callbacks instanceof Map ? callbacks.get("button_click") : callbacks.button_click) || []) {
-        await cb.execute(button, {});
+        await cb.execute(button, data);
       }
     };
-    return chosen.reduce((done, button) => done.then(() => click(button)), Promise.resolve())
+    return chosen.reduce((done, chosen) => done.then(() => click(chosen)), Promise.resolve())
       .catch((e) => console.error("kvlab bridge: a lesson answer could not be re-applied: " + String((e && e.message) || e)))
       .then(showRecap);
   }

@@ -1,11 +1,11 @@
 // "Copy link" and "Copy embed code", in both runtimes: each button's callback (app/shell/share.py)
 // calls these with its own Bokeh model, the fallback text box and what to copy. Written once here,
 // not into every button: two buttons' copies were 3 KB of each of the static site's 58 pages.
-window.kvlabEmbedText = (title, height) => {
+window.kvlabEmbedText = (title, height, href) => {
   // The iframe snippet, in embed mode (no site header): the URL is attribute-escaped (& and ")
   // before it goes between quotes, and a short script sizes the iframe to the height the page
   // reports with postMessage (app/templates/embed.js), so course notes show no inner scroll bar.
-  const u = new URL(window.location.href);
+  const u = new URL(href || window.location.href);
   u.searchParams.set("embed", "1");
   return '<iframe src="' + u.href.replace(/&/g, "&amp;").replace(/"/g, "%22") + '" title="kvlab: ' + title +
     '" width="100%" height="' + height + '" style="border:0" loading="lazy" data-kvlab-embed></iframe>\n' +
@@ -94,4 +94,13 @@ window.kvlabDownloadPicks = (version) => {
   document.body.appendChild(a); a.click(); a.remove();
   setTimeout(() => URL.revokeObjectURL(a.href), 1000);
   window.kvlabLastDownload = file;
+};
+// A step's own link: the lesson's address with only the theme kept and ?step=<key> (the page shows
+// that step alone; with embed=1, as "Copy embed code" writes it, without the site's header).
+window.kvlabStepLink = (key) => {
+  const u = new URL(window.location.href), kept = new URLSearchParams();
+  if (u.searchParams.get("theme")) { kept.set("theme", u.searchParams.get("theme")); }
+  kept.set("step", key);
+  u.search = kept.toString(); u.hash = "";
+  return u.href;
 };

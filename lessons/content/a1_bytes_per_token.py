@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import copy
+import math
+import re
 
 from kvlab.sim import catalog, evaluate
 from kvlab.sim.units import KIB, MIB
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, keyed
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, equation, estimate, keyed, number
 from .runs import BASE, kib, run
 
 
@@ -22,6 +24,33 @@ def _without_head_dim(model: str):
 
 def _size(b: float) -> str:
     return f"{b / MIB:.1f} MiB" if b >= MIB else kib(b)
+
+
+def _factors_product(formula: str) -> float:
+    """The product of the numbers sim's KV formula multiplies ("2 x 40 layers x ... = 163,840 B"): the
+    math peek's check that the line it shows multiplies out to sim's bytes per token."""
+    return math.prod(float(n) for n in re.findall(r"\d+(?:\.\d+)?", formula.split("=")[0]))
+
+
+def _estimate_step() -> Step:
+    """The formula once more, as a number the student works out for a model the lesson has not shown."""
+    r = run(model="qwen3-14b")
+    per_token = r.kv_bytes_per_token
+    p = Prediction(
+        key="a1-bytes",
+        question=(f"Now a number of your own. {r.model_name} has 40 layers, 40 query heads, 8 KV heads and head_dim 128, "
+                  "its cache in BF16. How many bytes of KV cache does one token of context take?"),
+        **estimate(per_token, "KV cache per token", "bytes"),
+        reveal=f"**{number(per_token)} bytes** per token, which is {kib(per_token)}.",
+        gives_away=(f"**{number(per_token)} bytes**",),
+        peek=(equation(f"bytes per token = {r.kv_formula}", _factors_product(r.kv_formula), per_token),),
+    )
+    prose = """
+Two factors of every model's cost are fixed by the format: 2 (a key and a value) and the bytes per number.
+The other three, layers, KV heads and head_dim, are read from its config.json. The query heads never enter it.
+"""
+    # No live view: step 1's shows the same formula for any model (and the site holds every lesson within 30 MB).
+    return Step(p, prose, ())
 
 
 def build() -> Lesson:
@@ -117,7 +146,7 @@ none; that is what the simulator does, and pasting a config without the key show
         prerequisites=(),
         setup=("Every token a model has read leaves something behind in GPU memory while the request lives. How much, "
                "and why? Start with a large model you may have served."),
-        steps=(step1, step2),
+        steps=(step1, step2, _estimate_step()),
         recap=("The KV cache keeps each earlier token's keys and values so each new token costs one step, not a new prefill.",
                "Bytes per token = 2 x layers x KV heads x head_dim x bytes per number.",
                "KV heads, not query heads: grouped-query attention is why modern models cost tens to hundreds of KiB per "

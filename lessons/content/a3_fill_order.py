@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from kvlab.sim.units import GIB
+
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, holds, keyed, near
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, equation, estimate, holds, keyed, near, number
 from .runs import gib, run
 
 BIG = dict(model="qwen3-32b", prompt_tokens=32768)
+
+
+def _gib(x: float) -> str:
+    return f"{number(x / GIB)} GiB"
 
 
 def build() -> Lesson:
@@ -19,23 +25,21 @@ def build() -> Lesson:
     vllm = run(**BIG, engine="vllm")
     vllm_64 = run(**BIG, engine="vllm", max_num_seqs=64)
 
+    f = big.scenario["gpu_memory_utilization"]
     q1 = Prediction(
-        key="a3-count",
-        question=("Qwen3-32B (BF16 weights and cache) on one 80 GiB H100 at gpu_memory_utilization 0.90, every request a "
-                  "32k-token prompt plus 256 generated tokens. How many such requests can the engine hold at once?"),
-        choices=(
-            Choice("none", "Tempting because 32k tokens sounds huge, but the weights leave room for one."),
-            Choice("one", "The weights take most of the card; what is left holds one 32k request and not a second."),
-            Choice("about four", "Dividing the whole card by one request's cache forgets that the weights are loaded "
-                                 "first."),
-            Choice("about twelve", "That is the figure for the 8B model, whose weights are a quarter the size and whose "
-                                   "tokens cost less."),
-        ),
-        **keyed(big.max_sequences, [(0.5, "none"), (1.5, "one"), (7, "about four")], "about twelve"),
-        reveal=(f"**{big.max_sequences}.** Of {gib(big.usable_bytes)} usable, the weights take {gib(big.weight_bytes)} and "
-                f"the activation reserve {gib(big.activation_reserve_bytes)}, leaving a pool of {gib(big.kv_pool_bytes)}; "
-                f"one request needs {gib(big.kv_bytes_per_sequence)}."),
-        gives_away=(f"pool of {gib(big.kv_pool_bytes)}",),
+        key="a3-pool",
+        question=(f"{big.model_name} (BF16 weights and cache) on one 80 GiB H100 at gpu_memory_utilization {f:.2f}. How "
+                  "many GiB are left for the KV pool once the engine has loaded the model?"),
+        **estimate(big.kv_pool_bytes / GIB, "KV pool", "GiB"),
+        reveal=(f"**{_gib(big.kv_pool_bytes)}**, and one request of 32k prompt tokens plus 256 generated needs "
+                f"{_gib(big.kv_bytes_per_sequence)}: the pool holds {big.max_sequences} such request at a time."),
+        gives_away=(f"**{_gib(big.kv_pool_bytes)}**",),
+        peek=(equation(f"usable = {f:.2f} x {_gib(big.capacity_bytes)} = {_gib(big.usable_bytes)}",
+                       f * big.capacity_bytes, big.usable_bytes),
+              equation(f"pool = usable - weights - activation reserve = {_gib(big.usable_bytes)} - "
+                       f"{_gib(big.weight_bytes)} - {_gib(big.activation_reserve_bytes)} = {_gib(big.kv_pool_bytes)}",
+                       big.usable_bytes - big.weight_bytes - big.activation_reserve_bytes - big.non_torch_bytes,
+                       big.kv_pool_bytes)),
     )
     s1 = f"""
 Before the first request arrives an engine fills the card in a fixed order:
@@ -44,13 +48,15 @@ Before the first request arrives an engine fills the card in a fixed order:
    the CUDA context and the allocator;
 2. the weights go in first ({gib(big.weight_bytes)} for {big.model_name});
 3. room for the activations of the largest forward pass it may launch ({gib(big.activation_reserve_bytes)});
-4. everything left is the **KV pool** ({gib(big.kv_pool_bytes)}).
+4. everything left is the **KV pool**.
 
 The pool is a remainder. The 8B model on the same card leaves {gib(small.kv_pool_bytes)}; the 32B one,
 {gib(big.kv_pool_bytes)}. A remainder is sensitive: every GiB the weights grow comes straight out of it.
 """
     step1 = Step(q1, s1, (
         equal("Qwen3-32B holds one 32k request on an H100", big.max_sequences, 1),
+        holds("the textbook accounting sets nothing else aside on this card", big.non_torch_bytes == 0,
+              f"{big.non_torch_bytes:g} B"),
         near("Qwen3-32B's weights are about 61 GiB", big.weight_bytes / 2**30, 61.0, 0.01),
         near("the Qwen3-8B pool on an H100 is about 55.7 GiB", small.kv_pool_bytes / 2**30, 55.7, 0.006),
     ), LiveView("steady", ("hbm_bar", "admission_numbers"), BIG, ("model", "prompt_tokens", "gpu_memory_utilization"),

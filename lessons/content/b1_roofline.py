@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, keyed, near
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, equation, estimate, holds, keyed, near, number
 from .runs import ms, run, times
 
 
@@ -22,22 +22,23 @@ def build() -> Lesson:
     ratio_short = small.ttft_s / tiny.ttft_s
     ratio_long = p32k.ttft_s / p4k.ttft_s
 
+    intensity = small.prefill_arithmetic_intensity
     q1 = Prediction(
-        key="b1-short",
-        question=(f"{tiny.model_name} on an H100, idle. One request with a 128-token prompt, another with a 16-token "
-                  "prompt. How do their times to first token (one prefill each, nothing else running) compare?"),
-        choices=(
-            Choice("about 8x", "Eight times the tokens is eight times the arithmetic, but arithmetic is not what this "
-                               "step waits for."),
-            Choice("about 2x", "There is no partial effect: below the ridge the step time is the weight read, whatever "
-                               "the token count."),
-            Choice("about the same", "Both steps read every weight once; at this size the reading, not the arithmetic, "
-                                     "sets the time."),
-        ),
-        **keyed(ratio_short, [(1.3, "about the same"), (4, "about 2x")], "about 8x"),
-        reveal=(f"**{ms(small.ttft_s)} and {ms(tiny.ttft_s)}**: both are the time to read {tiny.weight_bytes / 2**30:.1f} GiB "
-                f"of weights at the achieved share of {tiny.hbm_bandwidth_bytes_per_s / 1e12:.2f} TB/s."),
-        gives_away=(f"**{ms(small.ttft_s)} and {ms(tiny.ttft_s)}**",),
+        key="b1-intensity",
+        question=(f"{small.model_name} on an H100, idle, prefills one 128-token prompt. The step reads every weight once "
+                  f"({number(small.weight_bytes / 1e9)} GB in BF16) and does about 2 FLOPs per parameter per token. What is "
+                  "its arithmetic intensity: FLOPs done per byte read?"),
+        **estimate(intensity, "arithmetic intensity", "FLOP per byte"),
+        reveal=(f"**{number(intensity)} FLOP per byte**, left of this H100's ridge at {number(small.ridge_intensity)}: the "
+                f"step waits on memory. So a 16-token prompt's prefill takes as long as this one: "
+                f"{ms(small.ttft_s)} and {ms(tiny.ttft_s)}, both the time to read the weights."),
+        gives_away=(f"**{number(intensity)} FLOP per byte**",),
+        peek=(equation(f"intensity = FLOPs / bytes = {number(small.prefill_flops / 1e12)} TFLOP / "
+                       f"{number(small.prefill_bytes / 1e9)} GB = {number(intensity)} FLOP per byte",
+                       small.prefill_flops / small.prefill_bytes, intensity),
+              holds(f"{number(intensity)} < ridge {number(small.ridge_intensity)} FLOP per byte: memory-bound",
+                    intensity < small.ridge_intensity and small.prefill_bound == "memory",
+                    f"{intensity:.4g} vs {small.ridge_intensity:.4g}, {small.prefill_bound}")),
     )
     s1 = f"""
 Every step reads the weights once and does about 2 x parameters FLOPs per token. **Arithmetic intensity** is
@@ -45,11 +46,11 @@ FLOPs per byte read. The GPU's **ridge point** is its FLOP/s divided by its byte
 {p4k.ridge_intensity:.0f} FLOP per byte for this H100 with the textbook efficiencies. Below the ridge a step waits
 on memory; above it, on the tensor cores.
 
-A 128-token prefill sits at {small.prefill_arithmetic_intensity:.0f} FLOP/B, under the ridge: memory-bound. Its
-compute would take {ms(small.prefill_compute_s)}, its weight read {ms(small.prefill_weight_read_s)}, and the step
-takes the longer. The prefill turns compute-bound at about {cross:,} tokens. A 4k prefill sits at
-{p4k.prefill_arithmetic_intensity:,.0f} FLOP/B, far right of the ridge; a decode step of 32 users at 4k, at
-{p4k.decode_arithmetic_intensity:.0f}, far left.
+In BF16 a prefill's intensity is close to its token count: 2 FLOPs per parameter per token over 2 bytes
+per parameter. The 128-token prefill's compute would take {ms(small.prefill_compute_s)}, its weight read
+{ms(small.prefill_weight_read_s)}, and the step takes the longer. The prefill turns compute-bound at
+about {cross:,} tokens. A 4k prefill sits at {p4k.prefill_arithmetic_intensity:,.0f} FLOP/B, far right
+of the ridge; a decode step of 32 users at 4k, at {p4k.decode_arithmetic_intensity:.0f}, far left.
 
 (Time to first token here means one prompt's prefill on an idle GPU. Under load it also includes queueing:
 that is Unit C.)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, holds, keyed
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, equation, estimate, holds, keyed, near, number
 from .runs import gib, run, tok
 
 SGL = dict(model="qwen3-32b", engine="sglang")
@@ -20,21 +20,23 @@ def build() -> Lesson:
     low, high = run(**SGL, mem_fraction_static=0.85), run(**SGL, mem_fraction_static=0.90)
     gain = high.kv_pool_tokens / low.kv_pool_tokens - 1
 
+    total = high.capacity_bytes - high.startup_bytes  # what SGLang measures, after the CUDA context
     q1 = Prediction(
-        key="d2-margin",
-        question=("SGLang serves Qwen3-32B on one H100. Raise mem_fraction_static from 0.85 to 0.90, five points. The KV "
-                  "pool in tokens grows by..."),
-        choices=(
-            Choice("about 6%", "This reads the fraction as a share of what is left after the weights. SGLang applies it to "
-                               "the whole card, weights included."),
-            Choice("about 25%", "Closer, but the weights take most of the budget, so five points of the card are a large "
-                                "share of what is left."),
-            Choice("about 67%", "Pool = fraction x total - weights: five points of 80 GiB added to a pool of about 6 GiB."),
-        ),
-        **keyed(gain, [(0.15, "about 6%"), (0.45, "about 25%")], "about 67%"),
-        reveal=(f"**{tok(low.kv_pool_tokens)} to {tok(high.kv_pool_tokens)} tokens, +{gain:.0%}.** The pool goes from "
-                f"{gib(low.kv_pool_bytes)} to {gib(high.kv_pool_bytes)}."),
-        gives_away=(f"+{gain:.0%}.",),
+        key="d2-tokens",
+        question=(f"SGLang serves {low.model_name} on one H100. At mem_fraction_static 0.85 its KV pool holds "
+                  f"{number(low.kv_pool_tokens)} tokens of {number(low.kv_bytes_per_token)} bytes each. Raise the fraction "
+                  "to 0.90, five points. How many tokens does the pool hold now?"),
+        **estimate(high.kv_pool_tokens, "tokens the pool holds", "tokens"),
+        reveal=(f"**{number(high.kv_pool_tokens)} tokens**, +{gain:.0%} for five points. The pool goes from "
+                f"{gib(low.kv_pool_bytes)} to {gib(high.kv_pool_bytes)}. Reading the fraction as a share of what the "
+                f"weights leave would have predicted about {number(low.kv_pool_tokens * 0.90 / 0.85)}."),
+        gives_away=(f"**{number(high.kv_pool_tokens)} tokens**", f"+{gain:.0%} for five points"),
+        peek=(near(f"pool = f x (total - start-up) - weights = 0.90 x ({gib(total, 2)} - {gib(high.startup_bytes, 2)}) - "
+                   f"{gib(high.weight_bytes, 2)} = {gib(high.kv_pool_bytes, 2)}",
+                   0.90 * total - high.weight_bytes, high.kv_pool_bytes, 0.001),
+              equation(f"tokens = pool bytes / bytes per token = {number(high.kv_pool_bytes)} B / "
+                       f"{number(high.kv_bytes_per_token)} B = {number(high.kv_pool_tokens)} tokens",
+                       high.kv_pool_bytes // high.kv_bytes_per_token, high.kv_pool_tokens)),
     )
     s1 = """
 SGLang's pool is `mem_fraction_static x total - weights`. When the weights take most of that budget, the

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, keyed, near
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equation, estimate, keyed, near, number
 from .runs import run, tok
 
 PRICE = 2.5
@@ -11,6 +11,30 @@ PRICE = 2.5
 
 def usd(x: float) -> str:
     return f"${x:,.2f}"
+
+
+def _estimate_step(short) -> Step:
+    """The price of a million tokens from the price of an hour and the tokens an hour makes."""
+    per_s, cost = short.served_tokens_per_s, short.served_dollars_per_million_tokens
+    hours = 1e6 / (per_s * 3600)
+    p = Prediction(
+        key="e3-dollars",
+        question=(f"One H100 at {usd(PRICE)} per GPU-hour serves {short.model_name} with 32 requests in flight and "
+                  f"4k-token prompts. Counting all its GPU time, the prompts' prefills as well as the decode steps, it "
+                  f"makes {number(per_s)} output tokens a second. What does a million output tokens cost?"),
+        **estimate(cost, "cost of a million output tokens", "dollars"),
+        reveal=f"**${number(cost)}** per million output tokens.",
+        gives_away=(f"**${number(cost)}**",),
+        peek=(equation(f"GPU-hours per million tokens = 1,000,000 / ({number(per_s)} tokens/s x 3,600 s/h) = "
+                       f"{number(hours)} h", hours, cost / PRICE),
+              equation(f"$ per million = {number(hours)} h x ${number(PRICE)} per GPU-hour = ${number(cost)}",
+                       hours * PRICE, cost)),
+    )
+    prose = """
+A GPU-hour buys the tokens the GPU makes in that hour, so a token costs the hour's price over the tokens an hour
+makes. The hard part is the tokens per hour, not the division.
+"""
+    return Step(p, prose, ())
 
 
 def build() -> Lesson:
@@ -24,10 +48,8 @@ def build() -> Lesson:
 
     q1 = Prediction(
         key="e3-context",
-        question=(f"One H100 at {usd(PRICE)} per hour serves {short.model_name} with 32 requests in flight. With 4k-token "
-                  f"prompts, and every second of GPU time billed (the prompts' prefills as well as the decode steps), "
-                  f"a million output tokens cost {usd(cost4k)}. Make the prompts 32k tokens long. A million output "
-                  "tokens now cost about..."),
+        question=("Same card, price and 32 requests, every second of GPU time still billed. Make the prompts 32k tokens "
+                  "long. Against the 4k cost, a million output tokens now cost about..."),
         choices=(
             Choice("2x as much", "Fewer users fit at 32k and each step reads more cache; the prompts are longer too. "
                                  "Any one of those alone would already cost more than twice."),
@@ -104,7 +126,7 @@ attack the decode share.
         objective="Price a million tokens from all the GPU time a workload uses, and see where context length puts the cost.",
         prerequisites=("A4", "A6"),
         setup="A GPU-hour has a price. What it buys is a number of tokens, and bytes and FLOPs decide that number.",
-        steps=(step1, step2),
+        steps=(_estimate_step(short), step1, step2),
         recap=("Cost per token = price per hour / tokens per hour, with every second of GPU time counted.",
                "Long context costs twice: longer prefills and slower decode steps for fewer users.",
                "A lever cuts cost only in the share of GPU time it speeds up."),

@@ -10,7 +10,10 @@ this model does not capture" box is visible from the start because it answers no
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field, replace
+from decimal import ROUND_HALF_UP, Decimal
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,16 @@ class Prediction:
     # sim changes fails a test instead of silently contradicting the explanations written for it.
     figure: float | None = None
     edges: tuple[float, ...] = ()
+    # A numeric prediction (`estimate` fills these, with no choices): the student types a number of
+    # `unit` for `quantity`, sees how far it is from `figure`, then the reveal and the "math peek":
+    # the governing equation with this state's numbers, each line a claim the tests check.
+    unit: str = ""
+    quantity: str = ""
+    peek: tuple[Claim, ...] = ()
+
+    @property
+    def numeric(self) -> bool:
+        return bool(self.unit)
 
     def choice(self, label: str) -> Choice:
         return next(c for c in self.choices if c.label == label)
@@ -127,7 +140,7 @@ class Lesson:
 
     @property
     def claims(self) -> list[Claim]:
-        return [c for s in self.steps for c in s.claims] + list(self.extra_claims)
+        return [c for s in self.steps for c in (*s.claims, *s.prediction.peek)] + list(self.extra_claims)
 
     @property
     def predictions(self) -> list[Prediction]:
@@ -150,6 +163,63 @@ def keyed(value: float, edges: list[tuple[float, str]], last: str) -> dict:
     return {"answer": bucket(value, edges, last), "figure": float(value), "edges": tuple(float(e) for e, _ in edges)}
 
 
+def number(x: float) -> str:
+    """The one way a lesson's estimate and its figure are written: whole numbers with thousands separators from
+    1,000 up, three significant figures below (55.7, 0.624), half rounded up, no float noise. The static
+    site's twin is render.NUMBER_JS (Intl.NumberFormat with the same rule; a browser test compares them)."""
+    if not math.isfinite(x) or x == 0:
+        return f"{x:g}"
+    places = 0 if abs(x) >= 1000 else 2 - math.floor(math.log10(abs(x)))
+    text = f"{Decimal(x).quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP):,f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+# What the estimate box accepts once commas, underscores and spaces are dropped: a plain decimal number,
+# optionally with an exponent ("1.5e5"). Not "inf", "nan" or "0x10", which float() or JavaScript's Number() read.
+ESTIMATE_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+ESTIMATE_IGNORED = r"[,_\s]"
+WITHIN = 1.1  # an estimate within 10% of the figure (either way) is "within 10%", not "off by"
+
+
+def estimate(figure: float, quantity: str, unit: str) -> dict:
+    """A numeric prediction's keyword arguments: no choices; the answer is the figure as the page writes it."""
+    return {"choices": (), "answer": f"{number(figure)} {unit}", "figure": float(figure), "quantity": quantity, "unit": unit}
+
+
+def estimate_limit(p: Prediction) -> float:
+    """The largest estimate the box takes: ten thousand times the figure's order of magnitude (anything above
+    is a slip of the keyboard, not a guess)."""
+    return 10.0 ** (math.floor(math.log10(p.figure)) + 4)
+
+
+def estimate_problem(p: Prediction) -> str:
+    """The message for an estimate the box refuses: the field and the range it takes."""
+    return f"{p.quantity}: enter a number above 0 and at most {number(estimate_limit(p))} ({p.unit})."
+
+
+def read_estimate(text: str, p: Prediction) -> float | None:
+    """The typed estimate as a number, or None when the box refuses it (`estimate_problem` says why)."""
+    cleaned = re.sub(ESTIMATE_IGNORED, "", str(text))
+    if not re.fullmatch(ESTIMATE_NUMBER, cleaned):
+        return None
+    value = float(cleaned)
+    return value if 0 < value <= estimate_limit(p) else None
+
+
+def estimate_verdict(value: float, p: Prediction) -> str:
+    """"You said X; the simulator says Y: off by N x (too high)", or "within 10%". render.ESTIMATE_JS writes the
+    same sentence in the static site."""
+    ratio = max(value, p.figure) / min(value, p.figure)
+    off = "within 10%" if ratio <= WITHIN else f"off by {number(ratio)}x ({'too high' if value > p.figure else 'too low'})"
+    return f"You said {number(value)} {p.unit}; the simulator says {p.answer}: {off}."
+
+
+def equation(text: str, computed: float, simulated: float) -> Claim:
+    """A math-peek line: `text` writes the equation with the state's numbers, `computed` is its arithmetic
+    done on sim's own terms, `simulated` the figure sim reports; the line holds when they agree."""
+    return near(text, computed, simulated, 1e-6)
+
+
 def edge_margin(figure: float, edges: tuple[float, ...]) -> float:
     """How far the figure sits from its nearest bucket edge: the larger of the two over the smaller,
     less one (0.1: they differ by 10% of the smaller). inf without edges or with the figure at zero;
@@ -167,7 +237,7 @@ def visible_blocks(lesson: Lesson, answered: set[str]) -> list[tuple[str, str]]:
         p = step.prediction
         out.append(("question", p.question + " " + " ".join(c.label for c in p.choices)))
         if p.key in answered:
-            out.append(("reveal", p.reveal + " " + " ".join(c.why for c in p.choices)))
+            out.append(("reveal", " ".join([p.reveal, *(c.why for c in p.choices), *(c.text for c in p.peek)])))
             out.append(("prose", step.prose))
             if step.figure:
                 out.append(("figure", step.figure))
@@ -188,6 +258,9 @@ def place_answers(lesson: Lesson, first: int) -> Lesson:
     steps = []
     for i, step in enumerate(lesson.steps):
         p = step.prediction
+        if p.numeric:  # no choices to place
+            steps.append(step)
+            continue
         wrong = [c for c in p.choices if c.label != p.answer]
         wrong.insert((first + i) % len(p.choices), p.choice(p.answer))
         steps.append(replace(step, prediction=replace(p, choices=tuple(wrong))))

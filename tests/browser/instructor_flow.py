@@ -77,7 +77,9 @@ def walk(context, url, ready, tmp_dir) -> dict:
         page.locator(".kv-predict").nth(n).get_by_role("button", name=label, exact=True).click()
         page.get_by_text(f"You predicted {label}.").first.wait_for(timeout=15_000)
         if code == STEP[0]:
-            out["step_link"] = page.get_by_role("link", name="Link to this step alone").nth(STEP[1]).get_attribute("href")
+            page.get_by_role("button", name="Copy link to this step").nth(STEP[1]).click()
+            page.wait_for_function("window.kvlabLastCopied !== undefined", timeout=10_000)
+            out["step_link"] = page.evaluate("window.kvlabLastCopied")
         out["stored"] = page.evaluate("JSON.parse(localStorage.getItem('kvlab-picks'))")
         page.close()
 

@@ -13,11 +13,21 @@ pytestmark = pytest.mark.browser
 TRY_THIS_CHECKED = {"A3"}  # the lesson whose try-this link the walk follows, and where it comes back
 
 
+def _chosen(lesson):
+    """The lesson's first step with choices (a numeric step takes an estimate: test_lesson_numeric.py)."""
+    return next(s for s in lesson.steps if not s.prediction.numeric)
+
+
 def _answer(page, lesson):
     for i, step in enumerate(lesson.steps):
         p = step.prediction
         probe = page.locator(".kv-reveal").get_by_text(p.gives_away[0].replace("**", ""))
         assert probe.count() == 0 or not probe.first.is_visible(), f"{p.key}: answer shown before the pick"
+        if p.numeric:
+            page.locator(".kv-predict").nth(i).get_by_role("textbox").fill(f"{p.figure * 2:g}")
+            page.locator(".kv-predict").nth(i).get_by_role("button", name="Check my estimate").click()
+            probe.first.wait_for(timeout=15_000)
+            continue
         wrong = next(c.label for c in p.choices if c.label != p.answer)
         page.locator(".kv-predict").nth(i).get_by_role("button", name=wrong, exact=True).click()
         page.get_by_text(f"You predicted {wrong}. Not quite").first.wait_for(timeout=15_000)
@@ -41,7 +51,7 @@ def test_core_path(kv_page):
 
 def _follow_try_this_and_return(kv_page, lesson):
     page = kv_page.page
-    step = lesson.steps[0]
+    step = next(s for s in lesson.steps if s.try_this)  # the page's first try-this link is its
     scroll = page.evaluate("window.scrollY")
     with page.context.expect_page() as new_tab:
         page.get_by_role("link", name="at the starting state (new tab)").first.click()
@@ -93,7 +103,7 @@ def test_a_lesson_link_keeps_its_answers_and_its_theme(kv_page):
     writes (prerequisites, next lesson, try this) and the nav's links stay in the dark theme."""
     page = kv_page.page
     lesson = course.lesson("A3")
-    step = lesson.steps[0]
+    step = _chosen(lesson)
     key = step.prediction.key
     page.goto(f"{kv_page.base}/{lesson.slug}?{key}=0&theme=dark")
     page.locator(".kv-reveal").get_by_text(step.prediction.gives_away[0].replace("**", "")).first.wait_for(timeout=30_000)
@@ -115,9 +125,9 @@ def test_a_choice_made_from_the_keyboard_hands_the_focus_to_its_explanation(kv_p
     from a link as the page opens leaves the focus where it was."""
     page = kv_page.page
     lesson = course.lesson("A1")
-    p = lesson.steps[0].prediction
+    p = _chosen(lesson).prediction
     page.goto(f"{kv_page.base}/{lesson.slug}")
-    choice = page.locator(".kv-predict").first.get_by_role("button", name=p.answer, exact=True)
+    choice = page.locator(".kv-predict").nth(lesson.steps.index(_chosen(lesson))).get_by_role("button", name=p.answer, exact=True)
     choice.focus()
     page.keyboard.press("Enter")
     page.wait_for_function(f"() => ({DEEP_ACTIVE_JS})().cls.includes('kv-why')", timeout=15_000)

@@ -23,6 +23,10 @@ def test_json_key_is_the_lessons_data(capsys):
         assert [q["key"] for q in lesson["questions"]] == [p.key for p in predictions]
         for q, p in zip(lesson["questions"], predictions, strict=True):
             assert q["answer"] == p.answer == SNAPSHOT[lesson["code"]][p.key]["answer"]
+            assert q["unit"] == p.unit and q["peek"] == [c.text for c in p.peek]
+            if p.numeric:  # an estimate: the figure and its equation, no choices
+                assert q["choices"] == [] and q["peek"] and q["figure"] == p.figure
+                continue
             assert [c["label"] for c in q["choices"] if c["right"]] == [p.answer]
             assert [c["why"] for c in q["choices"]] == [c.why for c in p.choices]  # every misconception
             assert q["figure"] == p.figure and q["reveal"] == p.reveal
@@ -34,9 +38,13 @@ def test_markdown_marks_one_key_per_question(capsys):
     assert text.startswith(f"# kvlab {__version__}: answer key")
     assert text.index("## E3.") < text.index("## C2.")  # in the order asked for
     questions = course.lesson("E3").predictions + course.lesson("C2").predictions
-    assert text.count("(key):") == len(questions) == text.count("\nKey: **")
-    for p in questions:
+    chosen = [p for p in questions if not p.numeric]
+    assert text.count("(key):") == len(chosen) and text.count("\nKey: **") == len(questions)
+    for p in chosen:
         assert f"- **{p.answer}** (key): {p.choice(p.answer).why}" in text
+    estimate = next(p for p in questions if p.numeric)  # E3's: its figure and the equation filled in
+    assert f"Key: **{estimate.answer}** (sim's figure: {estimate.figure:.4g})" in text
+    assert all(f"- `{c.text}`" in text for c in estimate.peek)
 
 
 def test_bad_options_exit_2_and_name_the_lessons(capsys):

@@ -24,12 +24,15 @@ def test_predictions_are_well_formed(lesson):
     assert len(keys) == len(set(keys)), keys
     assert lesson.predictions, "a lesson asks at least one question"
     for p in lesson.predictions:
+        assert p.gives_away, f"{p.key}: name the strings that state the answer"
+        assert all(g in p.reveal or g in step_prose(lesson, p.key) for g in p.gives_away), p.key
+        if p.numeric:  # an estimate: no choices, a unit, a positive figure and a math peek
+            assert not p.choices and p.quantity and p.figure > 0 and p.peek, p.key
+            continue
         labels = [c.label for c in p.choices]
         assert p.answer in labels, (p.question, p.answer, labels)
         assert len(labels) >= 2 and len(set(labels)) == len(labels), labels
         assert all(len(c.why) > 20 for c in p.choices), "every choice explains itself"
-        assert p.gives_away, f"{p.key}: name the strings that state the answer"
-        assert all(g in p.reveal or g in step_prose(lesson, p.key) for g in p.gives_away), p.key
 
 
 def step_prose(lesson, key):
@@ -68,10 +71,17 @@ def test_the_page_hides_what_the_rule_hides(lesson):
     steps, recap = body.steps, body.recap
     assert len(steps) == len(lesson.steps)
     for sv in steps:
-        assert not sv.body.visible and not sv.why.visible and not sv.body.objects
+        # An estimate's message region is on the page from the start (empty), so a screen reader hears it change.
+        assert not sv.body.visible and not sv.body.objects and (sv.step.prediction.numeric or not sv.why.visible)
     assert not recap.visible
     for sv in steps:
-        wrong = next(i for i, c in enumerate(sv.step.prediction.choices) if c.label != sv.step.prediction.answer)
+        p = sv.step.prediction
+        if p.numeric:  # a refused estimate reveals nothing; a taken one, everything
+            assert not sv.check("") and not sv.body.visible and not sv.buttons[0].disabled
+            assert sv.check(f"{p.figure * 3:g}") and sv.body.visible and sv.input.disabled and sv.buttons[0].disabled
+            assert "off by 3x (too high)" in sv.why.object
+            continue
+        wrong = next(i for i, c in enumerate(p.choices) if c.label != p.answer)
         sv.commit(wrong)
         assert sv.body.visible and sv.why.visible and all(b.disabled for b in sv.buttons)
         assert "Not quite" in sv.why.object

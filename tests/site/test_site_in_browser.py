@@ -80,15 +80,23 @@ def _looks(page) -> dict:
 
 
 def _lesson_answer_links() -> tuple[list, list[dict[str, int]]]:
-    """Lesson A1's predictions, and two links' answers as the server writes them (?<step key>=<choice>):
-    every step answered (the first one wrongly), then the first step answered rightly and the last
-    one with an index that names no choice (ignored, as on the server)."""
+    """Lesson A1's predictions, and two links' answers as the server writes them (?<step key>=<choice>, or
+    the estimate of a numeric step): every step answered (the first one wrongly), then the first step
+    answered rightly and the last one with a value it does not take (ignored, as on the server)."""
     from kvlab.lessons import course
 
     steps = [s.prediction for s in course.lesson("A1").steps]
-    every = {p.key: next(i for i, c in enumerate(p.choices) if (c.label != p.answer) == (n == 0)) for n, p in enumerate(steps)}
-    partial = {steps[0].key: next(i for i, c in enumerate(steps[0].choices) if c.label == steps[0].answer), steps[-1].key: 99}
+    every = {p.key: _estimate(p) if p.numeric else next(i for i, c in enumerate(p.choices) if (c.label != p.answer) == (n == 0))
+             for n, p in enumerate(steps)}
+    # The last step is A1's estimate: 0 is refused there, as on the server, and leaves it unanswered.
+    partial = {steps[0].key: next(i for i, c in enumerate(steps[0].choices) if c.label == steps[0].answer),
+               steps[-1].key: 0 if steps[-1].numeric else 99}
     return steps, [every, partial]
+
+
+def _estimate(p) -> str:
+    """An estimate of a numeric step as a link writes it (JavaScript's String(number)): three times sim's figure."""
+    return f"{p.figure * 3:.15g}"
 
 
 def _read_lesson_steps(page) -> dict:
@@ -98,6 +106,33 @@ def _read_lesson_steps(page) -> dict:
                     else None for i in range(steps.count())],
             "revealed": [r.is_visible() for r in page.locator(".kv-reveal").all()],
             "recap": page.locator(".kv-recap").first.is_visible(), "url": page.url}
+
+
+def _drive_estimate(open_page) -> dict:
+    """Lesson A1's estimate in the built site: "abc" and Enter (refused), then three times sim's figure and the
+    button; what the step shows after each, and after a reload of the link it wrote."""
+    from kvlab.lessons import course
+
+    p = course.lesson("A1").steps[-1].prediction
+    page, errors, _ = open_page(f"{LESSON}.html")
+    step = page.locator(".kv-predict").last
+    box = step.get_by_role("textbox")
+    box.fill("abc")
+    box.press("Enter")
+    step.locator(".kv-refused").first.wait_for(timeout=10_000)
+    out = {"refused": step.locator(".kv-refused").first.inner_text(), "kept": box.input_value(),
+           "revealed_refused": page.locator(".kv-reveal").last.is_visible()}
+    box.fill(_estimate(p))
+    step.get_by_role("button", name="Check my estimate").click()
+    step.locator(".kv-why").first.wait_for(timeout=10_000)
+    out.update(why=step.locator(".kv-why").first.inner_text(), revealed=page.locator(".kv-reveal").last.is_visible(),
+               peek=page.locator(".kv-reveal").last.locator(".kv-peek").first.inner_text(), url=page.url)
+    page.reload()
+    page.locator(".kv-predict").last.locator(".kv-why").first.wait_for(timeout=BOOT_TIMEOUT_MS)
+    out.update(why_reloaded=page.locator(".kv-predict").last.locator(".kv-why").first.inner_text(),
+               box_reloaded=page.locator(".kv-predict").last.get_by_role("textbox").input_value(), errors=errors)
+    page.close()
+    return out
 
 
 def _cpython_lab() -> list[tuple[LabPage, dict]]:
@@ -427,6 +462,9 @@ def _visit_site(site: Path, pages: list[str], snapshot_file: str | None = None) 
                 page.close()
             out["seconds"]["answers"] = time.monotonic() - t_answers
 
+            # A numeric step (A1's last), offline: a refused estimate, then one taken, then the link reloaded.
+            out["estimate"] = _drive_estimate(open_page)
+
             # A link with theme=dark opens the dark build of the page, live.
             page, errors, _ = open_page("phases.html?theme=dark&prompt_tokens=128")
             out["dark"] = {"url": page.url, "state": page.evaluate("document.body.dataset.kvlabState"), "errors": errors}
@@ -735,6 +773,7 @@ def test_a_lesson_link_re_applies_its_answers_and_shows_the_reveal(visit):
     """As on the server (lessons/render.py LessonBody): each answer in the link locks its step, marks
     the pick, explains it with the text CPython writes and shows the reveal; with every step answered
     the recap shows; an index that names no choice is ignored; the link is kept."""
+    from kvlab.lessons.content.model import estimate_verdict
     from kvlab.lessons.render import why_html
 
     steps, links = _lesson_answer_links()
@@ -743,6 +782,10 @@ def test_a_lesson_link_re_applies_its_answers_and_shows_the_reveal(visit):
         assert seen["errors"] == []
         assert len(seen["disabled"]) == len(steps)
     for i, p in enumerate(steps):
+        if p.numeric:  # the bridge hands the link's estimate to the step's check, which says how far off it is
+            assert all(every["disabled"][i]) and every["revealed"][i]
+            assert every["why"][i].strip() == estimate_verdict(float(links[0][p.key]), p)
+            continue
         picked = p.choices[links[0][p.key]].label
         assert all(every["disabled"][i]) and every["revealed"][i]
         assert every["why"][i].split("\n")[0].strip() in why_html(p, picked).replace("<strong>", "").replace("</strong>", "")
@@ -752,6 +795,23 @@ def test_a_lesson_link_re_applies_its_answers_and_shows_the_reveal(visit):
     assert all(partial["disabled"][0]) and partial["revealed"][0] and partial["why"][0].split("\n")[0].strip().endswith("Right.")
     assert not any(partial["disabled"][-1]) and partial["revealed"][-1] is False and partial["why"][-1] is None
     assert partial["recap"] is False
+
+
+def test_a_lesson_estimate_is_checked_offline_and_kept_in_its_link(visit):
+    """A numeric step in the site (no Python behind it): a refused estimate names the field and its range and
+    reveals nothing; a taken one says how far off it is with the sentence CPython writes, shows the reveal and
+    the math peek, and is written into the address bar, from which the bridge re-applies it on a reload."""
+    from kvlab.lessons import course
+    from kvlab.lessons.content.model import estimate_problem, estimate_verdict
+
+    p = course.lesson("A1").steps[-1].prediction
+    seen = visit["estimate"]
+    assert seen["refused"] == estimate_problem(p) and seen["kept"] == "abc" and seen["revealed_refused"] is False
+    assert seen["why"].strip() == estimate_verdict(float(_estimate(p)), p) and "off by 3x (too high)" in seen["why"]
+    assert seen["revealed"] and all(c.text in seen["peek"] for c in p.peek)
+    assert seen["url"].endswith(f"?{p.key}={_estimate(p)}"), seen["url"]
+    assert seen["why_reloaded"] == seen["why"] and seen["box_reloaded"] == _estimate(p)
+    assert seen["errors"] == []
 
 
 def test_every_script_and_wheel_the_site_ships_is_requested(visit, real_site):
