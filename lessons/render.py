@@ -73,6 +73,18 @@ LESSON_CSS = BASE_CSS + shipped_css("""
 # step's CSS class: a button named in `args` is never freed, because Panel keeps each callback
 # in a WeakKeyDictionary keyed by its button, and a value that reaches its own key (or a
 # sibling whose callback reaches back) keeps it alive (app/shell/share.py's copy buttons).
+# An answered step shows the one after it (model.step_shown; LessonBody._show_steps on the server), unless
+# the page shows one step alone (?step=<key>). The steps are the lesson body's children with a step class.
+NEXT_STEP_JS = """
+const stepOf = (m) => (m.css_classes || []).some((c) => c.startsWith(%(step_prefix)s));
+const lessonBody = [...source.document.all_models].find((m) => (m.css_classes || []).includes(%(body_class)s));
+if (lessonBody && !new URLSearchParams(window.location.search).has('step')) {
+  const steps = lessonBody.children.filter(stepOf);
+  const at = steps.findIndex((m) => m.css_classes.includes(%(step_prefix)s + %(key)s));
+  if (at >= 0 && at + 1 < steps.length) { steps[at + 1].visible = true; }
+}
+"""
+NEXT_STEP_ARGS = {"step_prefix": json.dumps(STEP_CLASS_PREFIX), "body_class": json.dumps(BODY_CLASS)}
 STATIC_REVEAL_JS = """
 const buttons = [...source.document.all_models].filter((m) => (m.css_classes || []).includes(%(step_class)s));
 if (buttons.some((b) => b.disabled)) { return; }
@@ -85,6 +97,7 @@ body.visible = true;
 const url = new URL(window.location.href);
 url.searchParams.set(%(key)s, '%(index)d');
 window.history.replaceState(window.history.state, '', url.pathname + url.search + url.hash);
+""" + NEXT_STEP_JS + """
 window.kvlabRecordPick(%(key)s, %(index)d);
 """
 # The served page records a pick in the browser too (the site's script above does it there):
@@ -222,6 +235,10 @@ def why_html(p: Prediction, picked: str) -> str:
     return f'<div class="kv-why"><p><strong>You predicted {esc(picked)}. {verdict}</strong></p><ul>{items}</ul></div>'
 
 
+# The estimate box's label ("Your estimate: cost of a million output tokens, in dollars") wraps on a
+# phone: Bokeh keeps a widget's title on one line, 44 px wider than a 320 px screen.
+ESTIMATE_BOX_CSS = ":host { max-width: 100%; } label { white-space: normal; }"
+
 # A choice's label is a sentence at times: on a phone it wraps inside its button instead of making
 # the page wider than the screen. Once a step is answered its choices are disabled, and Bokeh draws a
 # disabled button at 65% opacity: the key came out at 2.5:1 (light) and 3.3:1 (dark).
@@ -236,7 +253,7 @@ CHOICE_CSS = """:host { max-width: 100%; } .bk-btn { white-space: normal; text-a
 
 def _step_layout(key: str, title: str, asked: tuple, body: pn.Column) -> pn.Column:
     """A step's column: the question box (the question, its answer controls, the explanation), the
-    step's own "Copy link to this step" and "Copy embed code", then the reveal. Its class names it for
+    step's own "Copy link to this step" and "Copy embed code for this step", then the reveal. Its class names it for
     `?step=<key>` (app/site/ and LessonBody show that step alone)."""
     box = pn.Column(*asked, css_classes=["kv-predict"], sizing_mode="stretch_width", margin=(12, 0),
                     styles={"border": "1px solid var(--kv-border, #ccc)", "border-radius": "10px", "padding": "8px 14px"})
@@ -294,7 +311,7 @@ class StepView(pn.viewable.Viewer):
             self.buttons[i].css_classes = [*self.buttons[i].css_classes, ANSWER_CLASS % (p.key, i)]
             self.buttons[i].js_on_click(args=args, code=STATIC_REVEAL_JS % {
                 "step_class": json.dumps(step_class(p.key)), "index": i, "answer": json.dumps(p.answer),
-                "why": json.dumps(why), "key": json.dumps(p.key)})
+                "why": json.dumps(why), "key": json.dumps(p.key), **NEXT_STEP_ARGS})
 
     def commit(self, index: int, notify: bool = True) -> None:
         if self.picked is not None:
@@ -353,7 +370,7 @@ body.visible = true;
 const url = new URL(window.location.href);
 url.searchParams.set(%(key)s, String(value));
 window.history.replaceState(window.history.state, '', url.pathname + url.search + url.hash);
-"""
+""" + NEXT_STEP_JS
 
 # Enter in a numeric step's box (Panel's TextInput event) runs the step's button script with what was typed: one
 # copy of ESTIMATE_JS a step (the site holds every lesson within 30 MB).
@@ -409,7 +426,7 @@ class EstimateView(pn.viewable.Viewer):
         p = step.prediction
         self.input = pn.widgets.TextInput(label=estimate_label(p), placeholder=f"a number, in {p.unit}",
                                           css_classes=["kv-estimate-input", step_class(p.key)], max_width=360,
-                                          sizing_mode="stretch_width")
+                                          sizing_mode="stretch_width", stylesheets=[ESTIMATE_BOX_CSS])
         self.button = pn.widgets.Button(label="Check my estimate", color="primary", stylesheets=[CHOICE_CSS],
                                         css_classes=["kv-choice", step_class(p.key)], align="end")
         self.buttons = [self.button]
@@ -442,7 +459,7 @@ class EstimateView(pn.viewable.Viewer):
             # An HTML pane's text is held escaped (Panel decodes it): as STATIC_REVEAL_JS writes `why`.
             "problem": json.dumps(escape(_wrapped(_refused_html(p)))),
             "result": json.dumps(escape(_wrapped(_verdict_html("@@VERDICT@@")))),
-            "unit": json.dumps(p.unit), "answer": json.dumps(p.answer), "key": json.dumps(p.key)}
+            "unit": json.dumps(p.unit), "answer": json.dumps(p.answer), "key": json.dumps(p.key), **NEXT_STEP_ARGS}
         args = {"why": self.why, "body": self.body}  # never a button or the box: see STATIC_REVEAL_JS
         self.button.js_on_click(args=args, code=code)
         Callback(self.input, code={"event:enter-pressed": ENTER_JS % {"step_class": json.dumps(step_class(p.key))}})
@@ -521,14 +538,14 @@ class LessonBody(pn.viewable.Viewer):
             index = saved.get(sv.step.prediction.key)
             if index is not None and 0 <= index < len(sv.step.prediction.choices):
                 sv.commit(index, notify=False)
+        self._show_steps()
         self._show_recap()
         if os.environ.get("KVLAB_BUILD_SITE") == "1":  # the static site shows it once every step is answered
             self.recap.objects = self._recap_parts()
         missing = "".join(f"<li>{esc(t)}</li>" for t in lesson.not_captured)
         # "Copy link" carries the picks made so far (each is in the address bar), so a student can
-        # send an instructor the page as answered. No embed button: the static site holds every
-        # lesson twice, within its 30 MB (a ?embed=1 link still embeds a lesson).
-        *buttons, box = share_buttons(f"{lesson.code} {lesson.title}", embed=False)
+        # send an instructor the page as answered; "Copy embed code" embeds the whole lesson.
+        *buttons, box = share_buttons(f"{lesson.code} {lesson.title}")
         share = pn.FlexBox(*buttons, *answers_buttons(box), box, flex_wrap="wrap", align_items="center",
                            sizing_mode="stretch_width", margin=0)
         self.layout = pn.Column(
@@ -550,7 +567,16 @@ class LessonBody(pn.viewable.Viewer):
         """A pick (its choice's index) or an estimate (the number, as text) goes into the address bar."""
         if pn.state.location is not None:
             pn.state.location.update_query(**{key: index})
+        self._show_steps()
         self._show_recap()
+
+    def _show_steps(self) -> None:
+        """Each step's question shows once the step before it is answered (model.step_shown)."""
+        if self.only:
+            return
+        answered = [sv.picked is not None for sv in self.steps]
+        for i, sv in enumerate(self.steps):
+            sv.layout.visible = model.step_shown(i, answered)
 
     def _recap_parts(self) -> list:
         items = "".join(f"<li>{esc(r)}</li>" for r in self.lesson.recap)

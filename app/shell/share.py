@@ -164,14 +164,14 @@ def share_buttons(title: str, embed: bool = True) -> list:
 
 
 def step_buttons(title: str, key: str, height_px: int = 600) -> list:
-    """A lesson step's "Copy link to this step" and "Copy embed code" (app/templates/share.js,
+    """A lesson step's "Copy link to this step" and "Copy embed code for this step" (app/templates/share.js,
     kvlabStepLink: the lesson's address with ?step=<key>, which shows that step alone), and their box."""
     box = _copy_box()
     link = f"window.kvlabStepLink({json.dumps(key)})"
     quoted = esc(title).replace("'", "\\'")
     code = f"window.kvlabEmbedText('{quoted}', {height_px}, {link})"
     return [copy_button("Copy link to this step", link, box, margin=(5, 5)),
-            copy_button("Copy embed code", code, box, LOCAL_WARNING_JS, margin=(5, 5)), box]
+            copy_button("Copy embed code for this step", code, box, LOCAL_WARNING_JS, margin=(5, 5)), box]
 
 
 def picks_buttons(key_href: str, version: str, box: pn.widgets.TextAreaInput | None = None) -> list:

@@ -228,13 +228,23 @@ def edge_margin(figure: float, edges: tuple[float, ...]) -> float:
                default=float("inf"))
 
 
+def step_shown(index: int, answered: list[bool]) -> bool:
+    """Whether the page shows step `index`'s question, given which steps are answered (in page order):
+    the first always, any other once the step before it is answered (or itself is, by a link). A later
+    question, its choices among them, can then never say what an earlier one asks."""
+    return index == 0 or answered[index] or answered[index - 1]
+
+
 def visible_blocks(lesson: Lesson, answered: set[str]) -> list[tuple[str, str]]:
     """What the page shows, in page order, when the predictions in `answered` have been made:
     (kind, text) pairs. The renderer hides and shows its parts by this rule, and the test that no
     answer comes before its question reads it."""
     out = [("header", f"{lesson.code} {lesson.title} {lesson.objective}"), ("setup", lesson.setup)]
-    for step in lesson.steps:
+    flags = [s.prediction.key in answered for s in lesson.steps]
+    for i, step in enumerate(lesson.steps):
         p = step.prediction
+        if not step_shown(i, flags):
+            continue
         out.append(("question", p.question + " " + " ".join(c.label for c in p.choices)))
         if p.key in answered:
             out.append(("reveal", " ".join([p.reveal, *(c.why for c in p.choices), *(c.text for c in p.peek)])))

@@ -14,8 +14,9 @@ from kvlab.lessons import course
 from .axe import AXE_JS, run_axe
 
 # (lesson, step index, pick the right choice?): one right, one wrong, in two lessons.
-PICKS = (("A1", 0, False), ("A2", 1, True))
-STEP = ("A1", 1)  # the step opened alone
+# The first step of each: a later step's question shows once the one before it is answered.
+PICKS = (("A1", 0, False), ("A2", 0, True))
+STEP = ("A1", 0)  # the step opened alone
 HOSTILE = {"kvlab": "<script>window.kvlabPwned = 1</script>",
            "picks": {"<img src=x onerror=\"window.kvlabPwned=1\">": {"x": 1}, "A2": [1, 2],
                      "A1": {"a1-llama": "<b>1</b>", "a1-headdim": 99, "<svg onload=\"window.kvlabPwned=1\">": 0}}}

@@ -1,8 +1,10 @@
 """Predict first: before a pick, the rendered page must not give the pick away.
 
-Reads each lesson's Panel page as a student first sees it (nothing picked: header, setup, every step's
-question and choices, the limits box) and, for each question, the text outside its own question and outside
-the choice buttons (they offer options and state nothing). It fails when that text holds
+Reads each lesson's Panel page as it stands when each question first shows (a question shows once the one
+before it is answered: model.step_shown; header, setup, the questions so far and their choices, the limits
+box) and, for each question, the text outside its own question, outside the choice buttons (they offer
+options and state nothing) and outside the earlier steps' reveals (what they teach, a later question may
+build on). It checks that each question appears only then, and fails when that text holds
 - a number of the right choice's label (A4's second question said "at most 12 running" above the first's
   "about 12"), or
 - four words in a row of the right choice's explanation (D1's title, "the pool, not the limit", was the
@@ -52,24 +54,46 @@ def _visible_text(obj, skip: set[int]) -> list[str]:
     return out
 
 
+def _answer(sv) -> None:
+    """Make a step's pick (its key, or sim's figure for an estimate), as a student would."""
+    p = sv.step.prediction
+    if p.numeric:
+        sv.check(repr(p.figure))
+    else:
+        sv.commit([c.label for c in p.choices].index(p.answer))
+
+
 def leaks(lesson) -> list[str]:
-    body = lesson_body(lesson)
+    """What gives each step's pick away on the page as it stands when that question first shows (every
+    step before it answered, none after: model.step_shown). The earlier steps' reveals are left out: what
+    they teach, a later question may build on (A1's formula, then its head_dim trap)."""
     found = []
-    for sv in body.steps:
-        p = sv.step.prediction
-        question_pane = sv.layout.objects[0].objects[0]
-        # Choice buttons offer options and state nothing; the header's reading time is no figure.
-        skip = {id(question_pane), *(id(b) for other in body.steps for b in other.buttons)}
-        text = re.sub(r"\b\d+ minutes\b", " ", " ".join(_visible_text(body.layout, skip)))
-        padded = " " + " ".join(_words(text)) + " "
-        numbers = set(STANDALONE_NUMBER.findall(text.replace(",", "")))
-        found += [f"{p.key}: the number {n} of its answer {p.answer!r}" for n in _numbers(p.answer) if n in numbers]
-        if p.numeric:  # an estimate: its figure (above) is all there is to give away
-            continue
-        why = _words(p.choice(p.answer).why)
-        phrases = {" ".join(why[i:i + PHRASE_WORDS]) for i in range(len(why) - PHRASE_WORDS + 1)}
-        found += [f"{p.key}: '{g}' of its answer's explanation" for g in sorted(phrases) if f" {g} " in padded]
+    for n in range(len(lesson.steps)):
+        body = lesson_body(lesson)
+        for earlier in body.steps[:n]:
+            _answer(earlier)
+        assert [sv.layout.visible for sv in body.steps] == [i <= n for i in range(len(body.steps))]
+        taught = {id(part) for earlier in body.steps[:n] for part in (earlier.why, earlier.body)}
+        found += _leaks_at(body, body.steps[n], taught)
     return found
+
+
+def _leaks_at(body, sv, taught: set[int]) -> list[str]:
+    """What on `body`'s page, outside `sv`'s question, every choice button and the panes in `taught`,
+    states `sv`'s answer."""
+    p = sv.step.prediction
+    question_pane = sv.layout.objects[0].objects[0]
+    # Choice buttons offer options and state nothing; the header's reading time is no figure.
+    skip = {id(question_pane), *(id(b) for other in body.steps for b in other.buttons), *taught}
+    text = re.sub(r"\b\d+ minutes\b", " ", " ".join(_visible_text(body.layout, skip)))
+    padded = " " + " ".join(_words(text)) + " "
+    numbers = set(STANDALONE_NUMBER.findall(text.replace(",", "")))
+    found = [f"{p.key}: the number {n} of its answer {p.answer!r}" for n in _numbers(p.answer) if n in numbers]
+    if p.numeric:  # an estimate: its figure (above) is all there is to give away
+        return found
+    why = _words(p.choice(p.answer).why)
+    phrases = {" ".join(why[i:i + PHRASE_WORDS]) for i in range(len(why) - PHRASE_WORDS + 1)}
+    return found + [f"{p.key}: '{g}' of its answer's explanation" for g in sorted(phrases) if f" {g} " in padded]
 
 
 @pytest.mark.parametrize("code", course.written())

@@ -113,9 +113,13 @@ def _drive_estimate(open_page) -> dict:
     button; what the step shows after each, and after a reload of the link it wrote."""
     from kvlab.lessons import course
 
-    p = course.lesson("A1").steps[-1].prediction
-    page, errors, _ = open_page(f"{LESSON}.html")
+    steps = [s.prediction for s in course.lesson("A1").steps]
+    p = steps[-1]
+    # The estimate's question shows once the step before it is answered: the link answers the others.
+    earlier = "&".join(f"{q.key}=0" for q in steps[:-1])
+    page, errors, _ = open_page(f"{LESSON}.html?{earlier}")
     step = page.locator(".kv-predict").last
+    step.get_by_role("textbox").wait_for(timeout=BOOT_TIMEOUT_MS)
     box = step.get_by_role("textbox")
     box.fill("abc")
     box.press("Enter")
@@ -809,7 +813,7 @@ def test_a_lesson_estimate_is_checked_offline_and_kept_in_its_link(visit):
     assert seen["refused"] == estimate_problem(p) and seen["kept"] == "abc" and seen["revealed_refused"] is False
     assert seen["why"].strip() == estimate_verdict(float(_estimate(p)), p) and "off by 3x (too high)" in seen["why"]
     assert seen["revealed"] and all(c.text in seen["peek"] for c in p.peek)
-    assert seen["url"].endswith(f"?{p.key}={_estimate(p)}"), seen["url"]
+    assert seen["url"].endswith(f"&{p.key}={_estimate(p)}"), seen["url"]  # after the earlier steps the link answered
     assert seen["why_reloaded"] == seen["why"] and seen["box_reloaded"] == _estimate(p)
     assert seen["errors"] == []
 
