@@ -31,7 +31,7 @@ SHOTS = [
 OTHER_SHOTS = [
     # (file, path, viewport, text that must be on the page before the picture is taken)
     ("serving-lab.png", "/serving_lab?preset=seed000-chunked", (1400, 1000), "Comparison (fcfs)"),
-    ("lesson.png", "/lesson_a3", (1100, 900), "Predict first."),
+    ("lesson.png", "/lesson_a3", (1100, 900), "Estimate first."),  # A3 opens with an estimate
 ]
 
 
