@@ -78,6 +78,7 @@ def build() -> Lesson:
     small, big = lab(LIGHT, policy="chunked", max_num_batched_tokens=512), lab(LIGHT, policy="chunked", max_num_batched_tokens=8192)
     busy_whole = lab(BUSY, policy="fcfs")
     busy_chunk = lab(BUSY)
+    busy_lanes = lab(BUSY, policy="lanes")
     p99_ratio = chunk.itl_s.p99 / whole.itl_s.p99
 
     q1 = Prediction(
@@ -142,17 +143,27 @@ It is a trade, and the chunk size (`max_num_batched_tokens`) is the dial: 512-to
                 f"{secs(busy_whole.ttft_s.p99)} and {secs(busy_chunk.ttft_s.p99)}."),
         gives_away=(f"{secs(busy_chunk.itl_s.p99)} chunked",),
     )
-    s2 = """
+    s2 = f"""
 Near saturation, chunking also helps time to first token. That is a capacity effect: decode tokens ride
 inside compute-bound prefill steps almost for free, instead of each decode step paying its own weight read,
 so the same GPUs finish more work per second and queues are shorter. Whether chunking helps depends on load:
 measure at the load you run.
+
+A third policy gives the answers their own lane: decode steps and prefill steps take turns, and a prefill step
+computes at most one chunk. The stall stays bounded (p99 ITL {secs(busy_lanes.itl_s.p99)}, worst gap
+{secs(busy_lanes.itl_s.max)}), but the decodes no longer ride inside the prefill steps, so the capacity effect
+is lost: p99 TTFT is {secs(busy_lanes.ttft_s.p99)}, against {secs(busy_chunk.ttft_s.p99)} chunked. Lanes protect
+the streaming answers; they do not buy throughput.
 """
     step2 = Step(q2, s2, (
         holds("near saturation chunking cuts p99 ITL at least 5x", busy_whole.itl_s.p99 >= 5 * busy_chunk.itl_s.p99,
               f"{busy_whole.itl_s.p99:.3f} -> {busy_chunk.itl_s.p99:.3f} s"),
         holds("near saturation chunking cuts p99 TTFT", busy_chunk.ttft_s.p99 < 0.85 * busy_whole.ttft_s.p99,
               f"{busy_whole.ttft_s.p99:.2f} -> {busy_chunk.ttft_s.p99:.2f} s"),
+        holds("near saturation lanes bound the stall as chunking does", busy_lanes.itl_s.max < 0.01 * busy_whole.itl_s.max,
+              f"worst ITL {busy_whole.itl_s.max:.2f} -> {busy_lanes.itl_s.max:.3f} s"),
+        holds("near saturation lanes lose chunking's capacity: p99 TTFT at least 1.5x chunked's",
+              busy_lanes.ttft_s.p99 >= 1.5 * busy_chunk.ttft_s.p99, f"{busy_chunk.ttft_s.p99:.2f} vs {busy_lanes.ttft_s.p99:.2f} s"),
     ), LiveView("lab", ("summary", "distribution"), {"preset": BUSY, "compare_policy": "fcfs"}, ("rate_per_s",),
                 "Near saturation: chunked prefill against the shared queue (orange)."),
         (TryThis("In the serving lab, compare policies at 2.0 req/s, then lower the rate to 0.5 and compare again.",
@@ -166,7 +177,8 @@ measure at the load you run.
         steps=(step1, step2),
         recap=("Whole-prompt prefill blocks every running decode: rare but long stalls.",
                "Chunking bounds the stall and lengthens typical decode steps: at light load p99 ITL gets worse.",
-               "Near saturation chunking wins on both ITL and TTFT, by capacity; chunk size is the dial."),
+               "Near saturation chunking wins on both ITL and TTFT, by capacity; chunk size is the dial.",
+               "Separate lanes bound the stall too, but give up the capacity chunking gains."),
         not_captured=("The separate-lanes policy in the lab is a model of the fix the long-prompt case study describes; "
                       "its CPU-side parts (tokenizer pool, incremental block tables) are lesson C4's topic.",),
         ideas=("head-of-line", "chunked-prefill-trade", "lanes"),
