@@ -490,26 +490,17 @@ class EstimateView(pn.viewable.Viewer):
 
 
 def _query_from_url() -> dict[str, str]:
+    """The address bar's keys: each step's answer (a choice's index, or an estimate) and ?step=<key>."""
     loc = pn.state.location
     return {} if loc is None else {str(k): str(v) for k, v in (loc.query_params or {}).items()}
 
 
-def _answers_from_url() -> dict[str, int]:
-    loc = pn.state.location
-    if loc is None:
-        return {}
-    out = {}
-    for key, value in (loc.query_params or {}).items():
-        try:
-            out[str(key)] = int(value)
-        except (TypeError, ValueError):
-            continue
-    return out
-
-
-def _step_from_url() -> str | None:
-    loc = pn.state.location
-    return (loc.query_params or {}).get("step") if loc is not None else None
+def _choice_index(text: str | None) -> int | None:
+    """A choice's index as a link writes it; None for anything else (ignored, as a hand-edited link may say)."""
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
 
 
 def answers_buttons(box=None) -> list:
@@ -529,13 +520,14 @@ class LessonBody(pn.viewable.Viewer):
         self.recap = pn.Column(visible=False, sizing_mode="stretch_width", margin=0, css_classes=[RECAP_CLASS])
         self.steps = [(EstimateView if s.prediction.numeric else StepView)(s, self._answered, f"{lesson.code} {lesson.title}")
                       for s in lesson.steps]
-        saved, raw = _answers_from_url(), _query_from_url()
+        query = _query_from_url()
         for sv in self.steps:
+            given = query.get(sv.step.prediction.key)
             if isinstance(sv, EstimateView):
-                if sv.step.prediction.key in raw:
-                    sv.check(raw[sv.step.prediction.key], notify=False)
+                if given is not None:
+                    sv.check(given, notify=False)
                 continue
-            index = saved.get(sv.step.prediction.key)
+            index = _choice_index(given)
             if index is not None and 0 <= index < len(sv.step.prediction.choices):
                 sv.commit(index, notify=False)
         self._show_steps()
@@ -552,7 +544,7 @@ class LessonBody(pn.viewable.Viewer):
             _html(header_html(lesson)), share, _md(lesson.setup), *self.steps, self.recap,
             _html(f'<div class="kv-box"><strong>What this model does not capture</strong><ul>{missing}</ul></div>'),
             max_width=900, sizing_mode="stretch_width", css_classes=[BODY_CLASS])
-        self._only_step(_step_from_url())
+        self._only_step(query.get("step"))
 
     def _only_step(self, key: str | None) -> None:
         """?step=<key>: the page shows that step alone (the site's bridge does the same there)."""

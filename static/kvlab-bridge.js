@@ -425,14 +425,10 @@
   whenBokeh((d) => {
     doc = d;
     watchChartsOnly(d);
-    if (lazy) {
-      watch();
-      lessonAnswers(d).then(ready);
-    } else {
-      // Every control answers from the first paint: a move made before Python is ready waits in
-      // `pending` (the last value of each control wins) and is sent the moment the worker is ready.
-      watch();
-      for (const event of early.splice(0)) onMessage(event);
-    }
+    // Every control answers from the first paint: a move made before Python is ready waits in
+    // `pending` (the last value of each control wins) and is sent the moment the worker is ready.
+    watch();
+    if (lazy) lessonAnswers(d).then(ready);
+    else for (const event of early.splice(0)) onMessage(event);
   });
 })();

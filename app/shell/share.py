@@ -34,10 +34,15 @@ guard_panel_location()
 #
 # What each share button copies, evaluated when it is clicked:
 LINK_TEXT = "window.location.href"
-EMBED_TEXT = "window.kvlabEmbedText('%(title)s', %(height)d)"
 EMBED_HEIGHT_PX = 1150  # the iframe's height until the page reports its own
 # An embed of 127.0.0.1 or localhost works only on the machine that copied it: the button says so.
 LOCAL_WARNING_JS = "window.kvlabLocalWarning()"
+
+
+def embed_text_js(title: str, height_px: int, href_js: str = "undefined") -> str:
+    """The call that writes an embed snippet (share.js, kvlabEmbedText) of the page, or of `href_js`'s address."""
+    quoted = esc(title).replace("'", "\\'")
+    return f"window.kvlabEmbedText('{quoted}', {height_px}, {href_js})"
 
 
 # The address bar is written once the moves pause, not on every reply. Chromium ignores
@@ -158,7 +163,7 @@ def share_buttons(title: str, embed: bool = True) -> list:
     box = _copy_box()
     buttons = [copy_button("Copy link", LINK_TEXT, box, width=120, margin=(5, 5))]
     if embed:
-        code = EMBED_TEXT % {"title": esc(title).replace("'", "\\'"), "height": EMBED_HEIGHT_PX}
+        code = embed_text_js(title, EMBED_HEIGHT_PX)
         buttons.append(copy_button("Copy embed code", code, box, LOCAL_WARNING_JS, width=170, margin=(5, 5)))
     return [*buttons, box]
 
@@ -168,8 +173,7 @@ def step_buttons(title: str, key: str, height_px: int = 600) -> list:
     kvlabStepLink: the lesson's address with ?step=<key>, which shows that step alone), and their box."""
     box = _copy_box()
     link = f"window.kvlabStepLink({json.dumps(key)})"
-    quoted = esc(title).replace("'", "\\'")
-    code = f"window.kvlabEmbedText('{quoted}', {height_px}, {link})"
+    code = embed_text_js(title, height_px, link)
     return [copy_button("Copy link to this step", link, box, margin=(5, 5)),
             copy_button("Copy embed code for this step", code, box, LOCAL_WARNING_JS, margin=(5, 5)), box]
 

@@ -38,8 +38,7 @@ def build() -> Lesson:
                        f * big.capacity_bytes, big.usable_bytes),
               equation(f"pool = usable - weights - activation reserve = {_gib(big.usable_bytes)} - "
                        f"{_gib(big.weight_bytes)} - {_gib(big.activation_reserve_bytes)} = {_gib(big.kv_pool_bytes)}",
-                       big.usable_bytes - big.weight_bytes - big.activation_reserve_bytes - big.non_torch_bytes,
-                       big.kv_pool_bytes)),
+                       big.usable_bytes - big.weight_bytes - big.activation_reserve_bytes, big.kv_pool_bytes)),
     )
     s1 = f"""
 Before the first request arrives an engine fills the card in a fixed order:
