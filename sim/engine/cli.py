@@ -135,12 +135,15 @@ def _option(field: str) -> str:
     return flag(field)
 
 
-def _lines(errors: list[dict]) -> list[str]:
-    return [f"{_option(e['field'])}: {e['message']}" for e in errors]
+def _lines(errors: list[dict], trace_path: str | None = None) -> list[str]:
+    """One line per problem; one about the trace names its file, as the parser's problems do."""
+    def where(e):
+        return f"{shown_path(trace_path)}: " if trace_path is not None and e["field"] == "trace" else ""
+    return [f"{_option(e['field'])}: {where(e)}{e['message']}" for e in errors]
 
 
-def _fail(errors: list[dict]) -> int:
-    report(PROG, _lines(errors))
+def _fail(errors: list[dict], trace_path: str | None = None) -> int:
+    report(PROG, _lines(errors, trace_path))
     return 2
 
 
@@ -199,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         if not issues:
             issues = build(coerce_config(cfg))[1]
         bad = {p.split(":", 1)[0] for p in problems}
-        report(PROG, problems + [line for line in _lines([i.to_dict() for i in issues]) if line.split(":", 1)[0] not in bad])
+        report(PROG, problems + [line for line in _lines([i.to_dict() for i in issues], args.trace) if line.split(":", 1)[0] not in bad])
         return 2
     if rates is not None:
         sw = rate_sweep(cfg, rates)
@@ -230,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     r = simulate(cfg)
     if r.errors:
-        return _fail(r.errors)
+        return _fail(r.errors, args.trace)
     if spec is not None and not args.json:
         more = bench_cli.print_run(r, spec, cfg, args)
         if more:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from kvlab.sim import Scenario
 from kvlab.sim.engine import ENGINE_FIELDS, EngineConfig, simulate
 from kvlab.sim.engine.cli import main
+from kvlab.sim.userfile import shown_path
 
 from .conftest import small
 
@@ -152,6 +153,16 @@ def test_cli_bad_trace_file(tmp_path, capsys):
     assert main(["--trace", str(path)]) == 2
     assert "kvlab engine: error: --trace: " in (err := capsys.readouterr().err)
     assert "bad.csv: row 2: prompt_tokens must be between 1" in err  # the file named, then the row
+
+
+def test_a_trace_request_too_long_for_the_pool_names_the_file(tmp_path, capsys):
+    # Found by tests/fuzz/test_fuzz_user_files.py: a trace that parses but cannot run (one request
+    # longer than the whole KV pool) is found by the engine, after the parser, and still names the file.
+    path = tmp_path / "long.csv"
+    path.write_text("arrival_s,prompt_tokens,output_tokens\n0,1,398176\n")
+    assert main(["--trace", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"kvlab engine: error: --trace: {shown_path(path)}: the longest request (prompt 1 + output 398,176 tokens)"), err
 
 
 def test_old_option_name_works_with_a_notice(capsys):
