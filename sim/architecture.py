@@ -4,8 +4,10 @@ Everything kvlab knows about a model comes from this one frozen object: paramete
 derived from the shapes (never typed in), and the KV bytes per token follow from the attention
 kind. Supported families: Llama / Qwen / Mistral (MHA, GQA, MQA), Gemma-2/3 (sliding-window
 layers), DeepSeek V2/V3/R1 (multi-head latent attention), mixture-of-experts models (Mixtral,
-Qwen-MoE, DeepSeek) and Qwen3-Next's hybrid of full attention and Gated DeltaNet linear
-attention (a fixed recurrent state per sequence instead of a cache that grows).
+Qwen-MoE, DeepSeek), hybrids of attention and a recurrent mixer with a fixed state per sequence
+instead of a cache that grows (Qwen3-Next's Gated DeltaNet, Nemotron-H's Mamba-2, whose layers are
+single blocks: a mixer or an MLP), and DeepSeek-V3.2's sparse attention (a lightning indexer picks
+the cached latents a query reads). The layer parts and their rules live in sim/layer_parts.py.
 """
 
 from __future__ import annotations
@@ -15,113 +17,22 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from .errors import InputError, Issue
+from .layer_parts import MLA, STATE_BYTES_PER_ELEMENT, LayerKind, LinearAttention, Mamba2, MoE, SparseIndexer, sparse_latent_bytes
+
+__all__ = ["MLA", "Architecture", "LayerKind", "LinearAttention", "Mamba2", "MoE", "SparseIndexer"]
 
 # model_type values whose attention block carries per-head RMSNorms on q and k (Qwen3).
 _QK_NORM_TYPES = {"qwen3", "qwen3_moe", "qwen3_next", "gemma3", "gemma3_text"}
 # model_type values whose q_proj also emits a per-head output gate (Qwen3-Next's gated attention:
 # q_proj is 2 x heads x head_dim wide, transformers' Qwen3NextAttention).
 _GATED_Q_TYPES = {"qwen3_next"}
-# Bytes per element of a linear-attention layer's recurrent state. vLLM keeps it in the model's
-# dtype whatever the KV cache dtype is (cache_config.mamba_cache_dtype "auto": the model dtype;
-# vllm/model_executor/layers/mamba/mamba_utils.py), BF16 for every hybrid checkpoint kvlab ships.
-STATE_BYTES_PER_ELEMENT = 2
 # model_type values with four RMSNorms per layer instead of two (pre/post attention and MLP).
 _FOUR_NORM_TYPES = {"gemma2", "gemma3", "gemma3_text"}
-
-
-@dataclass(frozen=True)
-class MoE:
-    """Mixture-of-experts MLP: `num_experts` routed experts of width `expert_intermediate_size`,
-    `experts_per_token` of them chosen per token, plus always-on shared experts."""
-
-    num_experts: int
-    experts_per_token: int
-    expert_intermediate_size: int
-    shared_intermediate_size: int  # total width of the shared expert(s); 0 if none
-    shared_expert_gate: bool  # Qwen2-MoE scales the shared expert by a learned gate
-
-
-@dataclass(frozen=True)
-class MLA:
-    """DeepSeek's multi-head latent attention: the cache holds one compressed latent of
-    `kv_lora_rank` plus a shared rotary key of `qk_rope_head_dim` per layer per token."""
-
-    kv_lora_rank: int
-    q_lora_rank: int  # 0 means q is projected directly from the hidden state
-    qk_rope_head_dim: int
-    qk_nope_head_dim: int
-    v_head_dim: int
-
-
-@dataclass(frozen=True)
-class LinearAttention:
-    """Gated DeltaNet, Qwen3-Next's linear attention: each layer of this kind keeps, per
-    sequence, a short-convolution window and one d_k x d_v state per value head, whatever the
-    context length, in place of keys and values for every token."""
-
-    num_k_heads: int
-    num_v_heads: int
-    head_k_dim: int
-    head_v_dim: int
-    conv_kernel_tokens: int
-
-    @property
-    def conv_channels(self) -> int:
-        """Channels of the causal convolution: q and k (key width each) and v (value width)."""
-        return 2 * self.num_k_heads * self.head_k_dim + self.num_v_heads * self.head_v_dim
-
-    def state_elements(self, tp: int = 1) -> int:
-        """State elements one sequence holds in one layer on one tensor-parallel rank: the
-        convolution's last kernel - 1 inputs per channel, and num_v_heads d_k x d_v matrices, both
-        split over the ranks (vLLM's MambaStateShapeCalculator.gated_delta_net_state_shape).
-        Qwen3-Next-80B at tp 1: 8,192 x 3 + 32 x 128 x 128 = 548,864."""
-        return (self.conv_channels // tp * (self.conv_kernel_tokens - 1)
-                + self.num_v_heads // tp * self.head_k_dim * self.head_v_dim)
-
-    def params(self, hidden: int) -> int:
-        """One layer's parameters: in_proj_qkvz (q, k, v and the output gate z), in_proj_ba (two
-        scalars per value head), the depthwise convolution (no bias), dt_bias and A_log per value
-        head, the gated RMSNorm over a value head, out_proj."""
-        key, value = self.num_k_heads * self.head_k_dim, self.num_v_heads * self.head_v_dim
-        return (hidden * (2 * key + 2 * value) + hidden * 2 * self.num_v_heads + self.conv_channels * self.conv_kernel_tokens
-                + 2 * self.num_v_heads + self.head_v_dim + value * hidden)
-
-
-@dataclass(frozen=True)
-class LayerKind:
-    """One kind of decoder layer, and how many of the model's layers are of it.
-
-    Every per-layer formula (KV bytes held and read, attention pairs, vLLM's blocks per request,
-    the kernels of a step) sums over `Architecture.layer_kinds` instead of weighting full and
-    sliding-window layers by hand: a Gemma-3 has two kinds (global and windowed), a DeepSeek-V3
-    two (dense-MLP and MoE layers, both MLA), a Llama one.
-    """
-
-    count: int
-    attention: str  # "full", "sliding", "mla" or "linear" (a fixed state: no per-token cache)
-    window_tokens: int  # keys one query may attend to; 0 means the whole context
-    mlp: str  # "dense" or "moe" ("any" in Architecture.window_kinds)
-
-    # The attention window's rules live here, once: Architecture sums them over its kinds, and the
-    # time-domain engine's clock calls Architecture.kv_read_tokens (sim/engine/clock.py).
-    def attended(self, context_tokens: float) -> float:
-        """Cached tokens a layer of this kind keeps (and a decode query reads) at this context."""
-        w = self.window_tokens
-        return context_tokens if not w or context_tokens <= w else float(w)
-
-    def pairs(self, new_tokens: float, cached_tokens: float = 0.0) -> float:
-        """(query, key) pairs of one layer of this kind when `new_tokens` attend causally to
-        themselves and to `cached_tokens` earlier ones: new x cached + new^2 / 2 (the causal
-        triangle), a windowed layer seeing at most its window of keys per query."""
-        n, c, w = new_tokens, cached_tokens, self.window_tokens
-        start, end = c, c + n
-        if not w or end <= w:
-            return n * c + n * n / 2.0
-        if start >= w:
-            return n * w
-        # Query i (0-based among the new ones) sees min(c + i + 1, w) keys; integrate over i.
-        below = w - start
-        return below * start + below * below / 2.0 + (n - below) * w
+# model_type values whose layers are single blocks (a mixer or an MLP, never both) with one
+# RMSNorm each: Nemotron-H (vLLM's NemotronH*DecoderLayer: one `norm` per layer).
+_ONE_NORM_TYPES = {"nemotron_h"}
+# Layer kinds that cache no tokens: a recurrent mixer keeps a fixed state, an MLP-only block nothing.
+_NO_CACHE_KINDS = ("linear", "mamba", "none")
 
 
 @dataclass(frozen=True)
@@ -148,14 +59,22 @@ class Architecture:
     mla: MLA | None = None
     sliding_window_tokens: int = 0  # 0: no sliding window
     sliding_layers: tuple[bool, ...] = ()  # per layer: True where attention is windowed
-    linear: LinearAttention | None = None
-    linear_layers: tuple[bool, ...] = ()  # per layer: True where the layer is linear attention
+    # The recurrent mixer of a hybrid's linear-time layers (Gated DeltaNet or Mamba-2), and per
+    # layer True where a layer is one: these keep a fixed state per sequence instead of a cache.
+    linear: LinearAttention | Mamba2 | None = None
+    linear_layers: tuple[bool, ...] = ()
+    # Single-block layers (Nemotron-H): per layer, False where a layer has no token mixer (an MLP
+    # block) / no MLP (a mixer block). Empty: every layer has both, as in a transformer.
+    mixer_layers: tuple[bool, ...] = ()
+    mlp_layers: tuple[bool, ...] = ()
+    gated_mlp: bool = True  # gate, up and down (SwiGLU); False: up and down only (Nemotron-H's ReLU^2)
+    indexer: SparseIndexer | None = None  # DeepSeek sparse attention's lightning indexer (MLA layers)
 
     # ----- attention kind -------------------------------------------------------------
     @property
     def attention_kind(self) -> str:
         if self.mla is not None:
-            return "MLA"
+            return "MLA (sparse)" if self.indexer is not None else "MLA"
         if self.num_kv_heads == self.num_q_heads:
             return "MHA"
         if self.num_kv_heads == 1:
@@ -199,13 +118,18 @@ class Architecture:
         are under 0.01% of any catalog model, so they stay in the shard: a dense rank holds exactly
         params_total / tp, the textbook's rule."""
         router = self.num_moe_layers * self.hidden_size * self.moe.num_experts if self.moe else 0
-        return self.kv_layers * self._replicated_attention_params() + router
+        return self.kv_layers * (self._replicated_attention_params() + self._indexer_params()) + router
 
     def _norm_params_per_layer(self) -> int:
-        return (4 if self.model_type in _FOUR_NORM_TYPES else 2) * self.hidden_size
+        per_layer = 4 if self.model_type in _FOUR_NORM_TYPES else 1 if self.model_type in _ONE_NORM_TYPES else 2
+        return per_layer * self.hidden_size
 
     def _dense_mlp_params(self) -> int:
-        return 3 * self.hidden_size * self.intermediate_size  # gate, up and down projections
+        """Gate, up and down projections (up and down for an ungated MLP)."""
+        return (3 if self.gated_mlp else 2) * self.hidden_size * self.intermediate_size
+
+    def _indexer_params(self) -> int:
+        return self.indexer.params(self.hidden_size, self.mla.q_lora_rank) if self.indexer is not None else 0
 
     def _moe_params(self) -> tuple[int, int]:
         """(always-read params of one MoE layer, params of one routed expert)."""
@@ -220,10 +144,25 @@ class Architecture:
         return sum(self.linear_layers) if self.linear is not None else 0
 
     @cached_property
+    def num_mixerless_layers(self) -> int:
+        """MLP-only blocks (Nemotron-H's "-"): no attention, no state."""
+        return self.mixer_layers.count(False)
+
+    @cached_property
+    def num_mlp_layers(self) -> int:
+        return self.num_layers - self.mlp_layers.count(False)
+
+    @cached_property
+    def sublayers(self) -> int:
+        """Mixers and MLPs in all: each ends in a row-parallel GEMM and an all-reduce under tensor
+        parallelism. A transformer has two a layer; Nemotron-H's single blocks one."""
+        return self.num_layers - self.num_mixerless_layers + self.num_mlp_layers
+
+    @cached_property
     def kv_layers(self) -> int:
-        """Layers that cache keys and values per token: all of them but the linear-attention ones.
-        The KV formulas count these; the layer means below are over these."""
-        return self.num_layers - self.num_linear_layers
+        """Layers that cache keys and values per token: all of them but the recurrent ones and the
+        MLP-only blocks. The KV formulas count these; the layer means below are over these."""
+        return self.num_layers - self.num_linear_layers - self.num_mixerless_layers
 
     @cached_property
     def num_moe_layers(self) -> int:
@@ -240,11 +179,11 @@ class Architecture:
     @cached_property
     def params_dense(self) -> int:
         """Parameters every token uses: everything except the routed experts."""
-        total = (self.kv_layers * self._attention_params() + self.num_layers * self._norm_params_per_layer()
-                 + self.params_embedding + self.hidden_size)
+        total = (self.kv_layers * (self._attention_params() + self._indexer_params())
+                 + self.num_layers * self._norm_params_per_layer() + self.params_embedding + self.hidden_size)
         if self.linear is not None:
             total += self.num_linear_layers * self.linear.params(self.hidden_size)
-        dense_mlp_layers = self.num_layers - self.num_moe_layers
+        dense_mlp_layers = self.num_mlp_layers - self.num_moe_layers
         total += dense_mlp_layers * self._dense_mlp_params()
         if self.moe:
             total += self.num_moe_layers * self._moe_params()[0]
@@ -329,13 +268,22 @@ class Architecture:
         mean over the tp ranks (DeepSeek-V3, tp 8, BF16: 70,272 B, the latent being unsplittable;
         8,784 B with attention_dp 8). With pp stages, the fullest stage's ceil(layers / pp) layers.
         """
-        per_layer = self.kv_elements_per_token_per_layer(tp // attention_dp) * dtype_bytes / attention_dp
+        per_layer = self.kv_bytes_per_token_per_layer(dtype_bytes, tp // attention_dp) / attention_dp
         return self.kv_layers * per_layer * self.stage_fraction(pp)
+
+    def kv_bytes_per_token_per_layer(self, dtype_bytes: float, tp: int = 1) -> float:
+        """One token's cache in one attention layer on one rank of a tensor-parallel group. A DSA
+        model (DeepSeek-V3.2) keeps its latent (sim/layer_parts.sparse_latent_bytes: 1,152 B in
+        BF16, 656 B in vLLM's FP8 layout) and its indexer key (132 B, FP8 whatever the cache dtype)."""
+        if self.indexer is not None:
+            return sparse_latent_bytes(self.mla, dtype_bytes) + self.indexer.key_bytes
+        return self.kv_elements_per_token_per_layer(tp) * dtype_bytes
 
     def state_bytes_per_sequence(self, tp: int = 1, attention_dp: int = 1, pp: int = 1) -> float:
         """Bytes of recurrent state one sequence holds on one rank (attention_dp, pp: as
         kv_bytes_per_token): linear layers x LinearAttention.state_elements x bytes per element.
-        Qwen3-Next-80B at tp 1: 36 x 548,864 x 2 = 39,518,208 B (37.7 MiB). 0 without linear layers."""
+        Qwen3-Next-80B at tp 1: 36 x 548,864 x 2 = 39,518,208 B (37.7 MiB); Nemotron-Nano-9B-v2:
+        27 x 1,347,584 x 2 = 72,769,536 B (69.4 MiB). 0 without recurrent layers."""
         if self.linear is None:
             return 0.0
         return float(self.num_linear_layers * self.linear.state_elements(tp // attention_dp) * STATE_BYTES_PER_ELEMENT
@@ -352,23 +300,25 @@ class Architecture:
         attention = "mla" if self.mla is not None else "full"
         for i in range(self.num_layers):
             if self.linear is not None and self.linear_layers[i]:
-                kind = "linear"
+                kind = self.linear.kind
+            elif self.mixer_layers and not self.mixer_layers[i]:
+                kind = "none"
             elif self.sliding_window_tokens and self.sliding_layers and self.sliding_layers[i]:
                 kind = "sliding"
             else:
                 kind = attention
-            moe = bool(self.moe_layers) and self.moe_layers[i]
-            counts[(kind, moe)] = counts.get((kind, moe), 0) + 1
-        return tuple(LayerKind(n, kind, self.sliding_window_tokens if kind == "sliding" else 0, "moe" if m else "dense")
-                     for (kind, m), n in counts.items())
+            mlp = "none" if self.mlp_layers and not self.mlp_layers[i] else "moe" if self.moe_layers and self.moe_layers[i] else "dense"
+            counts[(kind, mlp)] = counts.get((kind, mlp), 0) + 1
+        return tuple(LayerKind(n, kind, self.sliding_window_tokens if kind == "sliding" else 0, mlp)
+                     for (kind, mlp), n in counts.items())
 
     @cached_property
     def attention_kinds(self) -> tuple[tuple[int, int], ...]:
         """(layers, window tokens or 0) per distinct attention window: what KV formulas sum over
-        (linear-attention layers cache no tokens and are not among them)."""
+        (recurrent layers and MLP-only blocks cache no tokens and are not among them)."""
         by_window: dict[int, int] = {}
         for k in self.layer_kinds:
-            if k.attention == "linear":
+            if k.attention in _NO_CACHE_KINDS:
                 continue
             by_window[k.window_tokens] = by_window.get(k.window_tokens, 0) + k.count
         return tuple((n, w) for w, n in by_window.items())
@@ -392,7 +342,11 @@ class Architecture:
     def kv_read_tokens(self, context_tokens: float) -> float:
         """Cached tokens a sequence of `context_tokens` holds, averaged over layers (the unit the
         step model takes: multiply by kv_bytes_per_token for bytes): each layer kind's
-        `attended`. The time-domain engine calls this once per sequence joining or leaving."""
+        `attended`. The time-domain engine calls this once per sequence joining or leaving.
+        A DSA model's query attends to at most index_topk latents; what it reads besides (every
+        indexer key) depends on the cache dtype: roofline.Machine.cache_read_tokens."""
+        if self.indexer is not None:
+            return float(min(context_tokens, self.indexer.topk))
         if not self.window_tokens:
             return float(context_tokens)
         return self._kind_mean(LayerKind.attended, context_tokens)
@@ -433,11 +387,25 @@ class Architecture:
 
         Full layers: new x cached + new^2 / 2 (the causal triangle, which is where the prefill
         term 2 x layers x q_heads x head_dim x n^2 of design.md comes from). Sliding layers see at
-        most `sliding_window_tokens` keys per query.
+        most `sliding_window_tokens` keys per query. A DSA model's queries attend to at most
+        index_topk latents each (the window rule, the keys being the indexer's choice, not the
+        last ones) and its indexer scores every causal pair, counted in full-attention pairs
+        (indexer_pair_ratio of one).
         """
+        if self.indexer is not None:
+            full = new_tokens * cached_tokens + new_tokens * new_tokens / 2.0
+            return LayerKind(1, "mla", self.indexer.topk, "any").pairs(new_tokens, cached_tokens) + self.indexer_pair_ratio * full
         if not self.window_tokens:
             return new_tokens * cached_tokens + new_tokens * new_tokens / 2.0
         return self._kind_mean(LayerKind.pairs, new_tokens, cached_tokens)
+
+    @cached_property
+    def indexer_pair_ratio(self) -> float:
+        """FLOPs of the lightning indexer's scoring of one pair over those of one attended pair
+        (DeepSeek-V3.2: 2 x 64 x 128 over (2 x 192 + 2 x 128) x 128 = 0.2); 0 without an indexer."""
+        if self.indexer is None:
+            return 0.0
+        return self.indexer.flops_per_pair() * self.kv_layers / self.attention_flops_per_pair
 
     # ----- transforms -------------------------------------------------------------------
     def with_forced_mha(self) -> Architecture:

@@ -31,6 +31,7 @@ class EngineRules:
     peak: str  # "sum": forward peak + sampler peak; "max": the larger of the two
     non_torch_bytes: float  # vLLM's non-torch memory at tp = 1
     non_torch_tp_bytes: float  # and at tp > 1 (NCCL, custom all-reduce buffers)
+    fp4_kv_cache: bool = False  # the engine stores an FP4 (nvfp4) KV cache (on NVIDIA's FP4 GPUs)
 
 
 @cache
@@ -94,4 +95,5 @@ def rules(engine: str, version: str | None = None) -> EngineRules:
         peak=memory.get("peak", "sum"),
         non_torch_bytes=float(memory.get("non_torch_gib", 0.0)) * GIB,
         non_torch_tp_bytes=float(memory.get("non_torch_tp_gib", 0.0)) * GIB,
+        fp4_kv_cache=bool(table.get("fp4_kv_cache", False)),
     )

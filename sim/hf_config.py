@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import math
 
-from .architecture import MLA, Architecture, LinearAttention, MoE
+from .architecture import MLA, Architecture, LinearAttention, Mamba2, MoE, SparseIndexer
 from .errors import InputError, Issue
+
+# model_type values whose MLP is up and down only, with no gate (Nemotron-H's ReLU^2 MLP: vLLM's
+# NemotronHMLP has up_proj and down_proj).
+_UNGATED_MLP_TYPES = {"nemotron_h"}
+# Nemotron-H's hybrid_override_pattern: one character per layer (vLLM's ALL_DECODER_LAYER_TYPES).
+_NEMOTRON_BLOCKS = {"M": "Mamba-2", "*": "attention", "-": "MLP"}
 
 # Largest accepted value of any size field: guards against pasted configs that would make the
 # arithmetic meaningless (and keeps the property tests honest about their domain).
@@ -113,6 +119,48 @@ def _parse_linear(cfg: dict, num_layers: int) -> tuple[LinearAttention | None, t
     return linear, mask
 
 
+def _parse_mamba(cfg: dict, num_layers: int):
+    """Nemotron-H: which layers are Mamba-2 ("M"), attention ("*") or MLP ("-") blocks, read from
+    hybrid_override_pattern, and the Mamba-2 shapes. (None, masks of ()) for other models."""
+    pattern = cfg.get("hybrid_override_pattern")
+    if pattern is None:
+        return None, (), (), ()
+    if not isinstance(pattern, str) or len(pattern) != num_layers:
+        raise InputError(Issue("hybrid_override_pattern", f"must be a string of one character per layer ({num_layers}), "
+                                                          f"got {str(pattern)[:40]!r}"))
+    unknown = sorted(set(pattern) - set(_NEMOTRON_BLOCKS))
+    if unknown:
+        known = ", ".join(f"{k!r} ({v})" for k, v in _NEMOTRON_BLOCKS.items())
+        raise InputError(Issue("hybrid_override_pattern", f"may hold {known}; got {unknown[0]!r}"
+                                                          + (" (MoE blocks are not modelled)" if unknown[0] == "E" else "")))
+    if "*" not in pattern:
+        raise InputError(Issue("hybrid_override_pattern", "has no attention layer ('*'); kvlab models hybrids with at least one"))
+    mamba = Mamba2(
+        num_heads=_int_field(cfg, "mamba_num_heads", maximum=4096),
+        head_dim=_int_field(cfg, "mamba_head_dim", maximum=4096),
+        n_groups=_int_field(cfg, "n_groups", maximum=4096),
+        state_size=_int_field(cfg, "ssm_state_size", maximum=4096),
+        conv_kernel_tokens=_int_field(cfg, "conv_kernel", minimum=2, maximum=64),
+        conv_bias=cfg.get("use_conv_bias", True) is not False,
+        proj_bias=_bool_field(cfg, "use_bias"),
+    )
+    if mamba.num_heads % mamba.n_groups:
+        raise InputError(Issue("n_groups", f"must divide mamba_num_heads ({mamba.num_heads}); got {mamba.n_groups}"))
+    return (mamba, tuple(c == "M" for c in pattern), tuple(c != "-" for c in pattern),
+            tuple(c == "-" for c in pattern))
+
+
+def _parse_indexer(cfg: dict, mla: MLA | None) -> SparseIndexer | None:
+    """DeepSeek-V3.2's lightning indexer (index_topk, index_head_dim, index_n_heads); None without."""
+    if cfg.get("index_topk") is None:
+        return None
+    if mla is None or not mla.q_lora_rank:
+        raise InputError(Issue("index_topk", "needs multi-head latent attention with a query latent (kv_lora_rank, q_lora_rank)"))
+    return SparseIndexer(n_heads=_int_field(cfg, "index_n_heads", maximum=4096),
+                         head_dim=_int_field(cfg, "index_head_dim", maximum=4096),
+                         topk=_int_field(cfg, "index_topk", maximum=2**26))
+
+
 def _sliding_mask(cfg: dict, meta: dict, num_layers: int) -> tuple[int, tuple[bool, ...]]:
     window = cfg.get("sliding_window")
     layer_types = cfg.get("layer_types")
@@ -164,6 +212,9 @@ def from_config(cfg: dict, name: str = "custom", meta: dict | None = None) -> Ar
     intermediate = _int_field(cfg, "intermediate_size") if dense_needed else _int_field(cfg, "intermediate_size", default=0, minimum=0)
     window, sliding = _sliding_mask(cfg, meta, num_layers)
     linear, linear_layers = _parse_linear(cfg, num_layers)
+    mixer_layers = mlp_layers = ()
+    if linear is None:
+        linear, linear_layers, mixer_layers, mlp_layers = _parse_mamba(cfg, num_layers)
     return Architecture(
         name=str(name)[:80],
         model_type=model_type,
@@ -183,4 +234,8 @@ def from_config(cfg: dict, name: str = "custom", meta: dict | None = None) -> Ar
         sliding_layers=sliding,
         linear=linear,
         linear_layers=linear_layers,
+        mixer_layers=mixer_layers,
+        mlp_layers=mlp_layers,
+        gated_mlp=model_type not in _UNGATED_MLP_TYPES,
+        indexer=_parse_indexer(cfg, mla),
     )

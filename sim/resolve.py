@@ -26,7 +26,7 @@ from .parallelism import rank_holds
 from .profiles import EfficiencyProfile, load_profile
 from .result import RESULT_DEFAULTS
 from .scenario import Scenario, validate
-from .units import DTYPE_BYTES, FP4_DTYPES, GIB
+from .units import DTYPE_BYTES, FP4_DTYPES, GIB, KV_DTYPES
 
 CACHE_LIMIT = 256  # entries per cache before it starts over (a long session sweeps many settings)
 
@@ -51,6 +51,7 @@ def resolve(s: Scenario) -> Resolved:
     rules = engine_rules.rules(s.engine, s.engine_version)
     profile = load_profile(s.profile)
     gpu = gpu_of(s)
+    check_kv_dtype(s, gpu, rules)
     return Resolved(s, arch, gpu, profile, rules, machine_for(s, arch, gpu, profile, rules))
 
 
@@ -162,11 +163,27 @@ def check_parallelism(arch: Architecture, s: Scenario) -> None:
     kv = arch.num_kv_heads
     if arch.mla is None and kv % tp and tp % kv:
         raise InputError(Issue(field, f"{_group(s)} must divide num_key_value_heads ({kv}) or be a multiple of it; got {tp}"))
-    lin = arch.linear
-    if lin is not None and (lin.num_k_heads % tp or lin.num_v_heads % tp):
-        # vLLM splits the linear layers' heads over the ranks with no replication (divide() asserts).
-        raise InputError(Issue(field, f"{_group(s)} must divide linear_num_key_heads ({lin.num_k_heads}) and "
-                                      f"linear_num_value_heads ({lin.num_v_heads}); got {tp}"))
+    problem = arch.linear.tp_issue(tp) if arch.linear is not None else None
+    if problem:  # the recurrent mixer's own split rule (sim/layer_parts.py)
+        raise InputError(Issue(field, f"{_group(s)} {problem}; got {tp}"))
+
+
+def check_kv_dtype(s: Scenario, gpu: GPU, rules: engine_rules.EngineRules) -> None:
+    """An FP4 cache needs an engine that stores one (an engine rule) and NVIDIA's FP4 tensor cores
+    (Blackwell: the NVFP4 attention kernels of TensorRT-LLM, FlashInfer and SGLang are theirs)."""
+    if s.kv_dtype not in FP4_DTYPES:
+        return
+    if not rules.fp4_kv_cache:
+        raise InputError(Issue("kv_dtype", f"nvfp4 is not a KV cache dtype of {s.engine} {rules.version}; "
+                                           f"choose one of {', '.join(k for k in KV_DTYPES if k not in FP4_DTYPES)}, "
+                                           f"or the sglang or textbook engine"))
+    if not _nvidia_fp4(gpu):
+        allowed = ", ".join(g for g in catalog.gpu_ids() if _nvidia_fp4(catalog.gpu(g)))
+        raise InputError(Issue("kv_dtype", f"nvfp4 needs an NVIDIA GPU with FP4 tensor cores ({allowed}); the {gpu.name} is not one"))
+
+
+def _nvidia_fp4(gpu: GPU) -> bool:
+    return bool(gpu.fp4_dense_flops) and gpu.name.startswith("NVIDIA")
 
 
 def _group(s: Scenario) -> str:
@@ -299,6 +316,7 @@ def setup(s: Scenario) -> Setup:
     profile = profiles._load_profile(s.profile)  # the name was checked by validate
     rules = engine_rules.rules(s.engine, s.engine_version)
     gpu = gpu_of(s)
+    check_kv_dtype(s, gpu, rules)
     kv_el = DTYPE_BYTES[s.kv_dtype]
     kv_per_token = arch.kv_bytes_per_token(kv_el, s.tp, s.attention_dp, s.pp)
     draft = draft_of(s, arch)

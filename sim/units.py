@@ -27,6 +27,12 @@ DTYPE_BYTES = {
     "nvfp4": 0.5625,
     "mxfp4": 0.53125,
 }
-KV_DTYPES = ("bf16", "fp16", "fp8", "int8")
+# KV cache precisions. An FP8 cache's scales are per tensor -- vLLM keeps one k_scale and one
+# v_scale per attention layer (Attention._k_scale, _v_scale; "only per-tensor (scalar) scaling
+# factors are supported", docs.vllm.ai quantization/fp8_e4m3_kvcache), a few bytes a layer and
+# none a token -- so it costs 1 byte an element. An NVFP4 cache carries its block scales in every
+# token (one FP8 scale per 16 values: 0.5625 bytes an element, as for weights); only engines that
+# store one, on NVIDIA GPUs with FP4 tensor cores, accept it (resolve.check_kv_dtype).
+KV_DTYPES = ("bf16", "fp16", "fp8", "int8", "nvfp4")
 FP4_DTYPES = ("nvfp4", "mxfp4")  # weights a GPU with FP4 tensor cores multiplies at its FP4 peak
 WEIGHT_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4", *FP4_DTYPES)
