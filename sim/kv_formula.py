@@ -12,6 +12,10 @@ def bytes_per_token_formula(arch: Architecture, dtype_bytes: float, tp: int = 1,
     stage = -(-arch.num_layers // pp)
     layers = f"{stage} of {arch.num_layers} layers" if pp > 1 else f"{arch.num_layers} layers"
     shared = f" / {attention_dp} attention groups" if attention_dp > 1 else ""
+    if arch.indexer is not None:  # DSA: the latent (FP8: vLLM's 656-byte layout) and the indexer's key
+        latent = arch.kv_bytes_per_token_per_layer(dtype_bytes) - arch.indexer.key_bytes
+        return (f"{layers} x ({latent:,.0f} B latent + {arch.indexer.key_bytes} B indexer key){shared} = {total:,.0f} B; "
+                f"a query reads at most {arch.indexer.topk:,} latents")
     if arch.mla is not None:
         m = arch.mla
         return (f"{layers} x ({m.kv_lora_rank} latent + {m.qk_rope_head_dim} rope) x "

@@ -147,10 +147,29 @@ class Machine:
         state = self.arch.state_bytes_per_sequence(self.tp, self.attention_dp)
         return 2 * state / self.kv_bytes_per_token if state else 0.0
 
+    @cached_property
+    def cache_read_tokens(self):
+        """The rule for what a query of a sequence holding `context_tokens` reads of its cache, in
+        KV tokens of this rank: the layer kinds' rule (Architecture.kv_read_tokens), or for a DSA
+        model every indexer key and at most index_topk latents, weighted by their bytes -- at 64k
+        tokens in BF16, 64k x 132 + 2,048 x 1,152 bytes a layer against 64k x 1,284 without the
+        indexer's choice. What the step's attention computes stays Architecture.kv_read_tokens."""
+        arch = self.arch
+        if arch.indexer is None:
+            return arch.kv_read_tokens
+        key, topk = self.indexer_key_share, arch.indexer.topk
+        return lambda context_tokens: key * context_tokens + (1.0 - key) * min(context_tokens, topk)
+
+    @cached_property
+    def indexer_key_share(self) -> float:
+        """A DSA model's indexer key's share of a token's cache bytes (132 of 1,284 in BF16); 0 without."""
+        arch = self.arch
+        return arch.indexer.key_bytes / arch.kv_bytes_per_token_per_layer(self.kv_bytes_per_element) if arch.indexer else 0.0
+
     def kv_read_tokens(self, context_tokens: float) -> float:
-        """What one sequence holding `context_tokens` reads in a step: its cache (the layer kinds'
-        rule, Architecture.kv_read_tokens) and its recurrent state, if any."""
-        return self.arch.kv_read_tokens(context_tokens) + self.state_read_tokens
+        """What one sequence holding `context_tokens` reads in a step: its cache
+        (cache_read_tokens) and its recurrent state, if any."""
+        return self.cache_read_tokens(context_tokens) + self.state_read_tokens
 
     @cached_property
     def whole_step_constants(self) -> tuple[float, ...]:
@@ -162,14 +181,15 @@ class Machine:
                 self.peak_flops * p.compute_efficiency(float("inf"), fp8=self.low_precision_compute))
 
     def allreduce_time_s(self, tokens: float) -> float:
-        """Two ring all-reduces per layer (after attention and after the MLP), each of
-        tokens x hidden BF16 values; a ring moves 2 (tp - 1) / tp of the buffer over each link."""
+        """A ring all-reduce after each mixer and each MLP (two a transformer layer, one a
+        Nemotron-H block: Architecture.sublayers), each of tokens x hidden BF16 values; a ring moves
+        2 (tp - 1) / tp of the buffer over each link."""
         if self.tp == 1 or tokens <= 0:
             return 0.0
         buffer_bytes = tokens * self.arch.hidden_size * ACTIVATION_BYTES
         link = self.link_bytes_per_s(self.tp)
         per_call = 2 * (self.tp - 1) / self.tp * buffer_bytes / link + self.profile.allreduce_latency_s
-        return 2 * self.arch.num_layers * per_call
+        return self.arch.sublayers * per_call
 
     def pipeline_hops_s(self, tokens: float) -> float:
         """Hand-offs of one token set's activations through the pp stages of a round: tokens x
@@ -246,9 +266,9 @@ def decode_step(m: Machine, batch: int, context_tokens: float, detail: bool = Tr
     all `batch` sequences emit one."""
     if m.pp > 1 and batch > 1:
         batch = batch / min(m.pp, batch)  # fewer sequences than stages: one a micro-batch
-    per_seq = m.arch.kv_read_tokens(context_tokens)
     # A recurrent state is read and written, not attended to: bytes, no pairs.
-    c = step_cost(m, new_tokens=batch, kv_read_tokens=batch * (per_seq + m.state_read_tokens), attention_pairs=batch * per_seq,
+    c = step_cost(m, new_tokens=batch, kv_read_tokens=batch * m.kv_read_tokens(context_tokens),
+                  attention_pairs=batch * m.arch.kv_read_tokens(context_tokens),
                   sampled_tokens=batch, context_tokens=context_tokens, detail=detail)
     return _plus_hops(c, m.pipeline_hops_s(batch), detail) if m.pp > 1 else c
 

@@ -48,7 +48,7 @@ def spec_step(target: roofline.Machine, draft: roofline.Machine, batch: int, con
     """
     per_seq = target.arch.kv_read_tokens(context_tokens)
     positions = batch * (k + 1)
-    verify = roofline.step_cost(target, new_tokens=positions, kv_read_tokens=batch * (per_seq + target.state_read_tokens),
+    verify = roofline.step_cost(target, new_tokens=positions, kv_read_tokens=batch * target.kv_read_tokens(context_tokens),
                                 attention_pairs=positions * per_seq, sampled_tokens=positions,
                                 context_tokens=context_tokens, detail=detail)
     draft_s = k * roofline.decode_step(draft, batch, context_tokens, detail=False).time_s

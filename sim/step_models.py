@@ -144,10 +144,14 @@ def _projection_params(a: Architecture, tp: int, attention_tp: int) -> tuple[flo
     (MLA's down-projections in qkv, the routers in mlp)."""
     o_per_layer = a.num_q_heads * (a.mla.v_head_dim if a.mla is not None else a.head_dim) * a.hidden_size
     attention = a._attention_params()
-    replicated_qkv = a._replicated_attention_params()
-    qkv = a.num_layers * ((attention - o_per_layer - replicated_qkv) / attention_tp + replicated_qkv)
-    o = a.num_layers * o_per_layer / attention_tp
-    mlp_dense = (a.num_layers - a.num_moe_layers) * a._dense_mlp_params() / tp
+    replicated_qkv = a._replicated_attention_params() + a._indexer_params()
+    qkv = a.kv_layers * ((attention - o_per_layer - a._replicated_attention_params()) / attention_tp + replicated_qkv)
+    o = a.kv_layers * o_per_layer / attention_tp
+    if a.linear is not None:  # a recurrent mixer's in-projections and convolution, and its out_proj
+        out = a.linear.out_params(a.hidden_size)
+        qkv += a.num_linear_layers * (a.linear.params(a.hidden_size) - out) / tp
+        o += a.num_linear_layers * out / tp
+    mlp_dense = (a.num_mlp_layers - a.num_moe_layers) * a._dense_mlp_params() / tp
     if a.moe:
         router = a.hidden_size * a.moe.num_experts
         mlp_dense += a.num_moe_layers * ((a._moe_params()[0] - router) / tp + router)
@@ -254,7 +258,7 @@ def per_kernel(m: Machine, n: float, kv_read_tokens: float, attention_pairs: flo
             compute_bound_s += k.time_s
         else:
             memory_bound_s += k.time_s
-    allreduce_bytes = 2 * a.num_layers * n * a.hidden_size * ACTIVATION_BYTES if tp > 1 else 0.0
+    allreduce_bytes = a.sublayers * n * a.hidden_size * ACTIVATION_BYTES if tp > 1 else 0.0
     kernels.append(new_frozen(KernelCost, {"kind": "allreduce", "bytes": allreduce_bytes, "flops": 0.0, "memory_s": 0.0,
                                      "compute_s": 0.0, "time_s": allreduce_s, "bound": "latency"}))
     kernels.append(new_frozen(KernelCost, {"kind": "overhead", "bytes": 0.0, "flops": 0.0, "memory_s": 0.0, "compute_s": 0.0,

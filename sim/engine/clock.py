@@ -49,10 +49,15 @@ class StepClock:
         arch = machine.arch
         self._window_tokens = arch.window_tokens
         self._window_fraction = arch.windowed_layer_fraction
+        if arch.indexer is not None:
+            # A DSA model's latent reads stop growing at index_topk tokens, as a window's would;
+            # its indexer keys grow with the context (Machine.cache_read_tokens).
+            self._window_tokens = arch.indexer.topk
+            self._window_fraction = 1.0 - machine.indexer_key_share
         # KV tokens one sequence of `context_tokens` reads, in full-attention-layer units (the unit
         # step_cost takes): the layer kinds' own rule (LayerKind.attended, summed by the
         # architecture), bound here so a call costs no extra frame.
-        self.kv_read = arch.kv_read_tokens
+        self.kv_read = machine.cache_read_tokens
         # Bytes of cache one token costs on one rank: what a swap or a KV transfer moves per token.
         self.kv_bytes_per_token = machine.kv_bytes_per_token
         self.causal_pairs = arch.causal_pairs
