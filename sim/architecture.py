@@ -367,8 +367,10 @@ class Architecture:
         return math.fsum(k.count * rule(k, *args) for k in kinds) / self.kv_layers
 
     def kv_bytes_for_context(self, context_tokens: float, dtype_bytes: float, tp: int = 1) -> float:
-        """Bytes of cache one sequence of `context_tokens` holds on one rank."""
-        return self.kv_bytes_per_token(dtype_bytes, tp) * self.kv_read_tokens(context_tokens)
+        """Bytes of cache one sequence of `context_tokens` holds on one rank (a DSA model keeps
+        every token; its queries read only some)."""
+        held = context_tokens if self.indexer is not None else self.kv_read_tokens(context_tokens)
+        return self.kv_bytes_per_token(dtype_bytes, tp) * held
 
     # ----- attention arithmetic ---------------------------------------------------------
     @cached_property

@@ -153,7 +153,7 @@ class Machine:
         KV tokens of this rank: the layer kinds' rule (Architecture.kv_read_tokens), or for a DSA
         model every indexer key and at most index_topk latents, weighted by their bytes -- at 64k
         tokens in BF16, 64k x 132 + 2,048 x 1,152 bytes a layer against 64k x 1,284 without the
-        indexer's choice. What the step's attention computes stays Architecture.kv_read_tokens."""
+        indexer's choice."""
         arch = self.arch
         if arch.indexer is None:
             return arch.kv_read_tokens
@@ -266,9 +266,11 @@ def decode_step(m: Machine, batch: int, context_tokens: float, detail: bool = Tr
     all `batch` sequences emit one."""
     if m.pp > 1 and batch > 1:
         batch = batch / min(m.pp, batch)  # fewer sequences than stages: one a micro-batch
-    # A recurrent state is read and written, not attended to: bytes, no pairs.
-    c = step_cost(m, new_tokens=batch, kv_read_tokens=batch * m.kv_read_tokens(context_tokens),
-                  attention_pairs=batch * m.arch.kv_read_tokens(context_tokens),
+    per_seq = m.cache_read_tokens(context_tokens)
+    # A recurrent state is read and written, not attended to: bytes, no pairs. (A DSA query's
+    # pairs are counted as its reads, as the time-domain engine counts them: a decode step's
+    # attention is bound by the bytes.)
+    c = step_cost(m, new_tokens=batch, kv_read_tokens=batch * (per_seq + m.state_read_tokens), attention_pairs=batch * per_seq,
                   sampled_tokens=batch, context_tokens=context_tokens, detail=detail)
     return _plus_hops(c, m.pipeline_hops_s(batch), detail) if m.pp > 1 else c
 

@@ -33,14 +33,13 @@ def served(m: roofline.Machine, s: Scenario, pre: roofline.StepCost, dec: roofli
     else:
         # The decode step of the running batch with one prompt's pass added, minus the same step
         # without it (dec): what the prompt costs the batch (its weights are already being read).
-        per_seq = m.arch.kv_read_tokens(context)  # keys attended (pairs); reads: m.cache_read_tokens
+        per_seq = m.cache_read_tokens(context)
         step = chunk or s.prompt_tokens
         passes = -(-s.prompt_tokens // step)
         piece = s.prompt_tokens / passes
         cached = (s.prompt_tokens - piece) / 2  # the mean prefix an average pass of the prompt attends to
         mixed = roofline.step_cost(m, new_tokens=batch + piece,
-                                   kv_read_tokens=(batch + 1) * m.state_read_tokens + batch * m.cache_read_tokens(context)
-                                   + m.cache_read_tokens(cached),
+                                   kv_read_tokens=(batch + 1) * m.state_read_tokens + batch * per_seq + m.cache_read_tokens(cached),
                                    attention_pairs=batch * per_seq + m.arch.causal_pairs(piece, cached),
                                    sampled_tokens=batch + 1, context_tokens=context, detail=False)
         marginal = passes * max(mixed.time_s - dec.time_s, 0.0)

@@ -46,9 +46,9 @@ def spec_step(target: roofline.Machine, draft: roofline.Machine, batch: int, con
     of a sequence share it, as in a prefill chunk). Each draft step is the draft model's own
     decode step at the same batch and context.
     """
-    per_seq = target.arch.kv_read_tokens(context_tokens)
+    per_seq = target.cache_read_tokens(context_tokens)
     positions = batch * (k + 1)
-    verify = roofline.step_cost(target, new_tokens=positions, kv_read_tokens=batch * target.kv_read_tokens(context_tokens),
+    verify = roofline.step_cost(target, new_tokens=positions, kv_read_tokens=batch * (per_seq + target.state_read_tokens),
                                 attention_pairs=positions * per_seq, sampled_tokens=positions,
                                 context_tokens=context_tokens, detail=detail)
     draft_s = k * roofline.decode_step(draft, batch, context_tokens, detail=False).time_s
