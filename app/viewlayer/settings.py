@@ -33,10 +33,11 @@ NO_DRAFT = ""
 SCENARIO_FIELDS = MAIN_FIELDS + ADVANCED_FIELDS
 FLAG_FIELDS = ("force_mha", "expert_parallel")  # true or false: a checkbox on the page, true/false in a link
 # Settings whose every allowed value (a button, a flag) is valid on its own: whether one fits the
-# others (attention_dp must divide tp, expert_parallel needs an MoE model, pp at most the layers)
-# is sim's error on the page, naming it, as for any combination, so a link, a notebook argument or a
-# click never drops them for a rule that involves another setting.
-COMBINED_FIELDS = ("attention_dp", "expert_parallel", "pp")
+# others (attention_dp must divide tp, expert_parallel needs an MoE model, pp at most the layers,
+# an nvfp4 KV cache an engine that stores one on an FP4 GPU) is sim's error on the page, naming it,
+# as for any combination, so a link, a notebook argument or a click never drops them for a rule
+# that involves another setting.
+COMBINED_FIELDS = ("attention_dp", "expert_parallel", "pp", "kv_dtype")
 
 LABELS = {
     "model": "Model",
