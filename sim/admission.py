@@ -52,8 +52,10 @@ def admit(arch: Architecture, s: Scenario, mem: memory.MemoryBudget, limits: eng
             max_seqs = 0  # vLLM refuses to start: not one request of max_model_len fits
     else:
         # A request of max_model_len tokens is held in whole blocks: the concurrency line counts them,
-        # as the fit count does and as vLLM's own line does (257 tokens hold 272 tokens of cache).
-        held = -(-max_len // s.block_size_tokens) * s.block_size_tokens
+        # as the fit count does and as vLLM's own line does (257 tokens hold 272 tokens of cache);
+        # a hybrid's recurrent state and a draft's cache, in the pool's tokens, come on top.
+        extra = arch.state_bytes_per_sequence(s.tp, s.attention_dp, s.pp) + (draft.kv_bytes_per_token * max_len if draft else 0.0)
+        held = -(-max_len // s.block_size_tokens) * s.block_size_tokens + extra / kv_bytes_per_token
         max_conc = mem.kv_pool_tokens / held if held else 0.0
     # The smallest cap wins; on a tie the concurrency is named (nothing is cut), then the pool.
     batch, limited_by = s.concurrency, "concurrency"

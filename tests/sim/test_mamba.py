@@ -116,3 +116,12 @@ def test_tp_must_split_the_mamba_heads():
     assert [e["field"] for e in r.errors] == ["tp"]
     assert "mamba_num_heads (100)" in r.errors[0]["message"]
     assert evaluate(Scenario(model=NANO, gpu="h100-sxm", tp=8)).ok
+
+
+def test_the_concurrency_line_counts_the_state():
+    # textbook and SGLang: a max_model_len request's blocks and its 69.4 MiB of state, in pool tokens
+    for engine in ("textbook", "sglang"):
+        r = evaluate(Scenario(**ON_H100, prompt_tokens=32768, engine=engine, max_model_len=33024))
+        held = 33024 + 72_769_536 / 16_384
+        assert r.max_concurrency == pytest.approx(r.kv_pool_tokens / held)
+        assert r.max_concurrency == pytest.approx(r.max_sequences, abs=1)
