@@ -74,7 +74,7 @@ class Architecture:
     @property
     def attention_kind(self) -> str:
         if self.mla is not None:
-            return "MLA (sparse)" if self.indexer is not None else "MLA"
+            return "MLA"
         if self.num_kv_heads == self.num_q_heads:
             return "MHA"
         if self.num_kv_heads == 1:

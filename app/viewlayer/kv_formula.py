@@ -32,7 +32,7 @@ def view_kv_formula(result) -> dict:
                    f"{fmt.gib(r.kv_bytes_per_sequence, 2)} on average over its {context:,} tokens")
     if r.state_bytes_per_sequence:
         per_seq += (f", of which {fmt.mib(r.state_bytes_per_sequence)} is the recurrent state of its linear-attention "
-                    "layers, the same at every length")
+                    "or Mamba layers, the same at every length")
     return {"pane": {"html": (
         '<div class="kv-formula">'
         f'<div class="model" data-kv="model_name">{html.esc(r.model_name)} \u00b7 {html.esc(r.attention_kind)}</div>'

@@ -58,7 +58,7 @@ def test_a_hybrid_models_state_is_part_of_what_a_sequence_holds():
     r = evaluate(Scenario(**state))
     line = displayed(admission_panel(**state).main)["kv_per_sequence"]
     assert f"{r.kv_bytes_per_sequence / GIB:,.2f} GiB" in line
-    assert "of which 37.7 MiB is the recurrent state of its linear-attention layers" in line
+    assert "of which 37.7 MiB is the recurrent state of its linear-attention or Mamba layers" in line
     assert "recurrent state" not in displayed(admission_panel().main)["kv_per_sequence"]
 
 

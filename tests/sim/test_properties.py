@@ -137,7 +137,7 @@ def test_longer_prompts_never_fit_more(s, extra_tokens):
 def test_fp8_cache_fits_at_least_twice_minus_one(s):
     bf16 = usable(s)
     fp8 = usable(s.with_(kv_dtype="fp8"))
-    if bf16.attention_kind == "MLA (sparse)":
+    if "indexer key" in bf16.kv_formula:
         # DSA: vLLM's FP8 latent keeps its scales and a BF16 rotary key (656 B against 1,152), and
         # the indexer key is FP8 in both (132 B): 788 / 1,284 of the bytes, more than 1.6x the tokens.
         assert fp8.kv_bytes_per_token * 1284 == bf16.kv_bytes_per_token * 788
