@@ -40,7 +40,3 @@ def test_a_gpu_without_nvidias_fp4_tensor_cores_refuses_an_fp4_cache(gpu):
     assert [e["field"] for e in r.errors] == ["kv_dtype"]
     assert "b200" in r.errors[0]["message"] and r.batch == 0
 
-
-def test_fp8_and_int8_cost_one_byte_an_element():
-    for dtype in ("fp8", "int8"):
-        assert evaluate(Scenario(model="qwen3-8b", kv_dtype=dtype)).kv_bytes_per_token == 2 * 36 * 8 * 128
