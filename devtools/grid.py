@@ -1,6 +1,6 @@
 """The grid of Scenario configurations that CPython and Pyodide must evaluate identically.
 
-Every catalog model is paired with every catalog GPU (19 x 18 = 342 pairs today); the other
+Every catalog model is paired with every catalog GPU (23 x 19 = 437 pairs today); the other
 choices rotate along the pairs with strides that are co-prime to each choice's count, so each
 allocation, engine, tensor-parallel size, dtype, prompt length and profile meets many different
 models and GPUs. A few extra cases cover the optional fields, a pasted config.json and input
@@ -35,7 +35,7 @@ def scenarios() -> list[dict]:
             allocation=_pick(ALLOCATIONS, i, 1),
             engine=_pick(ENGINES, i, 1),
             tp=_pick(TP_SIZES, i, 3),
-            kv_dtype=_pick(KV_DTYPES, i, 5),
+            kv_dtype=_pick(KV_DTYPES, i, 7),
             weight_dtype=_pick(WEIGHT_DTYPES, i, 3),
             prompt_tokens=_pick(PROMPTS_TOKENS, i, 7),
             output_tokens=_pick(OUTPUTS_TOKENS, i, 2),
@@ -52,6 +52,9 @@ def scenarios() -> list[dict]:
         dict(model="gemma-2-9b", allocation="paged", prompt_tokens=8000, output_tokens=3000),  # sliding-window layers
         dict(model="deepseek-v3", gpu="h200", tp=8, weight_dtype="fp8", kv_dtype="fp8"),  # MLA + MoE
         dict(model="qwen3-32b", gpu="b200", weight_dtype="nvfp4", prompt_tokens=8192),  # FP4 tensor cores
+        dict(model="llama-3.1-8b", gpu="b200", kv_dtype="nvfp4", engine="sglang"),  # an FP4 cache
+        dict(model="nemotron-nano-9b-v2", gpu="h100-sxm", engine="vllm", tp=2, prompt_tokens=32768),  # Mamba-2 state
+        dict(model="deepseek-v3.2-exp", gpu="h200", tp=8, weight_dtype="fp8", kv_dtype="fp8", prompt_tokens=65536),  # DSA
         dict(config={**qwen, "num_key_value_heads": 4, "_name_or_path": "pasted"}, gpu="a100-80"),
         dict(prompt_tokens=0),  # input errors: the messages must match too
         dict(tp=3, kv_dtype="fp4"),
