@@ -260,3 +260,13 @@ def test_settings_that_depend_on_others_are_kept_and_sim_names_a_misfit():
     assert linked.values["attention_dp"] == 8 and linked.values["expert_parallel"] is True and linked.url_notices == []
     alone = PanelPage("admission", "?expert_parallel=true")  # kept; sim says Qwen3-8B has no experts
     assert alone.values["expert_parallel"] is True and "has no routed experts" in json.dumps(alone.start()["patch"])
+
+
+def test_an_fp4_cache_is_a_choice_kept_from_a_link_and_judged_with_the_gpu():
+    """The KV precision buttons offer nvfp4; on a Blackwell card the page runs it, on an H100 (or
+    under vLLM) sim's error names kv_dtype, and the link keeps the choice either way."""
+    page = PanelPage("admission", "?model=llama-3.1-8b&gpu=b200&kv_dtype=nvfp4&engine=sglang")
+    patch = json.dumps(page.start()["patch"])
+    assert page.values["kv_dtype"] == "nvfp4" and page.url_notices == [] and "36,864" in patch
+    moved = json.dumps(page.change("w.gpu", "h100-sxm")["patch"])
+    assert page.values["kv_dtype"] == "nvfp4" and "nvfp4 needs an NVIDIA GPU with FP4 tensor cores" in moved
