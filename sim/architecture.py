@@ -17,9 +17,19 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from .errors import InputError, Issue
-from .layer_parts import MLA, STATE_BYTES_PER_ELEMENT, LayerKind, LinearAttention, Mamba2, MoE, SparseIndexer, sparse_latent_bytes
+from .layer_parts import (
+    MLA,
+    STATE_BYTES_PER_ELEMENT,
+    LayerKind,
+    LinearAttention,
+    Mamba1,
+    Mamba2,
+    MoE,
+    SparseIndexer,
+    sparse_latent_bytes,
+)
 
-__all__ = ["MLA", "Architecture", "LayerKind", "LinearAttention", "Mamba2", "MoE", "SparseIndexer"]
+__all__ = ["MLA", "Architecture", "LayerKind", "LinearAttention", "Mamba1", "Mamba2", "MoE", "SparseIndexer"]
 
 # model_type values whose attention block carries per-head RMSNorms on q and k (Qwen3).
 _QK_NORM_TYPES = {"qwen3", "qwen3_moe", "qwen3_next", "gemma3", "gemma3_text"}
@@ -61,7 +71,7 @@ class Architecture:
     sliding_layers: tuple[bool, ...] = ()  # per layer: True where attention is windowed
     # The recurrent mixer of a hybrid's linear-time layers (Gated DeltaNet or Mamba-2), and per
     # layer True where a layer is one: these keep a fixed state per sequence instead of a cache.
-    linear: LinearAttention | Mamba2 | None = None
+    linear: LinearAttention | Mamba1 | Mamba2 | None = None
     linear_layers: tuple[bool, ...] = ()
     # Single-block layers (Nemotron-H): per layer, False where a layer has no token mixer (an MLP
     # block) / no MLP (a mixer block). Empty: every layer has both, as in a transformer.

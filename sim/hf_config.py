@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .architecture import MLA, Architecture, LinearAttention, Mamba2, MoE, SparseIndexer
+from .architecture import MLA, Architecture, LinearAttention, Mamba1, Mamba2, MoE, SparseIndexer
 from .errors import InputError, Issue
 
 # model_type values whose MLP is up and down only, with no gate (Nemotron-H's ReLU^2 MLP: vLLM's
@@ -54,6 +54,10 @@ def _moe_layer_mask(cfg: dict, num_layers: int) -> tuple[bool, ...]:
         return tuple(i >= first_dense and i % freq == 0 for i in range(num_layers))
     if cfg.get("num_local_experts"):  # Mixtral: every layer
         return (True,) * num_layers
+    if cfg.get("expert_layer_period") is not None:  # Jamba: layer i is MoE when i % period == offset
+        period = _int_field(cfg, "expert_layer_period", maximum=num_layers)
+        offset = _int_field(cfg, "expert_layer_offset", default=0, minimum=0, maximum=period - 1)
+        return tuple(i % period == offset for i in range(num_layers))
     only_dense = cfg.get("mlp_only_layers") or []
     if not isinstance(only_dense, list):
         raise InputError(Issue("mlp_only_layers", "must be a list of layer indices"))
@@ -150,6 +154,27 @@ def _parse_mamba(cfg: dict, num_layers: int):
             tuple(c == "-" for c in pattern))
 
 
+def _parse_jamba(cfg: dict, num_layers: int, hidden: int):
+    """Jamba: layer i is attention when i % attn_layer_period == attn_layer_offset, Mamba otherwise
+    (transformers' JambaConfig.layers_block_type); every layer also has an MLP. (None, ()) without
+    attn_layer_period."""
+    if cfg.get("attn_layer_period") is None:
+        return None, ()
+    period = _int_field(cfg, "attn_layer_period", maximum=num_layers)
+    offset = _int_field(cfg, "attn_layer_offset", default=0, minimum=0, maximum=period - 1)
+    mask = tuple(i % period != offset for i in range(num_layers))
+    if all(mask):
+        raise InputError(Issue("attn_layer_offset", f"leaves no attention layer in {num_layers}; kvlab models hybrids with at least one"))
+    expand = _int_field(cfg, "mamba_expand", default=2, maximum=64)
+    mamba = Mamba1(intermediate=expand * hidden,
+                   state_size=_int_field(cfg, "mamba_d_state", default=16, maximum=4096),
+                   conv_kernel_tokens=_int_field(cfg, "mamba_d_conv", default=4, minimum=2, maximum=64),
+                   dt_rank=_int_field(cfg, "mamba_dt_rank", default=-(-hidden // 16), maximum=_MAX_DIM),
+                   conv_bias=cfg.get("mamba_conv_bias", True) is not False,
+                   proj_bias=_bool_field(cfg, "mamba_proj_bias"))
+    return mamba, mask
+
+
 def _parse_indexer(cfg: dict, mla: MLA | None) -> SparseIndexer | None:
     """DeepSeek-V3.2's lightning indexer (index_topk, index_head_dim, index_n_heads); None without."""
     if cfg.get("index_topk") is None:
@@ -215,6 +240,8 @@ def from_config(cfg: dict, name: str = "custom", meta: dict | None = None) -> Ar
     mixer_layers = mlp_layers = ()
     if linear is None:
         linear, linear_layers, mixer_layers, mlp_layers = _parse_mamba(cfg, num_layers)
+    if linear is None:
+        linear, linear_layers = _parse_jamba(cfg, num_layers, hidden)
     return Architecture(
         name=str(name)[:80],
         model_type=model_type,

@@ -187,6 +187,44 @@ class Mamba2:
         return None
 
 
+@dataclass(frozen=True)
+class Mamba1:
+    """A Mamba (selective SSM) mixer, Jamba's "mamba" layers: per sequence it keeps the causal
+    convolution's last conv_kernel - 1 inputs and one state_size-wide state per channel of the
+    inner width (vLLM's MambaStateShapeCalculator.mamba1_state_shape), whatever the context length."""
+
+    intermediate: int  # mamba_expand x hidden_size
+    state_size: int  # mamba_d_state
+    conv_kernel_tokens: int  # mamba_d_conv
+    dt_rank: int  # mamba_dt_rank
+    conv_bias: bool = True  # mamba_conv_bias
+    proj_bias: bool = False  # mamba_proj_bias
+
+    kind = "mamba"
+
+    def state_elements(self, tp: int = 1) -> int:
+        """(intermediate / tp) x (conv_kernel - 1) conv inputs and (intermediate / tp) x state_size
+        SSM states. Jamba-v0.1 at tp 1: 8,192 x 3 + 8,192 x 16 = 155,648."""
+        inner = self.intermediate // tp
+        return inner * (self.conv_kernel_tokens - 1) + inner * self.state_size
+
+    def params(self, hidden: int) -> int:
+        """One layer (transformers' JambaMambaMixer): in_proj to x and z, the depthwise convolution,
+        x_proj to dt (dt_rank), B and C (state_size each), dt_proj with its bias, A_log and D, the
+        RMSNorms Jamba puts on dt, B and C, and out_proj."""
+        inner, n, r = self.intermediate, self.state_size, self.dt_rank
+        conv = inner * (self.conv_kernel_tokens + (1 if self.conv_bias else 0))
+        bias = (2 * inner + hidden) if self.proj_bias else 0
+        return (hidden * 2 * inner + conv + inner * (r + 2 * n) + r * inner + inner + inner * n + inner
+                + r + 2 * n + inner * hidden + bias)
+
+    def out_params(self, hidden: int) -> int:
+        return self.intermediate * hidden
+
+    def tp_issue(self, tp: int) -> str | None:
+        return None if self.intermediate % tp == 0 else f"must divide the Mamba inner width ({self.intermediate})"
+
+
 # DeepSeek-V3.2's lightning indexer cache, as vLLM lays it out: "we use fp8 naive cache, where we
 # store value in fp8 and scale in fp32 per quant_block_size element" (quant_block_size 128;
 # vllm/model_executor/models/deepseek_v2.py, Indexer: DeepseekV32IndexerCache(head_dim=

@@ -125,3 +125,28 @@ def test_the_concurrency_line_counts_the_state():
         held = 33024 + 72_769_536 / 16_384
         assert r.max_concurrency == pytest.approx(r.kv_pool_tokens / held)
         assert r.max_concurrency == pytest.approx(r.max_sequences, abs=1)
+
+
+# ai21labs/AI21-Jamba-1.5-Mini config.json, the fields kvlab reads
+# (https://huggingface.co/ai21labs/AI21-Jamba-1.5-Mini/blob/main/config.json). Its model card: "Jamba
+# 1.5 Mini (12B active/52B total)". Mamba (v1) layers, attention at i % 8 == 4, MoE at i % 2 == 1.
+JAMBA = {"architectures": ["JambaForCausalLM"], "model_type": "jamba", "hidden_size": 4096, "intermediate_size": 14336,
+         "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "attn_layer_offset": 4,
+         "attn_layer_period": 8, "expert_layer_offset": 1, "expert_layer_period": 2, "num_experts": 16,
+         "num_experts_per_tok": 2, "mamba_conv_bias": True, "mamba_d_conv": 4, "mamba_d_state": 16, "mamba_dt_rank": 256,
+         "mamba_expand": 2, "mamba_proj_bias": False, "max_position_embeddings": 262144, "tie_word_embeddings": False,
+         "vocab_size": 65536}
+
+
+def test_jamba_layers_and_its_mamba_state_follow_vllms_mamba1_shape():
+    a = from_config(JAMBA)
+    assert [i for i, lin in enumerate(a.linear_layers) if not lin] == [4, 12, 20, 28]
+    assert (a.kv_layers, a.num_linear_layers, a.num_moe_layers) == (4, 28, 16)
+    # vLLM's mamba1_state_shape: conv (8,192 / tp, 4 - 1) and SSM (8,192 / tp, 16)
+    assert a.linear.state_elements(1) == 8192 * 3 + 8192 * 16 == 155_648
+    assert a.state_bytes_per_sequence() == 28 * 155_648 * 2 == 8_716_288
+    assert a.kv_bytes_per_token(2) == 2 * 4 * 8 * 128 * 2
+    # 52B total, 12B active (the model card), within 1%
+    assert a.params_total == pytest.approx(52e9, rel=0.01) and a.params_active == pytest.approx(12e9, rel=0.01)
+    r = evaluate(Scenario(config=JAMBA, gpu="h200", tp=2, prompt_tokens=32768))
+    assert r.ok and r.state_bytes_per_sequence == 8_716_288 / 2
