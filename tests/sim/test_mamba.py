@@ -150,3 +150,13 @@ def test_jamba_layers_and_its_mamba_state_follow_vllms_mamba1_shape():
     assert a.params_total == pytest.approx(52e9, rel=0.01) and a.params_active == pytest.approx(12e9, rel=0.01)
     r = evaluate(Scenario(config=JAMBA, gpu="h200", tp=2, prompt_tokens=32768))
     assert r.ok and r.state_bytes_per_sequence == 8_716_288 / 2
+
+
+def test_a_128k_sequence_costs_what_nvidias_nim_sizing_says():
+    # NVIDIA-AI-Blueprints/video-search-and-summarization PR #1649 (sizing the Nemotron NIM): "only
+    # 4 of 56 layers attend, so KV cost is ~16 KiB/token, plus ~70 MiB of constant Mamba state per
+    # sequence -- about 2.0 GiB per sequence fully extended to the 128000 ceiling"
+    r = evaluate(Scenario(model=NANO, gpu="h100-sxm", prompt_tokens=127_744, output_tokens=256))
+    assert r.kv_bytes_per_token == 16 * 1024
+    assert r.state_bytes_per_sequence / 2**20 == pytest.approx(70, rel=0.01)
+    assert r.kv_bytes_per_sequence / 2**30 == pytest.approx(2.0, rel=0.02)
