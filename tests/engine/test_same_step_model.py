@@ -18,6 +18,13 @@ CASES = [
     # per-kernel, tensor parallel, FP8 weights, SGLang's rules
     Scenario(model="llama-3.1-70b", gpu="h200", tp=4, engine="sglang", profile="h200-published", weight_dtype="fp8",
              prompt_tokens=3000, output_tokens=150),
+    # DeepSeek sparse attention: a decode past 2,048 tokens reads every indexer key and 2,048 latents
+    # (the engine's clock takes the latents' cap as a window)
+    Scenario(model="deepseek-v3.2-exp", gpu="h200", tp=8, weight_dtype="fp8", engine="vllm", profile="h200-published",
+             prompt_tokens=6000, output_tokens=300),
+    # Nemotron-H: Mamba-2 state read and written every step, single-block layers
+    Scenario(model="nemotron-nano-9b-v2", gpu="h100-sxm", engine="vllm", profile="h100-published", prompt_tokens=5000,
+             output_tokens=200),
     # the textbook engine: no host time, no front end
     Scenario(model="qwen3-8b", gpu="a100-80", engine="textbook", prompt_tokens=1000, output_tokens=100),
 ]
