@@ -69,7 +69,7 @@ class Architecture:
     mla: MLA | None = None
     sliding_window_tokens: int = 0  # 0: no sliding window
     sliding_layers: tuple[bool, ...] = ()  # per layer: True where attention is windowed
-    # The recurrent mixer of a hybrid's linear-time layers (Gated DeltaNet or Mamba-2), and per
+    # The recurrent mixer of a hybrid's linear-time layers (Gated DeltaNet, Mamba or Mamba-2), and per
     # layer True where a layer is one: these keep a fixed state per sequence instead of a cache.
     linear: LinearAttention | Mamba1 | Mamba2 | None = None
     linear_layers: tuple[bool, ...] = ()
