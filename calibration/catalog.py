@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from kvlab.sim.hf_config import from_config
 from kvlab.sim.profile_schema import KNOWN_GPU_IDS  # noqa: F401  (GPU ids a profile may name; one list, in sim)
 
 SIM_DATA_DIR = Path(__file__).resolve().parent.parent / "sim" / "data"
@@ -54,6 +55,9 @@ class ModelShapes:
     head_dim: int
     moe: bool = False  # routed experts: the MLP GEMMs are per expert, at a fraction of the tokens
     mla: bool = False  # multi-head latent attention (DeepSeek): other attention projections
+    # recurrent-state layers (Gated DeltaNet, Mamba): their projections are not the plan's
+    # attention and MLP shapes, so the full plan does not measure such a model yet
+    recurrent: bool = False
     # MoE (config.json: num_experts / num_local_experts / n_routed_experts, num_experts_per_tok,
     # moe_intermediate_size, n_shared_experts); 0 for a dense model
     num_experts: int = 0
@@ -256,6 +260,7 @@ def load_models() -> dict[str, ModelShapes]:
             head_dim=int(head_dim),
             moe=bool(experts),
             mla=bool(cfg.get("kv_lora_rank")),
+            recurrent=from_config(cfg, model_id).state_bytes_per_sequence() > 0,  # sim's reading of the layers
             num_experts=experts,
             experts_per_token=int(cfg.get("num_experts_per_tok") or 0) if experts else 0,
             # Mixtral's experts are full-width MLPs (no moe_intermediate_size)

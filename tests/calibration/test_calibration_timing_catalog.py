@@ -114,8 +114,9 @@ def test_plans():
     catalog = load_models()
     full_models = make_plan("cupy", False, None, all_models).models
     assert full_models[0] == "qwen3-8b"  # the model the profile is mostly used for, not the first by name
-    assert not any(catalog[m].moe or catalog[m].mla for m in full_models)
-    assert set(full_models) == {m for m in all_models if not (catalog[m].moe or catalog[m].mla)}
+    assert not any(catalog[m].moe or catalog[m].mla or catalog[m].recurrent for m in full_models)
+    assert set(full_models) == {m for m in all_models if not (catalog[m].moe or catalog[m].mla or catalog[m].recurrent)}
+    assert catalog["nemotron-nano-9b-v2"].recurrent and not catalog["qwen3-8b"].recurrent
     assert make_plan("cupy", True, None, all_models).models == ("qwen3-8b",)
     assert make_plan("numpy", False, None, all_models).width_divisor == 32
     full = full_plan(all_models)
