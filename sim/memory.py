@@ -126,6 +126,16 @@ def vllm_activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, 
     return max(forward, sampler) if peak == "max" else forward + sampler
 
 
+def trtllm_kv_cache_bytes(free_bytes: float, fraction: float, max_tokens: int | None, kv_bytes_per_token: float) -> float:
+    """TensorRT-LLM's KV cache, bytes: `fraction` of the memory free after its profiled peak, at most
+    max_tokens tokens ("If both `max_tokens` and `free_gpu_memory_fraction` are specified, memory
+    corresponding to the minimum will be used", KvCacheConfig). Worked figures from its logs:
+    0.9 x 70.48 GiB available = 63.43 GiB ("Allocated 63.44 GiB for max tokens in paged KV cache",
+    TensorRT-LLM docs/source/reference/memory.md); 0.9 x 17.83 GiB = 16.05 GiB (issue 4275)."""
+    pool = max(free_bytes, 0.0) * fraction
+    return pool if max_tokens is None else min(pool, max_tokens * kv_bytes_per_token)
+
+
 def trtllm_activation_peak_bytes(arch: Architecture, max_num_tokens: int, tp: int = 1) -> float:
     """What TensorRT-LLM's warm-up adds to torch's peak above the weights, one rank.
 
@@ -276,9 +286,10 @@ def budget(
         usable = min(weight_bytes + reserve, capacity - startup) + kv_cache_free_gpu_mem_fraction * free
     else:  # validated upstream; kept for callers that build budgets directly
         raise ValueError(f"unknown engine {engine!r}")
-    pool = max(usable - weight_bytes - non_torch - reserve, 0.0)
-    if engine == "tensorrt-llm" and kv_cache_max_tokens is not None:
-        pool = min(pool, kv_cache_max_tokens * kv_bytes_per_token)  # "memory corresponding to the minimum will be used"
+    if engine == "tensorrt-llm":
+        pool = trtllm_kv_cache_bytes(free, kv_cache_free_gpu_mem_fraction, kv_cache_max_tokens, kv_bytes_per_token)
+    else:
+        pool = max(usable - weight_bytes - non_torch - reserve, 0.0)
     tokens = int(pool // kv_bytes_per_token) if kv_bytes_per_token > 0 else 0
     if engine == "vllm":
         # num_blocks = available // page_size // num_layers, page_size being one layer's block.
