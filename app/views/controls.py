@@ -157,7 +157,8 @@ class Controls(pn.viewable.Viewer):
             w[key] = labelled(w[key], p[key].label)
         advanced = pn.Card(
             *(w[k] for k in ("block_size_tokens", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static",
-                             "kv_cache_free_gpu_mem_fraction", "kv_cache_max_tokens", "max_model_len", "gpu_memory_gib", "dollars_per_gpu_hour")),
+                             "kv_cache_free_gpu_mem_fraction", "kv_cache_max_tokens", "max_model_len", "gpu_memory_gib",
+                             "dollars_per_gpu_hour")),
             title="Engine limits and price", collapsed=True, sizing_mode="stretch_width", margin=(10, 10))
         speculative = pn.Card(
             *(w[k] for k in ("spec_draft_model", "spec_tokens", "spec_acceptance")),
