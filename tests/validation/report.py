@@ -24,7 +24,8 @@ the catalog, pipeline parallelism, a dtype kvlab has no path for). Engines kvlab
 accounting and CPU costs as the nearest proxy, and say so in the row. A TensorRT-LLM record that
 states its kv_cache_free_gpu_mem_fraction (and, where given, max_num_tokens, max_batch_size and
 tokens per block) is evaluated with kvlab's tensorrt-llm accounting at those settings. Errors are
-(predicted - measured) / measured; the summary gives the median and p90 of their absolute values per metric, and the median signed error (negative: kvlab too low).
+(predicted - measured) / measured; the summary gives the median and p90 of their absolute values
+per metric, and the median signed error (negative: kvlab too low).
 """
 
 from __future__ import annotations
