@@ -129,7 +129,8 @@ ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tensorrt-llm": "TensorRT-LL
 def three_engines() -> Step:
     vl, sg, trt = (run(**THREE, engine=e) for e in ENGINE_NAMES)
     ratio = trt.kv_pool_tokens / vl.kv_pool_tokens
-    f_vl, f_sg, f_trt = vl.scenario["gpu_memory_utilization"], sg.effective_mem_fraction_static, trt.effective_kv_cache_free_gpu_mem_fraction
+    f_vl, f_sg = vl.scenario["gpu_memory_utilization"], sg.effective_mem_fraction_static
+    f_trt = trt.effective_kv_cache_free_gpu_mem_fraction
     free = trt.capacity_bytes - trt.startup_bytes - trt.weight_bytes - trt.activation_reserve_bytes
     sg_total = sg.capacity_bytes - sg.startup_bytes
     q = Prediction(
@@ -156,12 +157,18 @@ def three_engines() -> Step:
                 "three very different pools, because each fraction is of a different base."),
         gives_away=(number(trt.kv_pool_tokens), number(vl.kv_pool_tokens)),
     )
+    rows = (
+        ("vLLM", f"the card: {f_vl:.2f} x {gib(vl.capacity_bytes)}, then minus weights {gib(vl.weight_bytes)}, its profiling "
+                 f"peak {gib(vl.activation_reserve_bytes)} and non-torch memory {gib(vl.non_torch_bytes)}", vl),
+        ("SGLang", f"the card after its start-up: {f_sg:.3f} x {gib(sg_total)}, then minus the weights", sg),
+        ("TensorRT-LLM", f"what is free after start-up, weights and a warm-up of {number(trt.effective_max_num_batched_tokens)} "
+                         f"tokens: {f_trt:.2f} x {gib(free)}", trt),
+    )
+    table = "\n".join(f"| {name} | {base} | {number(r.kv_pool_tokens)} tokens, {gib(r.kv_pool_bytes)} |" for name, base, r in rows)
     prose = f"""
 | engine | the fraction is of | pool |
 |---|---|---|
-| vLLM | the card: {f_vl:.2f} x {gib(vl.capacity_bytes)}, then minus weights {gib(vl.weight_bytes)}, its profiling peak {gib(vl.activation_reserve_bytes)} and non-torch memory {gib(vl.non_torch_bytes)} | {number(vl.kv_pool_tokens)} tokens, {gib(vl.kv_pool_bytes)} |
-| SGLang | the card after its start-up: {f_sg:.3f} x {gib(sg_total)}, then minus the weights | {number(sg.kv_pool_tokens)} tokens, {gib(sg.kv_pool_bytes)} |
-| TensorRT-LLM | what is free after start-up, weights and a warm-up of {number(trt.effective_max_num_batched_tokens)} tokens: {f_trt:.2f} x {gib(free)} | {number(trt.kv_pool_tokens)} tokens, {gib(trt.kv_pool_bytes)} |
+{table}
 
 vLLM and SGLang take a share of the whole card and subtract what they need; TensorRT-LLM subtracts first and
 takes its share of the rest. vLLM holds back a tenth of {gib(vl.capacity_bytes)}, {gib((1 - f_vl) * vl.capacity_bytes)};
@@ -170,6 +177,10 @@ the thin remainder, so those few GiB are a large part of it: the leverage of ste
 peak ({gib(trt.activation_reserve_bytes)}, few sampled rows) is also smaller than vLLM's profiling peak
 ({gib(vl.activation_reserve_bytes)}, with a sampler for {number(vl.effective_max_num_seqs)} rows). SGLang's default is
 lower still: it leaves its activations and CUDA graphs in the (1 - f) share instead of measuring them.
+
+The difference decides whether the server starts at all. One request of the model's full context,
+{number(vl.max_concurrency_tokens)} tokens, does not fit in vLLM's {number(vl.kv_pool_tokens)}, so vLLM refuses to start
+until max_model_len is lowered; TensorRT-LLM's pool holds {trt.max_concurrency:.2f} such requests.
 
 TensorRT-LLM's generous share is not free either: the memory it leaves is all that later allocations (CUDA graphs
 for more batch sizes, a larger step) can use, which is why its docs call 0.9 possibly "too aggressive" and show
@@ -191,6 +202,9 @@ setting from one to the other, ask what the fraction is a fraction of.
         holds("the tenth vLLM holds back is larger than the tenth TensorRT-LLM holds back",
               (1 - f_vl) * vl.capacity_bytes > (1 - f_trt) * free,
               f"{gib((1 - f_vl) * vl.capacity_bytes)} vs {gib((1 - f_trt) * free)}"),
+        holds("at the model's full context vLLM refuses to start and TensorRT-LLM starts",
+              vl.refusal is not None and vl.refusal["reason"] == "vLLM refuses to start" and trt.refusal is None
+              and trt.max_concurrency > 1, f"vLLM: {vl.refusal}; TensorRT-LLM: {trt.max_concurrency:.2f}x"),
         holds("vLLM's profiling peak is larger than TensorRT-LLM's warm-up peak",
               vl.activation_reserve_bytes > trt.activation_reserve_bytes,
               f"{gib(vl.activation_reserve_bytes)} vs {gib(trt.activation_reserve_bytes)}"),
