@@ -137,16 +137,16 @@ def three_engines() -> Step:
         key="d2-three-engines",
         question=(f"Step 1's {vl.model_name} on one H100, under three engines, each at its default memory setting: "
                   f"vLLM's gpu_memory_utilization {f_vl:.2f}, SGLang's mem_fraction_static {f_sg:.3f}, TensorRT-LLM's "
-                  f"kv_cache_free_gpu_mem_fraction {f_trt:.2f}. vLLM and TensorRT-LLM both say 0.90. Which of those two "
+                  f"kv_cache_free_gpu_mem_fraction {f_trt:.2f}. vLLM and TensorRT-LLM both say {f_trt:.2f}. Which of those two "
                   "KV pools holds more tokens?"),
         choices=(
-            Choice("vLLM's", "This reads both 0.90s as shares of the same memory and expects the engine that counts the "
-                             "whole card to keep more. vLLM's 0.90 is of the card, and the weights and its profiling peak "
+            Choice("vLLM's", f"This reads both {f_trt:.2f}s as shares of the same memory and expects the engine that counts the "
+                             f"whole card to keep more. vLLM's {f_vl:.2f} is of the card, and the weights and its profiling peak "
                              "come out of it; TensorRT-LLM's is of what is left once they are loaded."),
             Choice("about the same: both keep 90%", "The same number, but not of the same thing: a tenth of the whole "
                                                     "card is held back under vLLM, a tenth of the free memory under "
                                                     "TensorRT-LLM, and here the free memory is a small part of the card."),
-            Choice("TensorRT-LLM's, by more than a third", "Its 0.90 is of the memory still free after the weights and a "
+            Choice("TensorRT-LLM's, by more than a third", f"Its {f_trt:.2f} is of the memory still free after the weights and a "
                                                            "warm-up pass, so the tenth it holds back is a tenth of a little; "
                                                            "vLLM holds back a tenth of the whole card, and with large "
                                                            "weights the pool is the thin remainder of that."),
