@@ -49,6 +49,7 @@ def scenarios() -> list[dict]:
         dict(model="qwen3-8b", gpu="h100-sxm", gpu_memory_gib=24.0, dollars_per_gpu_hour=2.5),
         dict(model="qwen3-8b", engine="vllm", max_model_len=40960, block_size_tokens=32, allocation="paged"),
         dict(model="qwen3-8b", engine="sglang", mem_fraction_static=0.8, max_num_seqs=8, max_num_batched_tokens=8192),
+        dict(model="qwen3-32b", engine="tensorrt-llm", kv_cache_free_gpu_mem_fraction=0.8, kv_cache_max_tokens=50_000, tp=2),
         dict(model="gemma-2-9b", allocation="paged", prompt_tokens=8000, output_tokens=3000),  # sliding-window layers
         dict(model="deepseek-v3", gpu="h200", tp=8, weight_dtype="fp8", kv_dtype="fp8"),  # MLA + MoE
         dict(model="qwen3-32b", gpu="b200", weight_dtype="nvfp4", prompt_tokens=8192),  # FP4 tensor cores

@@ -53,7 +53,7 @@ CATALOG: dict[str, CatalogEntry] = {
     "C3": CatalogEntry("Chunked prefill is a trade", 10, "c3_chunked"),
     "C4": CatalogEntry("Not the GPU: CPU-side costs", 7, "c4_cpu_costs"),
     "D1": CatalogEntry("Saturation: what sets the running count", 8, "d1_saturation"),
-    "D2": CatalogEntry("mem_fraction_static: five points of memory", 8, "d2_mem_fraction"),
+    "D2": CatalogEntry("mem_fraction_static: five points of memory", 10, "d2_mem_fraction"),
     "D3": CatalogEntry("Admission, eviction, preemption", 8, "d3_preemption"),
     "D4": CatalogEntry("Offloading: capacity, not speed", 6, "d4_offload"),
     "E1": CatalogEntry("Prefix caching: compute only the suffix", 8, "e1_prefix"),

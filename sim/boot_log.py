@@ -2,8 +2,9 @@
 
 The figures come from `memory.budget` and `evaluate`; this module only words them. Lines that
 mimic an engine's own log keep that engine's wording (vLLM's "GPU KV cache size: N tokens",
-SGLang's "max_total_num_tokens=N") so a student can match them against a real boot, with one
-honest change: SGLang labels sizes "GB" that it computes in GiB; kvlab writes GiB.
+SGLang's "max_total_num_tokens=N", TensorRT-LLM's "[MemUsageChange] Allocated X GiB for max tokens
+in paged KV cache (N).") so a student can match them against a real boot, with one honest change:
+SGLang labels sizes "GB" that it computes in GiB; kvlab writes GiB.
 """
 
 from __future__ import annotations
@@ -63,6 +64,22 @@ def _header(f: BootFacts) -> list[str]:
             + f": weights + KV pool may use {f.limits.mem_fraction_static:.3f} x {gib(total)} = {gib(mem.usable_bytes)}; "
               f"the rest ({gib(total - mem.usable_bytes)}) is left for activations and CUDA graphs.",
         ]
+    if s.engine == "tensorrt-llm":
+        f_kv = f.limits.kv_cache_free_gpu_mem_fraction
+        peak = mem.startup_bytes + mem.weight_bytes + mem.activation_reserve_bytes
+        return parallel + [
+            f"Memory used after loading model weights (inside torch) in memory usage profiling: {gib(mem.weight_bytes)}{rank}",
+            f"Memory dynamically allocated during inference (inside torch) in memory usage profiling: "
+            f"{gib(mem.activation_reserve_bytes)} (a warm-up of max_num_tokens={f.limits.max_num_batched_tokens:,})",
+            f"Peak memory during memory usage profiling (torch + non-torch): {gib(peak)} (CUDA context"
+            + (" and NCCL" if s.tp > 1 else "") + f" {gib(mem.startup_bytes)} included), available KV cache memory when "
+            f"calculating max tokens: {gib(f_kv * mem.free_bytes)}, fraction is set {f_kv:g}"
+            + ("" if s.kv_cache_free_gpu_mem_fraction is not None else " (TensorRT-LLM's default)")
+            + f", kv size per token is {f.kv_bytes_per_token:,.0f}. device total memory {gib(mem.capacity_bytes)}"
+            + (f": the cache takes {f_kv:g} x ({gib(mem.capacity_bytes)} - {gib(peak)}) of what is free; "
+               f"the other {gib((1 - f_kv) * mem.free_bytes)} stays free." if mem.free_bytes > 0 else "."),
+        ] + ([f"max_tokens={s.kv_cache_max_tokens:,} is provided. It limits max memory to "
+              f"{gib(s.kv_cache_max_tokens * f.kv_bytes_per_token)}."] if s.kv_cache_max_tokens is not None else [])
     basis = "reported by the driver" if s.engine == "vllm" else "nominal"
     lines = [f"Usable memory: {s.gpu_memory_utilization:.2f} x {gib(mem.capacity_bytes)} ({basis}) = {gib(mem.usable_bytes)}; "
              f"model weights take {gib(mem.weight_bytes)}{rank}; activation reserve {gib(mem.activation_reserve_bytes)}"
@@ -77,6 +94,12 @@ def _header(f: BootFacts) -> list[str]:
 
 def _weights_do_not_fit(f: BootFacts) -> str:
     s, mem = f.scenario, f.mem
+    if s.engine == "tensorrt-llm":
+        room = mem.capacity_bytes - mem.startup_bytes
+        return (f"Model weights ({gib(mem.weight_bytes)}) and the warm-up's activation peak "
+                f"({gib(mem.activation_reserve_bytes)}) do not fit in the {gib(room)} left after the CUDA context: no memory "
+                f"is free for a KV cache, whatever kv_cache_free_gpu_mem_fraction is. Quantize the weights, shard them "
+                f"with tensor parallelism, or lower max_num_tokens.")
     if s.engine == "sglang":
         knob, value = "mem_fraction_static", f.limits.mem_fraction_static
         base = mem.capacity_bytes - mem.startup_bytes
@@ -104,7 +127,7 @@ def budget_lines(log: list[str], warnings: list[str], f: BootFacts) -> None:
     """Append the boot lines and the batch reason; problems go to both `log` and `warnings`."""
     s, mem = f.scenario, f.mem
     log.extend(_header(f))
-    if mem.weight_bytes + mem.non_torch_bytes >= mem.usable_bytes:
+    if mem.weight_bytes + mem.non_torch_bytes >= mem.usable_bytes or (s.engine == "tensorrt-llm" and mem.free_bytes <= 0):
         _error(log, warnings, _weights_do_not_fit(f))
         return
     if mem.kv_pool_bytes <= 0:
@@ -119,6 +142,12 @@ def budget_lines(log: list[str], warnings: list[str], f: BootFacts) -> None:
                        f"V size: {gib(mem.kv_pool_bytes / 2)}")
         log.append(f"max_total_num_tokens={mem.kv_pool_tokens:,}, chunked_prefill_size={f.limits.max_num_batched_tokens:,}, "
                    f"max_running_requests={f.limits.max_num_seqs:,}, context_len={f.max_model_len:,}")
+    elif s.engine == "tensorrt-llm":
+        log.append(f"Number of tokens per block: {s.block_size_tokens}.")
+        log.append(f"[MemUsageChange] Allocated {gib(mem.kv_pool_bytes)} for max tokens in paged KV cache "
+                   f"({mem.kv_pool_tokens:,}).")
+        log.append(f"max_seq_len={f.max_model_len:,}, max_num_requests={f.limits.max_num_seqs:,}, "
+                   f"max_num_tokens={f.limits.max_num_batched_tokens:,}, max_batch_size={f.limits.max_num_seqs:,}")
     else:
         if s.engine == "vllm":
             available = mem.usable_bytes - mem.weight_bytes - mem.non_torch_bytes - mem.activation_reserve_bytes
@@ -146,7 +175,7 @@ def budget_lines(log: list[str], warnings: list[str], f: BootFacts) -> None:
     if f.refused is not None:  # refused for a reason none of the lines above names (a request past the context)
         _error(log, warnings, f.refused["message"])
         return
-    seqs_knob = "max_running_requests" if s.engine == "sglang" else "max_num_seqs"
+    seqs_knob = {"sglang": "max_running_requests", "tensorrt-llm": "max_batch_size"}.get(s.engine, "max_num_seqs")
     if f.batch_limited_by == "concurrency":
         reason = f"all {s.concurrency} concurrent requests fit (the pool could hold {f.max_sequences})"
     elif f.batch_limited_by == "kv_pool":

@@ -25,8 +25,8 @@ PROG = "kvlab"
 RENAMED = {"prompt_tokens": ("--prompt",), "output_tokens": ("--output",), "gpu_memory_utilization": ("--gpu-util",),
            "block_size_tokens": ("--block-size",), "allocation": ("--alloc",), "force_mha": ("--mha",)}
 NUMBERS = ("gpu_memory_gib", "prompt_tokens", "output_tokens", "concurrency", "gpu_memory_utilization", "block_size_tokens",
-           "max_model_len", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static", "dollars_per_gpu_hour",
-           "spec_tokens", "spec_acceptance")
+           "max_model_len", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static", "kv_cache_free_gpu_mem_fraction",
+           "kv_cache_max_tokens", "dollars_per_gpu_hour", "spec_tokens", "spec_acceptance")
 UNSET = {"gpu_memory_gib": "the GPU's own", "max_model_len": "the model's context (textbook: prompt + output)",
          "dollars_per_gpu_hour": "no cost shown"}
 
@@ -60,7 +60,7 @@ def build_parser(prog: str = PROG, epilog: str | None = None) -> Parser:
                  help="KV allocation")
     p.add_option("engine", choices=ENGINES, default="textbook", help="memory accounting")
     p.add_option("engine_version", help="engine release whose rules apply, major.minor (vllm 0.5 to 0.19, sglang 0.3 "
-                 "to 0.5; unset: the current release)")
+                 "to 0.5, tensorrt-llm 0.14 to 1.2; unset: the current release)")
     p.add_argument("--force-mha", dest="force_mha", action="store_true", help="force multi-head attention (kv_heads := q_heads)")
     p.add_argument("--mha", dest="force_mha", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--expert-parallel", dest="expert_parallel", action="store_true",

@@ -14,6 +14,11 @@ Engine versions followed (read from their source; see docs/sim.md for the exact 
 - SGLang v0.5: `ServerArgs._handle_gpu_memory_settings` picks chunked_prefill_size and
   cuda_graph_max_bs by memory tier, then derives mem_fraction_static from them; the running
   request cap comes from `ModelRunner.init_memory_pool`.
+- TensorRT-LLM 1.x (LLM API and trtllm-serve, PyTorch backend): `BaseLlmArgs` defaults
+  max_num_tokens 8192 and max_batch_size 2048 whatever the GPU (tensorrt_llm/llmapi/llm_args.py:
+  "max_batch_size: Optional[int] = Field(default=2048" ... "max_num_tokens: Optional[int] = Field(
+  default=8192"), and KvCacheConfig.free_gpu_memory_fraction 0.9 ("free_gpu_memory_fraction:
+  ... = Field(default=0.9").
 - textbook: seed 002's panel, 2048 tokens per step and 1024 sequences whatever the GPU.
 """
 
@@ -57,6 +62,10 @@ SGLANG_REQS_PER_CONTEXT = 512
 SGLANG_MIN_RUNNING_REQUESTS = 2048
 SGLANG_MAX_RUNNING_REQUESTS = 4096
 
+# TensorRT-LLM's LLM API defaults (BaseLlmArgs in tensorrt_llm/llmapi/llm_args.py): the same on every GPU.
+TRTLLM_DEFAULTS = (8192, 2048)  # (max_num_tokens, max_batch_size)
+TRTLLM_FREE_GPU_MEMORY_FRACTION = 0.9  # KvCacheConfig.free_gpu_memory_fraction
+
 
 @dataclass(frozen=True)
 class EngineLimits:
@@ -64,7 +73,7 @@ class EngineLimits:
 
     max_num_seqs is None for SGLang until the pool is known (its default depends on the pool);
     `sglang_max_running_requests` fills it in. mem_fraction_static and cuda_graph_max_bs are
-    SGLang's only.
+    SGLang's only; kv_cache_free_gpu_mem_fraction TensorRT-LLM's only.
     """
 
     engine: str
@@ -72,6 +81,7 @@ class EngineLimits:
     max_num_seqs: int | None
     mem_fraction_static: float | None = None
     cuda_graph_max_bs: int | None = None
+    kv_cache_free_gpu_mem_fraction: float | None = None
 
 
 def vllm_batch_defaults(gpu: GPU) -> tuple[int, int]:
@@ -126,8 +136,13 @@ def sglang_max_running_requests(pool_tokens: int, context_len: int) -> int:
 
 
 def resolve(engine: str, gpu: GPU, tp: int, max_num_batched_tokens: int | None, max_num_seqs: int | None,
-            mem_fraction_static: float | None) -> EngineLimits:
+            mem_fraction_static: float | None, kv_cache_free_gpu_mem_fraction: float | None = None) -> EngineLimits:
     """Merge the user's settings (None = unset) with the engine's defaults for this GPU."""
+    if engine == "tensorrt-llm":
+        tokens, seqs = TRTLLM_DEFAULTS
+        fraction = kv_cache_free_gpu_mem_fraction if kv_cache_free_gpu_mem_fraction is not None else TRTLLM_FREE_GPU_MEMORY_FRACTION
+        return EngineLimits(engine, max_num_batched_tokens or tokens, max_num_seqs or seqs,
+                            kv_cache_free_gpu_mem_fraction=fraction)
     if engine == "vllm":
         tokens, seqs = vllm_batch_defaults(gpu)
         return EngineLimits(engine, max_num_batched_tokens or tokens, max_num_seqs or seqs)

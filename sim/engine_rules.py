@@ -39,7 +39,7 @@ def _table() -> dict:
     return json.loads((DATA_DIR / "engine_rules.json").read_text())["engines"]
 
 
-ENGINES_WITH_RULES = ("textbook", "vllm", "sglang")
+ENGINES_WITH_RULES = ("textbook", "vllm", "sglang", "tensorrt-llm")
 
 
 def version_issue(engine: str, version) -> Issue | None:

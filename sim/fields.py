@@ -56,6 +56,11 @@ SCENARIO_FIELDS: dict[str, Bound] = {
                           optional=True),
     "mem_fraction_static": Bound(0.05, 1.0, False, "SGLang: fraction of memory for weights + KV pool (unset: SGLang's default)",
                                  optional=True),
+    # TensorRT-LLM checks freeGpuMemoryFraction < 1 (kvCacheManager.cpp), so 1 is not allowed.
+    "kv_cache_free_gpu_mem_fraction": Bound(0.05, 0.99, False, "TensorRT-LLM: fraction of the memory free after the "
+                                            "weights and the warm-up that the KV cache takes (unset: 0.9)", optional=True),
+    "kv_cache_max_tokens": Bound(1, 2**31 - 1, True, "TensorRT-LLM: most tokens the KV cache holds (unset: no cap)",
+                                 optional=True),
     "dollars_per_gpu_hour": Bound(0, 1000, False, "price of one GPU-hour, dollars", optional=True),
     "spec_tokens": Bound(1, 16, True, "speculative decoding: tokens the draft model proposes per step (num_speculative_tokens)"),
     "spec_acceptance": Bound(0, 1, False, "speculative decoding: chance the target keeps each proposed token"),

@@ -21,6 +21,15 @@ Three accounting modes share that order and differ in the details real engines a
   rest = free_after_weights - total_gpu_memory x (1 - mem_fraction_static) for the pool, which
   is mem_fraction_static x total_gpu_memory - weights. Activations and CUDA graphs live in the
   (1 - mem_fraction_static) share, so nothing is subtracted for them.
+- ``tensorrt-llm`` (TensorRT-LLM 1.x, PyTorch backend: `KvCacheCreator.configure_kv_cache_capacity`
+  and `_cal_max_memory` in tensorrt_llm/_torch/pyexecutor/_util.py): the engine loads the weights,
+  runs a warm-up of max_num_tokens tokens with a small temporary cache, and measures its peak,
+  torch's plus what lies outside torch (the CUDA context, NCCL). The KV cache then takes
+  kv_cache_free_gpu_mem_fraction of what that peak leaves free:
+  (total - peak) x fraction, at most kv_cache_max_tokens tokens. The fraction is of the *free*
+  memory, where vLLM's and SGLang's are of the *total*. The older TensorRT-engine flow applies the
+  same fraction to the memory free after the engine and its buffers are allocated
+  (`BaseKVCacheManager::calculateFreeMemBytes`: "freePrimaryMemBytes = finalFreeMem x freeMemFraction").
 
 The placeholders of the first cut are replaced by figures tied to engine logs (see the
 constants' comments and docs/sim.md).
@@ -117,6 +126,30 @@ def vllm_activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, 
     return max(forward, sampler) if peak == "max" else forward + sampler
 
 
+def trtllm_kv_cache_bytes(free_bytes: float, fraction: float, max_tokens: int | None, kv_bytes_per_token: float) -> float:
+    """TensorRT-LLM's KV cache, bytes: `fraction` of the memory free after its profiled peak, at most
+    max_tokens tokens ("If both `max_tokens` and `free_gpu_memory_fraction` are specified, memory
+    corresponding to the minimum will be used", KvCacheConfig). Worked figures from its logs:
+    0.9 x 70.48 GiB available = 63.43 GiB ("Allocated 63.44 GiB for max tokens in paged KV cache",
+    TensorRT-LLM docs/source/reference/memory.md); 0.9 x 17.83 GiB = 16.05 GiB (issue 4275)."""
+    pool = max(free_bytes, 0.0) * fraction
+    return pool if max_tokens is None else min(pool, max_tokens * kv_bytes_per_token)
+
+
+def trtllm_activation_peak_bytes(arch: Architecture, max_num_tokens: int, tp: int = 1) -> float:
+    """What TensorRT-LLM's warm-up adds to torch's peak above the weights, one rank.
+
+    The PyTorch backend runs dummy context requests of max_num_tokens tokens in all (each at most
+    max_seq_len - 1 long) through one step and records torch's peak (`configure_kv_cache_capacity`,
+    "Memory dynamically allocated during inference (inside torch)"). Context requests sample only
+    their last token, so the logits are a few rows and the peak is the forward pass:
+    forward_activation_peak_bytes(max_num_tokens). Worked example: Qwen3-8B at the default 8192
+    tokens: 8192 x 45,056 x 2 = 0.69 GiB. Not modelled: CUDA graph pools, autotuner and attention
+    workspaces (tens to hundreds of MiB in TensorRT-LLM's logs).
+    """
+    return forward_activation_peak_bytes(arch, max_num_tokens, tp)
+
+
 def vllm_layer_blocks_per_request(arch: Architecture, max_model_len: int, block_size_tokens: int, max_num_batched_tokens: int) -> int:
     """Per-layer blocks one request of max_model_len tokens needs under vLLM's KV cache manager.
 
@@ -179,6 +212,7 @@ class MemoryBudget:
     weights_fit: bool
     startup_bytes: float = 0.0  # sglang: CUDA context and NCCL, used before SGLang measures its total
     num_blocks: int = 0  # vllm: blocks of block_size_tokens across all layers
+    free_bytes: float = 0.0  # tensorrt-llm: total - peak (start-up, weights, warm-up), of which its fraction goes to KV
 
     @property
     def context_reserve_bytes(self) -> float:
@@ -204,16 +238,20 @@ def budget(
     draft_weight_bytes: float = 0.0,
     attention_dp: int = 1,
     pp: int = 1,
+    kv_cache_free_gpu_mem_fraction: float = 0.9,
+    kv_cache_max_tokens: int | None = None,
 ) -> MemoryBudget:
     """The budget of one rank under one accounting mode (limits already resolved, see
     engine_defaults.resolve). kv_bytes_per_token is this rank's, over all layers. `rules` (an
     engine_rules.EngineRules) selects the engine version's profiling rules; embedding_bytes_per_param
     is set when a quantized checkpoint keeps its embedding and lm_head in BF16; draft_weight_bytes
-    is a speculative draft model's weights on this rank, loaded beside the target's."""
+    is a speculative draft model's weights on this rank, loaded beside the target's. The last two
+    are TensorRT-LLM's KvCacheConfig (free_gpu_memory_fraction, max_tokens)."""
     weight_bytes = (weight_bytes_per_rank(arch, weight_bytes_per_param, tp, embedding_bytes_per_param, attention_dp, pp)
                     + draft_weight_bytes)
     startup = 0.0
     num_blocks = 0
+    free = 0.0
     if engine == "textbook":
         capacity = gpu.memory_bytes
         usable = capacity * gpu_memory_utilization
@@ -237,17 +275,30 @@ def budget(
         usable = max(capacity - startup, 0.0) * mem_fraction_static
         non_torch = 0.0
         reserve = 0.0
+    elif engine == "tensorrt-llm":
+        capacity = gpu.memory_reported_bytes
+        startup = CUDA_CONTEXT_BYTES + (NCCL_BYTES if tp > 1 else 0.0)  # outside torch, inside the measured peak
+        non_torch = 0.0  # counted in startup: the peak TensorRT-LLM measures includes it
+        reserve = trtllm_activation_peak_bytes(arch, max_num_batched_tokens, tp)
+        free = max(capacity - startup - weight_bytes - reserve, 0.0)
+        # The budget is what the engine may fill: weights, warm-up peak and its fraction of the
+        # free memory; the (1 - fraction) of the free memory stays outside, with the start-up.
+        usable = min(weight_bytes + reserve, capacity - startup) + kv_cache_free_gpu_mem_fraction * free
     else:  # validated upstream; kept for callers that build budgets directly
         raise ValueError(f"unknown engine {engine!r}")
-    pool = max(usable - weight_bytes - non_torch - reserve, 0.0)
+    if engine == "tensorrt-llm":
+        pool = trtllm_kv_cache_bytes(free, kv_cache_free_gpu_mem_fraction, kv_cache_max_tokens, kv_bytes_per_token)
+    else:
+        pool = max(usable - weight_bytes - non_torch - reserve, 0.0)
     tokens = int(pool // kv_bytes_per_token) if kv_bytes_per_token > 0 else 0
     if engine == "vllm":
         # num_blocks = available // page_size // num_layers, page_size being one layer's block.
         num_blocks = tokens // block_size_tokens
         tokens = num_blocks * block_size_tokens
         pool = tokens * kv_bytes_per_token
-    elif engine == "sglang":
-        # max_total_num_tokens is rounded down to whole pages (kvlab's block size plays --page-size).
+    elif engine in ("sglang", "tensorrt-llm"):
+        # Whole pages (kvlab's block size plays SGLang's --page-size and TensorRT-LLM's
+        # tokens_per_block, whose default is 32: "Number of tokens per block: 32.").
         tokens = tokens // block_size_tokens * block_size_tokens
         pool = tokens * kv_bytes_per_token
     return MemoryBudget(
@@ -262,4 +313,5 @@ def budget(
         weights_fit=weight_bytes + non_torch + reserve < usable,
         startup_bytes=startup,
         num_blocks=num_blocks,
+        free_bytes=free,
     )

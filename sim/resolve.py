@@ -244,7 +244,8 @@ def embedding_bytes_per_param(s: Scenario) -> float | None:
 _SETUP_FIELDS = attrgetter("gpu", "gpu_memory_gib", "tp", "attention_dp", "expert_parallel", "pp", "kv_dtype", "weight_dtype",
                            "gpu_memory_utilization",
                            "block_size_tokens", "engine", "engine_version", "profile", "max_num_batched_tokens",
-                           "max_num_seqs", "mem_fraction_static", "model", "spec_draft_model")
+                           "max_num_seqs", "mem_fraction_static", "kv_cache_free_gpu_mem_fraction",
+                           "kv_cache_max_tokens", "model", "spec_draft_model")
 
 
 @dataclass(frozen=True)
@@ -320,7 +321,8 @@ def setup(s: Scenario) -> Setup:
     kv_el = DTYPE_BYTES[s.kv_dtype]
     kv_per_token = arch.kv_bytes_per_token(kv_el, s.tp, s.attention_dp, s.pp)
     draft = draft_of(s, arch)
-    limits = engine_defaults.resolve(s.engine, gpu, s.tp, s.max_num_batched_tokens, s.max_num_seqs, s.mem_fraction_static)
+    limits = engine_defaults.resolve(s.engine, gpu, s.tp, s.max_num_batched_tokens, s.max_num_seqs, s.mem_fraction_static,
+                                     s.kv_cache_free_gpu_mem_fraction)
     mem = memory.budget(
         arch=arch, gpu=gpu, engine=s.engine, tp=s.tp, attention_dp=s.attention_dp, pp=s.pp,
         weight_bytes_per_param=DTYPE_BYTES[s.weight_dtype],
@@ -329,6 +331,8 @@ def setup(s: Scenario) -> Setup:
         max_num_seqs=limits.max_num_seqs or 0, block_size_tokens=s.block_size_tokens,
         rules=rules, embedding_bytes_per_param=embedding_bytes_per_param(s),
         draft_weight_bytes=draft.weight_bytes if draft else 0.0,
+        kv_cache_free_gpu_mem_fraction=limits.kv_cache_free_gpu_mem_fraction or 0.0,
+        kv_cache_max_tokens=s.kv_cache_max_tokens,
     )
     machine = machine_for(s, arch, gpu, profile, rules)
     mismatch = None
@@ -361,6 +365,7 @@ def setup(s: Scenario) -> Setup:
         kv_num_blocks=mem.num_blocks,
         effective_max_num_batched_tokens=limits.max_num_batched_tokens,
         effective_mem_fraction_static=limits.mem_fraction_static,
+        effective_kv_cache_free_gpu_mem_fraction=limits.kv_cache_free_gpu_mem_fraction,
         peak_flops=machine.peak_flops,
         hbm_bandwidth_bytes_per_s=gpu.hbm_bandwidth_bytes_per_s,
         ridge_intensity=machine.ridge_intensity,

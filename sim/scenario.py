@@ -14,7 +14,7 @@ from .fields import SCENARIO_FIELDS as FIELDS
 from .fields import Bound, check_choice, check_engine_version, check_flag, check_name, check_numbers, coerce, fmt, shown
 from .units import KV_DTYPES, WEIGHT_DTYPES
 
-ENGINES = ("textbook", "vllm", "sglang")
+ENGINES = ("textbook", "vllm", "sglang", "tensorrt-llm")
 # contiguous: each sequence reserves its exact final length (prompt + output) at admission;
 # reserve_max: each reserves max_model_len (the model's context when unset), as engines before
 # paged attention did, not knowing the output length in advance (vLLM paper, Kwon et al. 2023, §2.3);
@@ -70,6 +70,11 @@ class Scenario:
     max_num_batched_tokens: int | None = None
     max_num_seqs: int | None = None
     mem_fraction_static: float | None = None
+    # TensorRT-LLM's KV cache share of the memory still free after the weights and the warm-up
+    # (KvCacheConfig.free_gpu_memory_fraction; None: its default, 0.9) and its token cap
+    # (KvCacheConfig.max_tokens; None: no cap). Read by the tensorrt-llm accounting only.
+    kv_cache_free_gpu_mem_fraction: float | None = None
+    kv_cache_max_tokens: int | None = None
     dollars_per_gpu_hour: float | None = None
     # Speculative decoding with a draft model (vLLM's speculative_config "model"): the catalog id
     # of the draft, None for none; spec_tokens and spec_acceptance apply only with a draft.

@@ -55,13 +55,16 @@ def view_controls(settings: dict, context_tokens: int, positions: dict | None = 
         out[f"w.{name}"] = {"value": s[name]}
     for name in CHECKBOX_FIELDS:
         out[f"w.{name}"] = {"active": bool(s[name])}
-    sglang = s["engine"] == "sglang"
-    # SGLang sizes its pool from mem_fraction_static and ignores gpu_memory_utilization; say so by disabling.
-    out["w.gpu_memory_utilization"] = {"value": s["gpu_memory_utilization"], "disabled": sglang}
+    sglang, trtllm = s["engine"] == "sglang", s["engine"] == "tensorrt-llm"
+    # SGLang sizes its pool from mem_fraction_static, TensorRT-LLM from its share of the free memory;
+    # both ignore gpu_memory_utilization. Each knob is disabled under the engines that do not read it.
+    out["w.gpu_memory_utilization"] = {"value": s["gpu_memory_utilization"], "disabled": sglang or trtllm}
     for name in SCENARIO_FIELDS:
         if f"w.{name}" not in out:
             out[f"w.{name}"] = {"value": s[name]}
     out["w.mem_fraction_static"]["disabled"] = not sglang
+    out["w.kv_cache_free_gpu_mem_fraction"]["disabled"] = not trtllm
+    out["w.kv_cache_max_tokens"]["disabled"] = not trtllm
     out["w.config_text"] = {"value": s["config_text"], "visible": s["model"] == CUSTOM_MODEL}
     return out
 

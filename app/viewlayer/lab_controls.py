@@ -30,7 +30,8 @@ def hidden_fields(values: dict) -> dict[str, bool]:
     out = {"rate_per_s": open_loop, "burst_cv": v["arrival"] == "gamma", "clients": v["arrival"] == "closed",
            "think_time_s": v["arrival"] == "closed", "num_requests": v["arrival"] != "trace",
            "new_token_ratio": v["admission"] == "reserve", "mem_fraction_static": v["engine"] == "sglang",
-           "gpu_memory_utilization": v["engine"] != "sglang", "replicas": not v["disaggregated"],
+           "kv_cache_free_gpu_mem_fraction": v["engine"] == "tensorrt-llm",
+           "gpu_memory_utilization": v["engine"] not in ("sglang", "tensorrt-llm"), "replicas": not v["disaggregated"],
            "prefill_instances": bool(v["disaggregated"]), "decode_instances": bool(v["disaggregated"])}
     for kind in ("prompt", "output"):
         dist = v[f"{kind}_dist"]

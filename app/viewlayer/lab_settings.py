@@ -112,10 +112,11 @@ LAB_FIELDS = (
     F("expert_parallel", "scenario", "Expert parallelism (whole experts on each GPU)", boolean=True, section=HW),
     F("kv_dtype", "scenario", "KV cache precision", options=tuple(KV_DTYPES), section=HW),
     F("weight_dtype", "scenario", "Weight precision", options=tuple(WEIGHT_DTYPES), section=HW, widget="select"),
-    F("engine", "scenario", LABELS["engine"], options=("vllm", "sglang", "textbook"), section=HW),
+    F("engine", "scenario", LABELS["engine"], options=("vllm", "sglang", "tensorrt-llm", "textbook"), section=HW),
     F("gpu_memory_utilization", "scenario", LABELS["gpu_memory_utilization"], section=HW, widget="slider", step=0.01),
     F("gpu_memory_gib", "scenario", "GPU memory override (GiB)", section=HW),
     F("mem_fraction_static", "scenario", LABELS["mem_fraction_static"], section=HW),
+    F("kv_cache_free_gpu_mem_fraction", "scenario", LABELS["kv_cache_free_gpu_mem_fraction"], section=HW),
     F("max_num_seqs", "scenario", LABELS["max_num_seqs"], section=HW),
     F("max_num_batched_tokens", "scenario", LABELS["max_num_batched_tokens"], section=HW),
     # ---- workload

@@ -24,7 +24,7 @@ MAIN_FIELDS = (
 )
 ADVANCED_FIELDS = (
     "block_size_tokens", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static",
-    "max_model_len", "gpu_memory_gib", "dollars_per_gpu_hour",
+    "kv_cache_free_gpu_mem_fraction", "kv_cache_max_tokens", "max_model_len", "gpu_memory_gib", "dollars_per_gpu_hour",
     "spec_draft_model", "spec_tokens", "spec_acceptance",
 )
 # The draft-model choice meaning "no speculative decoding" (sim's None): a list's value is text in
@@ -62,6 +62,8 @@ LABELS = {
     "max_num_batched_tokens": "Tokens one step may carry (max_num_batched_tokens)",
     "max_num_seqs": "Most requests at once (max_num_seqs)",
     "mem_fraction_static": "SGLang's static memory share (mem_fraction_static)",
+    "kv_cache_free_gpu_mem_fraction": "TensorRT-LLM's share of the free memory (kv_cache_free_gpu_mem_fraction)",
+    "kv_cache_max_tokens": "TensorRT-LLM's KV token cap (max_tokens)",
     "max_model_len": "Longest request, tokens (max_model_len)",
     "gpu_memory_gib": "GPU memory override (GiB)",
     "dollars_per_gpu_hour": "Price per GPU-hour ($)",

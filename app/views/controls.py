@@ -122,6 +122,9 @@ class Controls(pn.viewable.Viewer):
             "max_num_seqs": pn.widgets.IntInput.from_param(p.max_num_seqs, placeholder=ENGINE_DEFAULT, **wide),
             "mem_fraction_static": pn.widgets.FloatInput.from_param(p.mem_fraction_static, step=0.01, placeholder=ENGINE_DEFAULT,
                                                                    **wide),
+            "kv_cache_free_gpu_mem_fraction": pn.widgets.FloatInput.from_param(
+                p.kv_cache_free_gpu_mem_fraction, step=0.01, placeholder=ENGINE_DEFAULT, **wide),
+            "kv_cache_max_tokens": pn.widgets.IntInput.from_param(p.kv_cache_max_tokens, placeholder="no cap", **wide),
             "max_model_len": pn.widgets.IntInput.from_param(p.max_model_len, placeholder="engine default", **wide),
             "gpu_memory_gib": pn.widgets.FloatInput.from_param(p.gpu_memory_gib, placeholder="catalog capacity", **wide),
             "dollars_per_gpu_hour": pn.widgets.FloatInput.from_param(p.dollars_per_gpu_hour, placeholder="not priced", **wide),
@@ -140,7 +143,7 @@ class Controls(pn.viewable.Viewer):
         """What is hidden or disabled is the view layer's decision (viewlayer.controls), shared with the site."""
         props = view_controls(self.store.settings.values(), self.store.context_tokens)
         self.config.visible = props["w.config_text"]["visible"]
-        for name in ("gpu_memory_utilization", "mem_fraction_static"):
+        for name in ("gpu_memory_utilization", "mem_fraction_static", "kv_cache_free_gpu_mem_fraction", "kv_cache_max_tokens"):
             self.widgets[name].disabled = props[f"w.{name}"]["disabled"]
 
     def _on_context(self, event) -> None:
@@ -154,7 +157,8 @@ class Controls(pn.viewable.Viewer):
             w[key] = labelled(w[key], p[key].label)
         advanced = pn.Card(
             *(w[k] for k in ("block_size_tokens", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static",
-                             "max_model_len", "gpu_memory_gib", "dollars_per_gpu_hour")),
+                             "kv_cache_free_gpu_mem_fraction", "kv_cache_max_tokens", "max_model_len", "gpu_memory_gib",
+                             "dollars_per_gpu_hour")),
             title="Engine limits and price", collapsed=True, sizing_mode="stretch_width", margin=(10, 10))
         speculative = pn.Card(
             *(w[k] for k in ("spec_draft_model", "spec_tokens", "spec_acceptance")),

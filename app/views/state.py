@@ -75,13 +75,15 @@ class Settings(param.Parameterized):
     allocation = param.Selector(default=DEFAULTS.allocation, objects=list(ALLOCATIONS), label=LABELS["allocation"],
                                 doc="contiguous: a sequence reserves its final length at admission; paged: blocks as it grows")
     engine = param.Selector(default=DEFAULTS.engine, objects=list(ENGINES), label=LABELS["engine"],
-                            doc="how the HBM budget is accounted: the textbook rule, vLLM's or SGLang's")
+                            doc="how the HBM budget is accounted: the textbook rule, vLLM's, SGLang's or TensorRT-LLM's")
     profile = param.Selector(default=DEFAULTS.profile, objects=profile_choices(), label=LABELS["profile"],
                              doc="achieved fractions of the datasheet peaks")
     block_size_tokens = _numeric("block_size_tokens")
     max_num_batched_tokens = _numeric("max_num_batched_tokens")
     max_num_seqs = _numeric("max_num_seqs")
     mem_fraction_static = _numeric("mem_fraction_static")
+    kv_cache_free_gpu_mem_fraction = _numeric("kv_cache_free_gpu_mem_fraction")
+    kv_cache_max_tokens = _numeric("kv_cache_max_tokens")
     max_model_len = _numeric("max_model_len")
     gpu_memory_gib = _numeric("gpu_memory_gib")
     dollars_per_gpu_hour = _numeric("dollars_per_gpu_hour")

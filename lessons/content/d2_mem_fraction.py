@@ -100,16 +100,119 @@ its pool. The server's own log line, not arithmetic, is the figure to trust.
                 "The case study's deployment: the formula gives each GPU's bytes per token, not divided by the eight GPUs."),
         (TryThis("Open the case study's deployment (Kimi-K2, eight RTX PRO 6000, SGLang accounting) and read the bytes per "
                  "token in the formula: 61 x 576 x 2, on every GPU.", CASE),))
+    step3 = three_engines()
     return Lesson(
         **course.header("D2"),
-        objective="Compute SGLang's pool from mem_fraction_static, and what a change of a few points does to it.",
+        objective=("Compute SGLang's pool from mem_fraction_static, what a change of a few points does to it, and what "
+                   "vLLM's, SGLang's and TensorRT-LLM's fractions are each a fraction of."),
         prerequisites=("A3",),
         setup="A case study tuned SGLang's memory fraction by reasoning about percentages. Check the arithmetic.",
-        steps=(step1, step2),
+        steps=(step1, step2, step3),
         recap=("SGLang: pool = f x total - weights.",
+               "Each engine's fraction is of a different base: vLLM's of the card, SGLang's of the card after its start-up, "
+               "TensorRT-LLM's of what is still free after the weights and its warm-up.",
                "With large weights, small changes of f are large changes of the pool; too high a value starves activations.",
                "An MLA cache is not split by tensor parallelism: every GPU holds every token's latent."),
         not_captured=("kvlab does not check that the 1 - f share fits SGLang's activations and CUDA graphs, so it shows no "
-                      "out-of-memory error at high fractions.",),
+                      "out-of-memory error at high fractions.",
+                      "TensorRT-LLM's measured peak also holds CUDA graph pools and autotuner workspaces, which kvlab does not "
+                      "model, so kvlab's TensorRT-LLM pool comes out a few percent larger than a real boot's.",),
         ideas=("mem-fraction-static", "mem-fraction-oom", "mla-per-gpu"),
     )
+
+
+# One model on one card under the three engines' accountings, each at its own default fraction.
+THREE = dict(model="qwen3-32b", gpu="h100-sxm")  # step 1's model: large weights, a thin pool
+ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tensorrt-llm": "TensorRT-LLM"}
+
+
+def three_engines() -> Step:
+    vl, sg, trt = (run(**THREE, engine=e) for e in ENGINE_NAMES)
+    ratio = trt.kv_pool_tokens / vl.kv_pool_tokens
+    f_vl, f_sg = vl.scenario["gpu_memory_utilization"], sg.effective_mem_fraction_static
+    f_trt = trt.effective_kv_cache_free_gpu_mem_fraction
+    free = trt.capacity_bytes - trt.startup_bytes - trt.weight_bytes - trt.activation_reserve_bytes
+    sg_total = sg.capacity_bytes - sg.startup_bytes
+    q = Prediction(
+        key="d2-three-engines",
+        question=(f"Step 1's {vl.model_name} on one H100, under three engines, each at its default memory setting: "
+                  f"vLLM's gpu_memory_utilization {f_vl:.2f}, SGLang's mem_fraction_static {f_sg:.3f}, TensorRT-LLM's "
+                  f"kv_cache_free_gpu_mem_fraction {f_trt:.2f}. vLLM and TensorRT-LLM both say {f_trt:.2f}. Which of those two "
+                  "KV pools holds more tokens?"),
+        choices=(
+            Choice("vLLM's", f"This reads both {f_trt:.2f}s as shares of the same memory and expects the engine that counts the "
+                             f"whole card to keep more. vLLM's {f_vl:.2f} is of the card, and the weights and its profiling peak "
+                             "come out of it; TensorRT-LLM's is of what is left once they are loaded."),
+            Choice("about the same: both keep 90%", "The same number, but not of the same thing: a tenth of the whole "
+                                                    "card is held back under vLLM, a tenth of the free memory under "
+                                                    "TensorRT-LLM, and here the free memory is a small part of the card."),
+            Choice("TensorRT-LLM's, by more than a third", f"Its {f_trt:.2f} is of the memory still free after the weights and a "
+                                                           "warm-up pass, so the tenth it holds back is a tenth of a little; "
+                                                           "vLLM holds back a tenth of the whole card, and with large "
+                                                           "weights the pool is the thin remainder of that."),
+        ),
+        **keyed(ratio, [(0.9, "vLLM's"), (4 / 3, "about the same: both keep 90%")], "TensorRT-LLM's, by more than a third"),
+        reveal=(f"**TensorRT-LLM's: {number(trt.kv_pool_tokens)} tokens against vLLM's {number(vl.kv_pool_tokens)}**, "
+                f"{ratio:.1f} times as many; SGLang's {f_sg:.3f} gives {number(sg.kv_pool_tokens)}. Three defaults near 0.9, "
+                "three very different pools, because each fraction is of a different base."),
+        gives_away=(number(trt.kv_pool_tokens), number(vl.kv_pool_tokens)),
+    )
+    rows = (
+        ("vLLM", f"the card: {f_vl:.2f} x {gib(vl.capacity_bytes)}, then minus weights {gib(vl.weight_bytes)}, its profiling "
+                 f"peak {gib(vl.activation_reserve_bytes)} and non-torch memory {gib(vl.non_torch_bytes)}", vl),
+        ("SGLang", f"the card after its start-up: {f_sg:.3f} x {gib(sg_total)}, then minus the weights", sg),
+        ("TensorRT-LLM", f"what is free after start-up, weights and a warm-up of {number(trt.effective_max_num_batched_tokens)} "
+                         f"tokens: {f_trt:.2f} x {gib(free)}", trt),
+    )
+    table = "\n".join(f"| {name} | {base} | {number(r.kv_pool_tokens)} tokens, {gib(r.kv_pool_bytes)} |" for name, base, r in rows)
+    prose = f"""
+| engine | the fraction is of | pool |
+|---|---|---|
+{table}
+
+vLLM and SGLang take a share of the whole card and subtract what they need; TensorRT-LLM subtracts first and
+takes its share of the rest. vLLM holds back a tenth of {gib(vl.capacity_bytes)}, {gib((1 - f_vl) * vl.capacity_bytes)};
+TensorRT-LLM a tenth of {gib(free)}, {gib((1 - f_trt) * free)}. With {gib(vl.weight_bytes)} of weights the pool is
+the thin remainder, so those few GiB are a large part of it: the leverage of step 1 again. TensorRT-LLM's warm-up
+peak ({gib(trt.activation_reserve_bytes)}, few sampled rows) is also smaller than vLLM's profiling peak
+({gib(vl.activation_reserve_bytes)}, with a sampler for {number(vl.effective_max_num_seqs)} rows). SGLang's default is
+lower still: it leaves its activations and CUDA graphs in the (1 - f) share instead of measuring them.
+
+The difference decides whether the server starts at all. One request of the model's full context,
+{number(vl.max_concurrency_tokens)} tokens, does not fit in vLLM's {number(vl.kv_pool_tokens)}, so vLLM refuses to start
+until max_model_len is lowered; TensorRT-LLM's pool holds {trt.max_concurrency:.2f} such requests.
+
+TensorRT-LLM's generous share is not free either: the memory it leaves is all that later allocations (CUDA graphs
+for more batch sizes, a larger step) can use, which is why its docs call 0.9 possibly "too aggressive" and show
+lowering it to 0.7.
+
+The same word, "fraction", is three different contracts. Before comparing two engines' pools, or moving a
+setting from one to the other, ask what the fraction is a fraction of.
+"""
+    claims = (
+        holds("TensorRT-LLM's pool holds more than a third more tokens than vLLM's", ratio > 4 / 3, f"{ratio:.3f}x"),
+        holds("TensorRT-LLM's pool is the largest and SGLang's the smallest at the defaults",
+              trt.kv_pool_tokens > vl.kv_pool_tokens > sg.kv_pool_tokens,
+              f"{trt.kv_pool_tokens:,} / {vl.kv_pool_tokens:,} / {sg.kv_pool_tokens:,}"),
+        near("TensorRT-LLM's pool is its fraction of the free memory", trt.kv_pool_bytes, f_trt * free, 0.001),
+        near("vLLM's pool is its fraction of the card less weights, profiling peak and non-torch memory", vl.kv_pool_bytes,
+             f_vl * vl.capacity_bytes - vl.weight_bytes - vl.activation_reserve_bytes - vl.non_torch_bytes, 0.001),
+        near("SGLang's pool is its fraction of the card after start-up less the weights", sg.kv_pool_bytes,
+             f_sg * sg_total - sg.weight_bytes, 0.001),
+        holds("the tenth vLLM holds back is larger than the tenth TensorRT-LLM holds back",
+              (1 - f_vl) * vl.capacity_bytes > (1 - f_trt) * free,
+              f"{gib((1 - f_vl) * vl.capacity_bytes)} vs {gib((1 - f_trt) * free)}"),
+        holds("at the model's full context vLLM refuses to start and TensorRT-LLM starts",
+              vl.refusal is not None and vl.refusal["reason"] == "vLLM refuses to start" and trt.refusal is None
+              and trt.max_concurrency > 1, f"vLLM: {vl.refusal}; TensorRT-LLM: {trt.max_concurrency:.2f}x"),
+        holds("vLLM's profiling peak is larger than TensorRT-LLM's warm-up peak",
+              vl.activation_reserve_bytes > trt.activation_reserve_bytes,
+              f"{gib(vl.activation_reserve_bytes)} vs {gib(trt.activation_reserve_bytes)}"),
+    )
+    return Step(q, prose, claims,
+                LiveView("steady", ("hbm_bar", "admission_numbers"), {**THREE, "engine": "tensorrt-llm"},
+                         ("engine", "kv_cache_free_gpu_mem_fraction"),
+                         "Switch Memory accounting between vllm, sglang and tensorrt-llm and watch the KV pool."),
+                (TryThis("Choose Qwen3-32B on an H100 and switch Memory accounting between vllm, sglang and tensorrt-llm; then "
+                         "move TensorRT-LLM's kv_cache_free_gpu_mem_fraction from 0.90 to 0.80.",
+                         {**THREE, "engine": "tensorrt-llm"}),))

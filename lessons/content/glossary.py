@@ -12,6 +12,8 @@ TERMS = (
                 "reserve.", "A3"),
     ("gpu_memory_utilization", "vLLM's share of the card the engine may use, weights included.", "A3"),
     ("mem_fraction_static", "SGLang's share of the card for weights plus the KV pool: pool = f x total - weights.", "D2"),
+    ("kv_cache_free_gpu_mem_fraction", "TensorRT-LLM's share of the memory still free after the weights and a warm-up "
+                                       "pass: pool = f x free.", "D2"),
     ("Block", "A fixed number of tokens' worth of cache (16 by default). Paged engines allocate blocks as tokens "
               "arrive, so a sequence holds only what it has filled.", "A5"),
     ("Prefill", "The step that processes a whole prompt at once; usually compute-bound.", "B1"),

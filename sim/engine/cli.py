@@ -52,7 +52,7 @@ from .trace import MAX_TRACE_BYTES, parse_trace
 
 SCENARIO_CHOICES = ("model", "gpu", "tp", "engine", "engine_version", "profile", "kv_dtype", "weight_dtype")
 SCENARIO_OPTIONS = ("gpu_memory_gib", "gpu_memory_utilization", "block_size_tokens", "max_model_len", "max_num_batched_tokens",
-                    "max_num_seqs", "mem_fraction_static")
+                    "max_num_seqs", "mem_fraction_static", "kv_cache_free_gpu_mem_fraction", "kv_cache_max_tokens")
 CHOICES = {
     "arrival": ARRIVALS, "prompt_dist": LENGTH_DISTS, "output_dist": LENGTH_DISTS, "policy": POLICIES,
     "admission": ADMISSIONS, "tokenizer": TOKENIZERS, "block_table": BLOCK_TABLES, "preemption": PREEMPTIONS,

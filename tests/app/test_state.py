@@ -64,3 +64,14 @@ def test_custom_model_passes_the_config_and_ignores_the_catalog_id():
     s = Settings(model=CUSTOM_MODEL)
     cfg = {"num_hidden_layers": 2}
     assert s.scenario(cfg).config == cfg
+
+
+def test_each_engine_s_memory_knob_is_live_only_under_that_engine():
+    from kvlab.app.viewlayer.controls import view_controls
+    base = Settings().values()
+    for engine, live in (("vllm", "gpu_memory_utilization"), ("sglang", "mem_fraction_static"),
+                         ("tensorrt-llm", "kv_cache_free_gpu_mem_fraction")):
+        out = view_controls({**base, "engine": engine}, 40960)
+        knobs = ("gpu_memory_utilization", "mem_fraction_static", "kv_cache_free_gpu_mem_fraction")
+        assert [k for k in knobs if not out[f"w.{k}"]["disabled"]] == [live], engine
+    assert not view_controls({**base, "engine": "tensorrt-llm"}, 40960)["w.kv_cache_max_tokens"]["disabled"]

@@ -180,3 +180,12 @@ def test_unknown_settings_get_one_notice_naming_the_first_few():
     values, notices = parse_query("?" + "&".join(f"k{i}=1" for i in range(101)))
     assert notices == ["The link has 101 settings; only the first 64 were read.",
                        "Ignored 64 unknown settings from the link: 'k0', 'k1', 'k2', 'k3', 'k4' and 59 more."]
+
+
+def test_a_link_carries_tensorrt_llm_and_its_fields():
+    values, notices = parse_query("?engine=tensorrt-llm&kv_cache_free_gpu_mem_fraction=0.8&kv_cache_max_tokens=50000"
+                                  "&kv_cache_free_gpu_mem_fraction=1")
+    assert values == {"engine": "tensorrt-llm", "kv_cache_free_gpu_mem_fraction": 0.8, "kv_cache_max_tokens": 50000}
+    assert len(notices) == 1 and "must be between 0.05 and 0.99, got 1" in notices[0]
+    q, note = encode_query(Settings(engine="tensorrt-llm", kv_cache_free_gpu_mem_fraction=0.8))
+    assert q == "?engine=tensorrt-llm&kv_cache_free_gpu_mem_fraction=0.8" and note is None

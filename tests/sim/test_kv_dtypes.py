@@ -25,9 +25,11 @@ def test_llama_8b_bytes_per_token_fp8_against_nvfp4():
     assert "0.5625 B" in nvfp4.kv_formula
 
 
-def test_sglang_stores_an_fp4_cache_vllm_does_not_yet():
+def test_sglang_and_tensorrt_llm_store_an_fp4_cache_vllm_does_not_yet():
     assert evaluate(Scenario(**LLAMA, kv_dtype="nvfp4", engine="sglang")).ok
-    assert rules("sglang").fp4_kv_cache and rules("textbook").fp4_kv_cache
+    trt = evaluate(Scenario(**LLAMA, kv_dtype="nvfp4", engine="tensorrt-llm"))
+    assert trt.ok and trt.kv_bytes_per_token == 36_864, trt.errors
+    assert rules("sglang").fp4_kv_cache and rules("textbook").fp4_kv_cache and rules("tensorrt-llm").fp4_kv_cache
     r = evaluate(Scenario(**LLAMA, kv_dtype="nvfp4", engine="vllm"))
     assert [e["field"] for e in r.errors] == ["kv_dtype"]
     assert "not a KV cache dtype of vllm 0.19" in r.errors[0]["message"] and "fp8" in r.errors[0]["message"]

@@ -55,6 +55,8 @@ def scenarios(draw, any_max_model_len=False, **fixed):
         max_num_batched_tokens=maybe(st.integers(1, 2**20)),
         max_num_seqs=maybe(st.integers(1, 1_000_000)),
         mem_fraction_static=maybe(st.floats(0.05, 1.0)),
+        kv_cache_free_gpu_mem_fraction=maybe(st.floats(0.05, 0.99)),
+        kv_cache_max_tokens=maybe(st.integers(1, 2**31 - 1)),
         dollars_per_gpu_hour=maybe(st.floats(0, 1000)),
     )
     if values["max_model_len"] is not None and not any_max_model_len:
@@ -133,7 +135,7 @@ def test_longer_prompts_never_fit_more(s, extra_tokens):
 
 
 @SOME
-@given(scenarios(kv_dtype="bf16"))
+@given(scenarios(kv_dtype="bf16", kv_cache_max_tokens=None))  # a token cap caps both precisions alike
 def test_fp8_cache_fits_at_least_twice_minus_one(s):
     bf16 = usable(s)
     fp8 = usable(s.with_(kv_dtype="fp8"))

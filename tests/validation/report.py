@@ -20,9 +20,12 @@ version, dtypes, lengths, batch or concurrency, memory settings), evaluates it, 
 `--profile published` uses `<gpu>-published` where one exists (textbook elsewhere). Records kvlab
 cannot represent are listed with the reason (model not in the catalog and no config, GPU not in
 the catalog, pipeline parallelism, a dtype kvlab has no path for). Engines kvlab does not model
-(TensorRT-LLM, NIM) are evaluated with vLLM's accounting and CPU costs as the nearest proxy, and
-say so in the row. Errors are (predicted - measured) / measured; the summary gives the median and
-p90 of their absolute values per metric, and the median signed error (negative: kvlab too low).
+(NIM; TensorRT-LLM where the record does not state its memory settings) are evaluated with vLLM's
+accounting and CPU costs as the nearest proxy, and say so in the row. A TensorRT-LLM record that
+states its kv_cache_free_gpu_mem_fraction (and, where given, max_num_tokens, max_batch_size and
+tokens per block) is evaluated with kvlab's tensorrt-llm accounting at those settings. Errors are
+(predicted - measured) / measured; the summary gives the median and p90 of their absolute values
+per metric, and the median signed error (negative: kvlab too low).
 """
 
 from __future__ import annotations
@@ -36,12 +39,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kvlab.sim import Scenario, evaluate, gpu_ids, model_ids, profile_names
+from kvlab.sim.engine_rules import versions as engine_versions
 from kvlab.sim.fidelity import section, write_section
 from kvlab.sim.profiles import published_profile
 from kvlab.sim.resolve import model_family
 
 HERE = Path(__file__).parent
 MODELED_ENGINES = ("vllm", "sglang")
+TRTLLM = "tensorrt-llm"  # modelled where the record states its memory settings (_trtllm_fields)
 DTYPES = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "int8-w8a8": "int8", "int8": "int8", "int4": "int4"}
 METRICS = ("itl", "tok_per_s", "ttft", "kv_pool")
 FAMILIES = ("dense", "moe", "mla")  # MLA models here are MoE too; they are their own family
@@ -107,7 +112,22 @@ def _engine(rec: dict) -> tuple[str, str | None, str]:
         else:
             version = ".".join(text.split(".")[:2])
         return engine, version, ""
+    if engine == TRTLLM and rec.get("kv_cache_free_gpu_mem_fraction") is not None:
+        text = str(rec.get("engine_version") or "")
+        short = ".".join(text.split(".")[:2])
+        version = short if short in engine_versions(TRTLLM) else None
+        return TRTLLM, version, "" if version else f"TensorRT-LLM {text[:12] or '(version not stated)'} read with {TRTLLM}'s current rules"
     return "vllm", None, f"{engine.split(' ')[0]} evaluated with vLLM's rules (proxy)"
+
+
+def _trtllm_fields(rec: dict) -> dict:
+    """TensorRT-LLM's memory settings a record states, as Scenario fields."""
+    out = {"kv_cache_free_gpu_mem_fraction": rec["kv_cache_free_gpu_mem_fraction"]}
+    for field, key in (("max_num_batched_tokens", "max_num_tokens"), ("max_num_seqs", "max_batch_size"),
+                       ("block_size_tokens", "block_size")):
+        if rec.get(key):
+            out[field] = rec[key]
+    return out
 
 
 def _common(rec: dict, profile_choice: str) -> tuple[dict | None, str]:
@@ -143,6 +163,8 @@ def _common(rec: dict, profile_choice: str) -> tuple[dict | None, str]:
         fields["expert_parallel"] = True
     if "engine_version" in Scenario.__dataclass_fields__:  # absent before issue 11: the report also measures older kvlabs
         fields["engine_version"] = version
+    if engine == TRTLLM:
+        fields.update(_trtllm_fields(rec))
     return fields, note
 
 
@@ -153,7 +175,7 @@ def memory_rows(profile_choice: str) -> tuple[list[Row], list[tuple[str, str]]]:
         if fields is None:
             skipped.append((rec["id"], note))
             continue
-        if rec.get("engine") not in MODELED_ENGINES:
+        if rec.get("engine") != fields["engine"]:  # a proxy's pool says nothing about this engine's accounting
             skipped.append((rec["id"], f"memory accounting of {rec.get('engine')} is not modelled"))
             continue
         max_len = rec.get("max_model_len")
