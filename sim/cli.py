@@ -25,8 +25,9 @@ PROG = "kvlab"
 RENAMED = {"prompt_tokens": ("--prompt",), "output_tokens": ("--output",), "gpu_memory_utilization": ("--gpu-util",),
            "block_size_tokens": ("--block-size",), "allocation": ("--alloc",), "force_mha": ("--mha",)}
 NUMBERS = ("gpu_memory_gib", "prompt_tokens", "output_tokens", "concurrency", "gpu_memory_utilization", "block_size_tokens",
-           "max_model_len", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static", "dollars_per_gpu_hour",
-           "spec_tokens", "spec_acceptance")
+           "max_model_len", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static", "dollars_per_gpu_hour")
+# The speculative decoding options, shared with `kvlab engine` (add_spec_options).
+SPEC_FIELDS = ("spec_draft_model", "spec_tokens", "spec_acceptance")
 UNSET = {"gpu_memory_gib": "the GPU's own", "max_model_len": "the model's context (textbook: prompt + output)",
          "dollars_per_gpu_hour": "no cost shown"}
 
@@ -66,12 +67,20 @@ def build_parser(prog: str = PROG, epilog: str | None = None) -> Parser:
     p.add_argument("--expert-parallel", dest="expert_parallel", action="store_true",
                    help="MoE models: whole experts on each of the tp GPUs (vLLM --enable-expert-parallel, SGLang --ep-size)")
     p.renamed["--mha"] = "--force-mha"
-    p.add_argument("--spec-draft-model", dest="spec_draft_model", metavar="MODEL",
-                   help="speculative decoding: a catalog model id as the draft model, sharing the target's vocabulary "
-                        "(unset: no speculative decoding)")
+    add_spec_options(p, defaults)
     p.add_argument("--profile", default="textbook", help=f"efficiency profile ({', '.join(profile_names())}; default %(default)s)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
+
+
+def add_spec_options(p: Parser, defaults: Scenario | None) -> None:
+    """The speculative decoding options of `kvlab` and `kvlab engine`, one table for both.
+    `defaults` None: the options default to unset (`kvlab engine` keeps the preset's values)."""
+    p.add_argument("--spec-draft-model", dest="spec_draft_model", metavar="MODEL",
+                   help="speculative decoding: a catalog model id as the draft model, sharing the target's vocabulary "
+                        "(unset: no speculative decoding)")
+    for name in ("spec_tokens", "spec_acceptance"):
+        p.add_option(name, bound=FIELDS[name], default=getattr(defaults, name) if defaults is not None else None)
 
 
 def read_config(path: str) -> tuple[dict | None, list[str]]:
