@@ -61,8 +61,12 @@ class SpecDecode:
         self.acceptance = acceptance
         self.tokens_per_step = speculative.expected_tokens_per_step(k, acceptance)
         # The verify step writes the KV of all k + 1 positions before it knows which are kept, so
-        # a decoding sequence holds slots for k tokens beyond its own: vLLM's scheduler allocates
-        # them with every step (`num_lookahead_tokens`, vllm/v1/core/sched/scheduler.py).
+        # a decoding sequence holds slots for k tokens beyond its own. vLLM's V1 scheduler
+        # (vllm/v1/core/sched/scheduler.py, Scheduler.__init__): "if speculative_config.use_eagle():
+        # ... self.num_lookahead_tokens = self.num_spec_tokens" (and the same under
+        # uses_draft_model()), passed to every running request's allocate_slots(...,
+        # num_lookahead_tokens=self.num_lookahead_tokens). kvlab reserves them from admission on
+        # (vLLM from the first step after the prompt's first chunk): a difference of one step.
         self.lookahead_tokens = k
 
     def advance(self, carry: float) -> tuple[int, float]:
