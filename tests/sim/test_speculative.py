@@ -97,7 +97,7 @@ def test_the_cli_takes_a_draft_and_refuses_bad_settings(capsys):
 
 def _engine_run(scenario: Scenario, clients: int, seed: int = 0, policy: str = "chunked"):
     """`clients` closed-loop clients sending fixed 512 + 256-token requests, four each."""
-    cfg = EngineConfig(scenario=scenario.with_(engine="vllm"),
+    cfg = EngineConfig(scenario=scenario.with_(engine="vllm", prompt_tokens=512, output_tokens=256),
                        workload=Workload(arrival="closed", clients=clients, num_requests=4 * clients, prompt_dist="fixed",
                                          prompt_tokens=512, output_dist="fixed", output_tokens=256, seed=seed),
                        # evaluate() has no per-admission block-table bookkeeping (test_same_step_model.py)
@@ -156,3 +156,67 @@ def test_kvlab_engine_takes_the_spec_options(capsys):
     err = capsys.readouterr().err
     assert "--spec-acceptance: must be between 0 and 1, got 1.5" in err
     assert "--spec-draft-model: must share the target's vocabulary" in err
+
+
+# ----- EAGLE heads and MTP layers (sim.spec_heads) ------------------------------------------------
+def test_an_eagle_head_is_one_layer_of_the_target_and_an_fc():
+    plain = evaluate(Scenario(model="llama-3.1-8b", concurrency=1))
+    r = evaluate(Scenario(model="llama-3.1-8b", spec_method="eagle", concurrency=1))
+    assert r.spec_draft_name == "EAGLE head for Llama 3.1 8B"
+    # one decoder layer (attention 41.9M + MLP 176.2M + its two norms), a final norm and the fc,
+    # 2 x 4096 x 4096; the embedding and lm_head are the target's
+    layer = 4096 * (2 * 4096 + 2 * 1024) + 3 * 4096 * 14336 + 2 * 4096
+    assert r.spec_draft_weight_bytes == pytest.approx(2 * (layer + 4096 + 2 * 4096 * 4096))
+    assert r.weight_bytes - plain.weight_bytes == pytest.approx(r.spec_draft_weight_bytes)
+    # its cache is one layer's: 2 x 8 heads x 128 x 2 bytes = 4 KiB a token, 1/32 of the target's
+    assert r.spec_draft_kv_bytes_per_sequence == pytest.approx(r.kv_bytes_per_sequence / 33)
+    # a draft step is one layer and the lm_head, not a whole model: far below the target's step
+    assert r.spec_draft_s / r.scenario["spec_tokens"] < 0.2 * plain.decode_step_s
+    assert r.spec_speedup > 1.5
+
+
+def test_deepseek_v3_mtp_layer_is_the_checkpoints_extra_layer():
+    s = Scenario(model="deepseek-v3", gpu="h200", tp=8, weight_dtype="fp8", engine="vllm", spec_method="mtp", concurrency=1)
+    plain = evaluate(s.with_(spec_method="draft"))
+    r = evaluate(s)
+    assert not r.errors and r.spec_draft_name == "DeepSeek-V3 MTP layer"
+    # The model card: "685B, which includes 671B of the Main Model weights and 14B of the
+    # Multi-Token Prediction (MTP) Module weights"; the 14B count the MTP module's own copies of the
+    # embedding and output head (2 x 129,280 x 7,168 = 1.85B), which vLLM shares with the target.
+    params = r.spec_draft_weight_bytes * 8  # FP8: one byte a parameter, over 8 ranks (MLA's replicated parts aside)
+    assert params + 2 * 129_280 * 7_168 == pytest.approx(14e9, rel=0.05)
+    # its cache is one MLA layer's latent: 576 elements a token, 1/61 of the target's
+    assert r.spec_draft_kv_bytes_per_sequence == pytest.approx(plain.kv_bytes_per_sequence / 61, rel=1e-6)
+    assert r.spec_speedup > 1.3
+
+
+def test_mtp_is_refused_by_name_for_a_model_without_mtp_layers_and_read_from_a_pasted_config():
+    r = evaluate(Scenario(model="qwen3-8b", spec_method="mtp"))
+    assert [e["field"] for e in r.errors] == ["spec_method"]
+    assert "Qwen3-8B has none" in r.errors[0]["message"] and "num_nextn_predict_layers" in r.errors[0]["message"]
+    # the same model pasted with Qwen3-Next's spelling of one MTP layer
+    from kvlab.sim import catalog
+    config = dict(catalog.model_entry("qwen3-8b")["config"], mtp_num_hidden_layers=1)
+    r = evaluate(Scenario(config=config, spec_method="mtp", concurrency=1))
+    assert not r.errors and r.spec_draft_name.endswith("MTP layer") and r.spec_speedup > 1.0
+    # a head replaces a draft model: naming both is refused
+    r = evaluate(Scenario(model="qwen3-8b", spec_method="eagle", spec_draft_model="qwen3-0.6b"))
+    assert [e["field"] for e in r.errors] == ["spec_draft_model"]
+    r = evaluate(Scenario(spec_method="medusa"))
+    assert [e["field"] for e in r.errors] == ["spec_method"]
+
+
+@pytest.mark.parametrize("scenario", [Scenario(model="llama-3.1-8b", spec_method="eagle", spec_tokens=4, spec_acceptance=0.75),
+                                      Scenario(model="deepseek-v3", gpu="h200", tp=8, weight_dtype="fp8", spec_method="mtp",
+                                               spec_tokens=1, spec_acceptance=0.85)], ids=["eagle", "mtp"])
+def test_the_engine_runs_heads_at_the_steady_state_itl(scenario):
+    run, r = _engine_run(scenario, 1)
+    assert r.spec_speedup > 1.2 and run.itl_s.mean == pytest.approx(r.itl_s, rel=1e-9)
+
+
+def test_the_cli_takes_a_spec_method(capsys):
+    assert main(["--model", "llama-3.1-8b", "--spec-method", "eagle", "--concurrency", "1"]) == 0
+    assert "speculative decoding with EAGLE head for Llama 3.1 8B" in capsys.readouterr().out
+    assert main(["--spec-method", "mtp"]) == 2
+    assert "--spec-method: mtp needs a model whose config.json has MTP layers" in capsys.readouterr().err
+    assert engine_main(["--spec-method", "eagle", "--num-requests", "10", "--json"]) == 0
