@@ -29,6 +29,25 @@ def expected_tokens_per_step(k: int, acceptance: float) -> float:
     return (1.0 - acceptance ** (k + 1)) / (1.0 - acceptance)
 
 
+def acceptance_for_tokens_per_step(k: int, tokens: float) -> float:
+    """The acceptance a whose expected tokens a step (expected_tokens_per_step) is `tokens`, for a
+    benchmark that states the mean accepted length (TensorRT-LLM's and SGLang's "acceptance
+    length", the bonus token included) rather than a per-token rate. Bisection: the series grows
+    with a; `tokens` outside 1 (none kept) to k + 1 (all kept) gives 0 or 1."""
+    if tokens >= k + 1.0:
+        return 1.0
+    if tokens <= 1.0:
+        return 0.0
+    low, high = 0.0, 1.0
+    for _ in range(60):
+        mid = (low + high) / 2
+        if expected_tokens_per_step(k, mid) < tokens:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2
+
+
 class SpecStep(NamedTuple):
     verify: roofline.StepCost  # the target's step over batch x (k + 1) positions, host time included
     draft_s: float  # the draft's k decode steps over the batch (GPU time: they run inside the engine's step)
