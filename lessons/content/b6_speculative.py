@@ -230,7 +230,7 @@ It also needs idle arithmetic, and a large batch has little. With {MANY_USERS} u
                "check is compute-bound: speculative decoding is a lever for light load."),
         not_captured=("kvlab gives every position and request one acceptance rate. Its EAGLE head (spec_method eagle) is "
                       "shaped from the big model's dimensions, not read from a trained head's config.",
-                      "The time-domain engine runs a draft from the command line (kvlab engine --spec-draft-model), not "
-                      "from the serving lab's page; this lesson's figures are the steady-state model's."),
+                      "The serving lab's time-domain engine runs a draft too (its Speculative decoding card); this "
+                      "lesson's figures are the steady-state model's."),
         ideas=("speculative-decoding", "speculative-acceptance"),
     )
