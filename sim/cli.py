@@ -16,6 +16,7 @@ from .cliargs import Parser, flag, parse, report
 from .evaluate import evaluate
 from .profiles import profile_names
 from .scenario import ALLOCATIONS, ENGINES, FIELDS, TP_SIZES, Scenario
+from .spec_heads import SPEC_METHODS
 from .units import GIB, KV_DTYPES, WEIGHT_DTYPES
 from .userfile import CONFIG_JSON, FileProblem
 
@@ -26,7 +27,9 @@ RENAMED = {"prompt_tokens": ("--prompt",), "output_tokens": ("--output",), "gpu_
            "block_size_tokens": ("--block-size",), "allocation": ("--alloc",), "force_mha": ("--mha",)}
 NUMBERS = ("gpu_memory_gib", "prompt_tokens", "output_tokens", "concurrency", "gpu_memory_utilization", "block_size_tokens",
            "max_model_len", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static", "kv_cache_free_gpu_mem_fraction",
-           "kv_cache_max_tokens", "dollars_per_gpu_hour", "spec_tokens", "spec_acceptance")
+           "kv_cache_max_tokens", "dollars_per_gpu_hour")
+# The speculative decoding options, shared with `kvlab engine` (add_spec_options).
+SPEC_FIELDS = ("spec_method", "spec_draft_model", "spec_tokens", "spec_acceptance")
 UNSET = {"gpu_memory_gib": "the GPU's own", "max_model_len": "the model's context (textbook: prompt + output)",
          "dollars_per_gpu_hour": "no cost shown"}
 
@@ -66,12 +69,23 @@ def build_parser(prog: str = PROG, epilog: str | None = None) -> Parser:
     p.add_argument("--expert-parallel", dest="expert_parallel", action="store_true",
                    help="MoE models: whole experts on each of the tp GPUs (vLLM --enable-expert-parallel, SGLang --ep-size)")
     p.renamed["--mha"] = "--force-mha"
-    p.add_argument("--spec-draft-model", dest="spec_draft_model", metavar="MODEL",
-                   help="speculative decoding: a catalog model id as the draft model, sharing the target's vocabulary "
-                        "(unset: no speculative decoding)")
+    add_spec_options(p, defaults)
     p.add_argument("--profile", default="textbook", help=f"efficiency profile ({', '.join(profile_names())}; default %(default)s)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
+
+
+def add_spec_options(p: Parser, defaults: Scenario | None) -> None:
+    """The speculative decoding options of `kvlab` and `kvlab engine`, one table for both.
+    `defaults` None: the options default to unset (`kvlab engine` keeps the preset's values)."""
+    p.add_option("spec_method", choices=SPEC_METHODS, default=defaults.spec_method if defaults is not None else None,
+                 help="speculative decoding: where the proposals come from: draft (the model --spec-draft-model names), "
+                      "eagle (an EAGLE head built from the target's dimensions), mtp (the target's own MTP layers)")
+    p.add_argument("--spec-draft-model", dest="spec_draft_model", metavar="MODEL",
+                   help="speculative decoding with --spec-method draft: a catalog model id as the draft model, sharing the "
+                        "target's vocabulary (unset: no speculative decoding)")
+    for name in ("spec_tokens", "spec_acceptance"):
+        p.add_option(name, bound=FIELDS[name], default=getattr(defaults, name) if defaults is not None else None)
 
 
 def read_config(path: str) -> tuple[dict | None, list[str]]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache, partial
 from operator import attrgetter
 
-from . import catalog, engine_defaults, engine_rules, memory, profiles, roofline
+from . import catalog, engine_defaults, engine_rules, memory, profiles, roofline, spec_heads
 from .architecture import Architecture
 from .catalog import GPU
 from .errors import InputError, Issue
@@ -245,7 +245,7 @@ _SETUP_FIELDS = attrgetter("gpu", "gpu_memory_gib", "tp", "attention_dp", "exper
                            "gpu_memory_utilization",
                            "block_size_tokens", "engine", "engine_version", "profile", "max_num_batched_tokens",
                            "max_num_seqs", "mem_fraction_static", "kv_cache_free_gpu_mem_fraction",
-                           "kv_cache_max_tokens", "model", "spec_draft_model")
+                           "kv_cache_max_tokens", "model", "spec_draft_model", "spec_method")
 
 
 @dataclass(frozen=True)
@@ -260,9 +260,12 @@ class Draft:
 
 
 def draft_of(s: Scenario, target: Architecture) -> Draft | None:
-    """The draft of a validated scenario, None without one. Raises InputError naming
-    spec_draft_model when the draft is unknown, cannot be split over tp, or does not share the
-    target's vocabulary (its proposals are token ids the target must score)."""
+    """The draft of a validated scenario, None without one (spec_method "draft" with no
+    spec_draft_model). Raises InputError naming spec_draft_model when the draft is unknown, cannot
+    be split over tp, or does not share the target's vocabulary (its proposals are token ids the
+    target must score), or spec_method for a head the target cannot have (sim.spec_heads)."""
+    if s.spec_method != "draft":
+        return _head_of(s, target)
     if s.spec_draft_model is None:
         return None
     ds = valid_copy(s, model=s.spec_draft_model, config=None, force_mha=False, spec_draft_model=None, expert_parallel=False)
@@ -277,6 +280,21 @@ def draft_of(s: Scenario, target: Architecture) -> Draft | None:
     weights = memory.weight_bytes_per_rank(arch, DTYPE_BYTES[s.weight_dtype], s.tp, embedding_bytes_per_param(s),
                                            s.attention_dp, s.pp)
     return Draft(arch, machine_for(ds, arch), weights, arch.kv_bytes_per_token(DTYPE_BYTES[s.kv_dtype], s.tp, s.attention_dp, s.pp))
+
+
+def _head_of(s: Scenario, target: Architecture) -> Draft:
+    """An EAGLE head or the target's MTP layers (sim.spec_heads), at the target's precisions and tp."""
+    if s.spec_draft_model is not None:
+        raise InputError(Issue("spec_draft_model", f"must be unset with spec_method {s.spec_method}: the "
+                                                   f"{'head' if s.spec_method == 'eagle' else 'MTP layers'} "
+                                                   f"replace a separate draft model"))
+    config = s.config if s.config is not None else catalog.model_entry(s.model)["config"]
+    head = spec_heads.head_architecture(target, s.spec_method, config)
+    # The head's own hardware model: its cache key names the head and the target, so it is never
+    # the target's (it is never parsed: the architecture is passed in).
+    ds = valid_copy(s, config={"kvlab_spec_head": s.spec_method, "target": architecture_key(s)}, spec_draft_model=None)
+    weights = head.per_rank(spec_heads.head_params(head), s.tp, s.attention_dp) * DTYPE_BYTES[s.weight_dtype]
+    return Draft(head, machine_for(ds, head), weights, head.kv_bytes_per_token(DTYPE_BYTES[s.kv_dtype], s.tp, s.attention_dp, s.pp))
 
 
 @dataclass(frozen=True)

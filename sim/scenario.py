@@ -12,6 +12,7 @@ from .engine_defaults import TEXTBOOK_MAX_NUM_BATCHED_TOKENS, TEXTBOOK_MAX_NUM_S
 from .errors import InputError, Issue
 from .fields import SCENARIO_FIELDS as FIELDS
 from .fields import Bound, check_choice, check_engine_version, check_flag, check_name, check_numbers, coerce, fmt, shown
+from .spec_heads import SPEC_METHODS
 from .units import KV_DTYPES, WEIGHT_DTYPES
 
 ENGINES = ("textbook", "vllm", "sglang", "tensorrt-llm")
@@ -81,6 +82,10 @@ class Scenario:
     spec_draft_model: str | None = None
     spec_tokens: int = 3
     spec_acceptance: float = 0.7
+    # Where the proposals come from (vLLM's speculative_config "method"; sim.spec_heads): "draft",
+    # the model spec_draft_model names (none: no speculative decoding); "eagle", an EAGLE head
+    # built from the target's dimensions; "mtp", the target's own MTP layers.
+    spec_method: str = "draft"
 
     def with_(self, **changes) -> Scenario:
         return replace(self, **changes)
@@ -113,6 +118,7 @@ def validate(s: Scenario) -> Scenario:
         check_choice("allocation", s.allocation, ALLOCATIONS),
         check_choice("engine", s.engine, ENGINES),
         check_flag("force_mha", s.force_mha),
+        check_choice("spec_method", s.spec_method, SPEC_METHODS),
     ]
     problems.append(check_name("gpu", s.gpu, "a GPU id from the catalog"))
     problems.append(check_name("profile", s.profile, "an efficiency profile name"))

@@ -25,6 +25,7 @@ from ..viewlayer.lab_settings import (  # noqa: F401  (re-exported: the lab's mo
     lab_config,
     lab_defaults,
     lab_options,
+    lab_scenario,
     preset_values,
 )
 
@@ -53,7 +54,7 @@ class LabSettings(param.Parameterized):
         self.param.watch(lambda e: self.apply_preset(e.new), "preset")
 
     def scenario(self) -> Scenario:
-        return Scenario(**{k: getattr(self, k) for k in SCENARIO_KEYS})
+        return lab_scenario({k: getattr(self, k) for k in SCENARIO_KEYS})
 
     def values(self) -> dict:
         """Every setting as a plain dict (what the view layer's lab functions read), the views'

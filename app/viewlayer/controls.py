@@ -17,7 +17,7 @@ from .settings import CUSTOM_MODEL, FLAG_FIELDS, SCENARIO_FIELDS, choices
 STEPS_PER_OCTAVE = 8
 LOG_SLIDERS = ("prompt_tokens", "output_tokens", "concurrency")
 CONCURRENCY_END = 4096  # the concurrency slider's top; larger values go in the box
-RADIO_FIELDS = ("kv_dtype", "tp", "pp", "attention_dp", "allocation", "engine")
+RADIO_FIELDS = ("kv_dtype", "tp", "pp", "attention_dp", "allocation", "engine", "spec_method")
 # Weight precision is a list, not a button group: its seven formats do not fit a 320 px sidebar.
 SELECT_FIELDS = ("model", "gpu", "profile", "weight_dtype", "spec_draft_model")
 CHECKBOX_FIELDS = FLAG_FIELDS

@@ -31,9 +31,10 @@ from kvlab.sim.engine import (
     preset,
 )
 from kvlab.sim.scenario import FIELDS as SCENARIO_BOUNDS
+from kvlab.sim.spec_heads import SPEC_METHODS
 from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 
-from .settings import LABELS, gpu_choices, model_choices
+from .settings import LABELS, NO_DRAFT, draft_choices, gpu_choices, model_choices
 
 NO_COMPARISON = "none"
 LAB_PRESETS = ("default", "seed000-shared-queue", "seed000-chunked", "seed000-lanes", "long-prompts-light", "seed001-saturation",
@@ -91,11 +92,13 @@ class LabField:
 # setting, the seed, stands alone at the end.
 SIDEBAR = (("Start from", "heading"), ("Workload", "heading"), ("Prompt and output lengths", "card"),
            ("Shared prefixes", "card"), ("Import a trace", "card"), ("Scheduler", "heading"),
-           ("Admission and CPU costs", "card"), ("KV memory", "card"), ("Hardware and model", "card"), ("Cluster", "card"),
+           ("Admission and CPU costs", "card"), ("KV memory", "card"), ("Hardware and model", "card"),
+           ("Speculative decoding", "card"), ("Cluster", "card"),
            ("Goodput targets", "card"), ("", "end"))
 WIDGETS = ("radio", "select", "slider", "checkbox", "int", "float")
 
 F = LabField
+SPEC = "Speculative decoding"
 HW, LEN, PRE, ADM, KVM, CL, GT = ("Hardware and model", "Prompt and output lengths", "Shared prefixes", "Admission and CPU costs",
                                   "KV memory", "Cluster", "Goodput targets")
 # The link lists the settings in this order; the sidebar, each section's settings in it.
@@ -119,6 +122,12 @@ LAB_FIELDS = (
     F("kv_cache_free_gpu_mem_fraction", "scenario", LABELS["kv_cache_free_gpu_mem_fraction"], section=HW),
     F("max_num_seqs", "scenario", LABELS["max_num_seqs"], section=HW),
     F("max_num_batched_tokens", "scenario", LABELS["max_num_batched_tokens"], section=HW),
+    # ---- speculative decoding (sim.Scenario's spec_* fields, the panels' card)
+    F("spec_method", "scenario", LABELS["spec_method"], options=SPEC_METHODS, section=SPEC),
+    F("spec_draft_model", "scenario", LABELS["spec_draft_model"], "with method draft: a catalog model that proposes "
+      "tokens for the target to check (none: no speculative decoding)", options=draft_choices, section=SPEC, widget="select"),
+    F("spec_tokens", "scenario", LABELS["spec_tokens"], section=SPEC),
+    F("spec_acceptance", "scenario", LABELS["spec_acceptance"], section=SPEC, widget="slider", step=0.05),
     # ---- workload
     F("arrival", "workload", "Arrivals", options=tuple(ARRIVALS), section="Workload"),
     F("rate_per_s", "workload", "Request rate (per s)", section="Workload", widget="slider", step=0.1),
@@ -170,7 +179,7 @@ LAB_FIELDS = (
     F("sweep_high_per_s", "sweep", "Sweep to (req/s)", bounds=(0.001, 100_000.0, False)),
     F("sweep_points", "sweep", "Sweep points", bounds=(2, 24, True)),
 )
-del F, HW, LEN, PRE, ADM, KVM, CL, GT
+del F, HW, LEN, PRE, ADM, KVM, CL, GT, SPEC
 FIELDS_BY_NAME = {f.name: f for f in LAB_FIELDS}
 # The engine's dataclass each group fills (the targets are EngineConfig's own fields).
 ENGINE_GROUPS = {"scenario": Scenario, "workload": Workload, "scheduling": Scheduling, "kv": KVManagement, "cluster": Cluster}
@@ -254,6 +263,8 @@ def preset_values(name: str) -> dict:
     parts = {"scenario": cfg.scenario, "workload": cfg.workload, "scheduling": cfg.scheduling, "kv": cfg.kv,
              "cluster": cfg.cluster, "targets": cfg}
     values = {f.name: getattr(parts[f.group], f.name) for f in LAB_FIELDS if f.group in parts}
+    if values["spec_draft_model"] is None:  # a list's value is text in both runtimes (settings.NO_DRAFT)
+        values["spec_draft_model"] = NO_DRAFT
     values["compare_policy"] = "fcfs" if cfg.scheduling.policy != "fcfs" else "chunked"
     values["sweep_high_per_s"] = max(2 * values["rate_per_s"], 1.0)
     values["sweep_low_per_s"] = values["sweep_high_per_s"] / 16
@@ -283,9 +294,18 @@ def lab_config(values: dict, policy: str | None = None, trace=None) -> EngineCon
     parts["workload"]["trace"] = trace
     if policy is not None:
         parts["scheduling"]["policy"] = policy
-    built = {group: cls(**parts[group]) for group, cls in ENGINE_GROUPS.items()}
+    built = {group: cls(**parts[group]) for group, cls in ENGINE_GROUPS.items() if group != "scenario"}
+    built["scenario"] = lab_scenario(values)
     return EngineConfig(scenario=built["scenario"], workload=built["workload"], scheduling=built["scheduling"],
                         kv=built["kv"], cluster=built["cluster"], **{k: values[k] for k in group_fields("targets")})
+
+
+def lab_scenario(values: dict) -> Scenario:
+    """The sim.Scenario of these settings (the draft list's "none" is sim's None)."""
+    fields = {k: values[k] for k in SCENARIO_KEYS}
+    if fields["spec_draft_model"] == NO_DRAFT:
+        fields["spec_draft_model"] = None
+    return Scenario(**fields)
 
 
 def policy_label(policy: str) -> str:

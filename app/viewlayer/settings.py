@@ -10,6 +10,7 @@ import re
 
 from kvlab.sim import catalog, gpu_ids, load_profile, model_ids, profile_names
 from kvlab.sim.scenario import ALLOCATIONS, ENGINES, FIELDS, TP_SIZES, Scenario
+from kvlab.sim.spec_heads import SPEC_METHODS
 from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 
 DEFAULTS = Scenario()
@@ -25,7 +26,7 @@ MAIN_FIELDS = (
 ADVANCED_FIELDS = (
     "block_size_tokens", "max_num_batched_tokens", "max_num_seqs", "mem_fraction_static",
     "kv_cache_free_gpu_mem_fraction", "kv_cache_max_tokens", "max_model_len", "gpu_memory_gib", "dollars_per_gpu_hour",
-    "spec_draft_model", "spec_tokens", "spec_acceptance",
+    "spec_method", "spec_draft_model", "spec_tokens", "spec_acceptance",
 )
 # The draft-model choice meaning "no speculative decoding" (sim's None): a list's value is text in
 # both runtimes, so the settings hold "" and `scenario` turns it into None.
@@ -67,6 +68,7 @@ LABELS = {
     "max_model_len": "Longest request, tokens (max_model_len)",
     "gpu_memory_gib": "GPU memory override (GiB)",
     "dollars_per_gpu_hour": "Price per GPU-hour ($)",
+    "spec_method": "Proposals from (speculative_config method)",
     "spec_draft_model": "Draft model",
     "spec_tokens": "Tokens the draft proposes a step (num_speculative_tokens)",
     "spec_acceptance": "Acceptance rate per proposed token",
@@ -122,6 +124,7 @@ def choices(name: str) -> dict[str, object] | None:
         "pp": lambda: {str(v): v for v in TP_SIZES},
         "allocation": lambda: {v: v for v in ALLOCATIONS},
         "engine": lambda: {v: v for v in ENGINES}, "profile": profile_choices, "spec_draft_model": draft_choices,
+        "spec_method": lambda: {v: v for v in SPEC_METHODS},
     }
     return table[name]() if name in table else None
 

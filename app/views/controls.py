@@ -128,6 +128,7 @@ class Controls(pn.viewable.Viewer):
             "max_model_len": pn.widgets.IntInput.from_param(p.max_model_len, placeholder="engine default", **wide),
             "gpu_memory_gib": pn.widgets.FloatInput.from_param(p.gpu_memory_gib, placeholder="catalog capacity", **wide),
             "dollars_per_gpu_hour": pn.widgets.FloatInput.from_param(p.dollars_per_gpu_hour, placeholder="not priced", **wide),
+            "spec_method": pn.widgets.RadioButtonGroup.from_param(p.spec_method, color="primary", variant="outline", **wide),
             "spec_draft_model": pn.widgets.Select.from_param(p.spec_draft_model, **wide),
             "spec_tokens": pn.widgets.IntInput.from_param(p.spec_tokens, **wide),
             "spec_acceptance": pn.widgets.FloatSlider.from_param(p.spec_acceptance, step=0.05, **wide),
@@ -161,7 +162,7 @@ class Controls(pn.viewable.Viewer):
                              "dollars_per_gpu_hour")),
             title="Engine limits and price", collapsed=True, sizing_mode="stretch_width", margin=(10, 10))
         speculative = pn.Card(
-            *(w[k] for k in ("spec_draft_model", "spec_tokens", "spec_acceptance")),
+            *(w[k] for k in ("spec_method", "spec_draft_model", "spec_tokens", "spec_acceptance")),
             title="Speculative decoding", collapsed=True, sizing_mode="stretch_width", margin=(10, 10))
         return pn.Column(
             heading("Model"), self.model, self.config, w["force_mha"], w["weight_dtype"],

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import param
 from kvlab.sim.scenario import ALLOCATIONS, ENGINES, FIELDS, TP_SIZES, Scenario
+from kvlab.sim.spec_heads import SPEC_METHODS
 from kvlab.sim.units import KV_DTYPES, WEIGHT_DTYPES
 
 from kvlab import sim
@@ -87,6 +88,9 @@ class Settings(param.Parameterized):
     max_model_len = _numeric("max_model_len")
     gpu_memory_gib = _numeric("gpu_memory_gib")
     dollars_per_gpu_hour = _numeric("dollars_per_gpu_hour")
+    spec_method = param.Selector(default=DEFAULTS.spec_method, objects=list(SPEC_METHODS), label=LABELS["spec_method"],
+                                 doc="speculative decoding: draft (the draft model below; none: off), eagle (an EAGLE head "
+                                     "built from the target), mtp (the target's own MTP layers)")
     spec_draft_model = param.Selector(default=NO_DRAFT, objects=draft_choices(), label=LABELS["spec_draft_model"],
                                       doc="speculative decoding: a catalog model that proposes tokens for the target to check")
     spec_tokens = _numeric("spec_tokens")

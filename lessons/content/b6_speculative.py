@@ -228,9 +228,9 @@ It also needs idle arithmetic, and a large batch has little. With {MANY_USERS} u
                "guesses save.",
                "The draft's weights and its cache for every sequence come out of the pool, and at a large batch the "
                "check is compute-bound: speculative decoding is a lever for light load."),
-        not_captured=("kvlab models a separate draft model with one acceptance rate for every position and request, "
-                      "not drafting heads such as EAGLE or multi-token prediction that reuse the big model's own states.",
-                      "The serving lab's time-domain engine does not run a draft; this lesson's figures are the "
-                      "steady-state model's."),
+        not_captured=("kvlab gives every position and request one acceptance rate. Its EAGLE head (spec_method eagle) is "
+                      "shaped from the big model's dimensions, not read from a trained head's config.",
+                      "The serving lab's time-domain engine runs a draft too (its Speculative decoding card); this "
+                      "lesson's figures are the steady-state model's."),
         ideas=("speculative-decoding", "speculative-acceptance"),
     )

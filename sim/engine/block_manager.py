@@ -29,7 +29,7 @@ from .prefix_cache import PrefixCache
 
 class BlockManager:
     __slots__ = ("block_size", "gpu", "swap", "cache", "watermark_blocks", "swap_mode", "block_bytes",
-                 "host_link_bytes_per_s", "table_blocks", "state_blocks")
+                 "host_link_bytes_per_s", "table_blocks", "state_blocks", "lookahead")
 
     def __init__(self, setup):
         kv = setup.config.kv
@@ -48,6 +48,15 @@ class BlockManager:
         # whatever its length (its bytes over a block's, rounded up), kept in its private count.
         state = setup.clock.state_bytes_per_sequence
         self.state_blocks = -int(-state // self.block_bytes) if state else 0
+        # Speculative decoding: every sequence also holds the k slots its verify step writes ahead
+        # of its kept tokens (clock.SpecDecode), from admission on.
+        spec = setup.clock.spec
+        self.lookahead = spec.lookahead_tokens if spec is not None else 0
+
+    def blocks_held(self, cached_tokens: int) -> int:
+        """Blocks a running sequence holding `cached_tokens` owns: its tokens, the lookahead slots
+        and its recurrent state."""
+        return blocks_for(cached_tokens + self.lookahead, self.block_size) + self.state_blocks
 
     # ----- questions -------------------------------------------------------------------------
     @property
@@ -73,11 +82,11 @@ class BlockManager:
         node = None
         gpu_hit = host_hit = 0
         if seq.remote_from is not None:
-            need = blocks_for(seq.target, self.block_size) + self.state_blocks
+            need = self.blocks_held(seq.target)
         else:
             if cache is not None and seq.prefix_id is not None:
                 node, gpu_hit, host_hit = cache.peek(seq.prefix_id, seq.prefix_tokens // self.block_size)
-            need = blocks_for(seq.target, self.block_size) + self.state_blocks - gpu_hit
+            need = self.blocks_held(seq.target) - gpu_hit
         available = self.gpu.free + (cache.reclaimable_excluding(node) if cache is not None else 0)
         return node, gpu_hit, host_hit, need, available - need - self.watermark_blocks
 
@@ -119,7 +128,7 @@ class BlockManager:
     def catch_up(self, table: BlockTable, cached_tokens: int) -> None:
         """A sequence leaves the decode set with `cached_tokens`: its private count catches up
         with the blocks the runs took for it in aggregate (`grow`)."""
-        table.private = blocks_for(cached_tokens, self.block_size) + self.state_blocks - table.shared
+        table.private = self.blocks_held(cached_tokens) - table.shared
 
     def share_prefix(self, seq) -> None:
         """`seq`'s prefill is complete: the full blocks of its shared prefix that it computed
@@ -147,7 +156,7 @@ class BlockManager:
         `cached_tokens` fit the swap space goes there -- the whole table, shared prefix blocks
         included, to come back as private blocks -- and the copy time (s) is returned; otherwise
         None: its KV is dropped and will be recomputed."""
-        blocks = blocks_for(cached_tokens, self.block_size) + self.state_blocks
+        blocks = self.blocks_held(cached_tokens)
         swap = decoding and self.swap_mode and blocks <= self.swap.free
         self.release(seq.table)
         if not swap:

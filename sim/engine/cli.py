@@ -18,6 +18,7 @@ import json
 import sys
 from dataclasses import asdict, fields
 
+from ..cli import SPEC_FIELDS, add_spec_options
 from ..cliargs import Check, Parser, flag, parse, report
 from ..errors import InputError
 from ..fields import describe, shown
@@ -80,6 +81,7 @@ def build_parser() -> Parser:
         p.add_option(name, choices=CHOICES[name])
     for name in SCENARIO_OPTIONS:
         p.add_option(name, bound=SCENARIO_FIELDS[name])
+    add_spec_options(p, None)
     for name, b in ENGINE_FIELDS.items():
         p.add_option(name, bound=b)
     for name, choices in CHOICES.items():
@@ -114,7 +116,7 @@ def read_trace(path: str) -> tuple[tuple | None, list[str]]:
 
 def config_from_args(args: argparse.Namespace, trace=None) -> EngineConfig:
     cfg = preset(args.preset or "default")
-    scenario_changes = {k: getattr(args, k) for k in SCENARIO_CHOICES + SCENARIO_OPTIONS if getattr(args, k) is not None}
+    scenario_changes = {k: getattr(args, k) for k in SCENARIO_CHOICES + SCENARIO_OPTIONS + SPEC_FIELDS if getattr(args, k) is not None}
     if scenario_changes:
         cfg = cfg.with_(scenario=cfg.scenario.with_(**scenario_changes))
     changes = {}

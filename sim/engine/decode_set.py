@@ -9,7 +9,9 @@ Between events every decoding sequence gains one token per step, so the set is d
   that writes token c + 1 exactly when c is a multiple of the block size B. Its phase
   (c - G) mod B never changes while it decodes, so a histogram of phases answers "how many blocks
   do the next k steps need" in O(B): k // B full cycles of n blocks, plus the phases hit in the
-  remaining k mod B steps;
+  remaining k mod B steps. Under speculative decoding a sequence also holds the k lookahead
+  slots its verify step writes (clock.SpecDecode), so it needs a block when c + k is a multiple
+  of B: its phase is (c + k - G) mod B;
 - a heap of milestones: the step at which each sequence finishes (G = finish_g) or, for models
   with sliding-window layers, reaches the window (its per-step KV read growth changes there).
 
@@ -30,7 +32,7 @@ _WINDOW, _FINISH = 0, 1
 
 class DecodeSet:
     __slots__ = ("block_size", "clock", "window", "full_fraction", "window_fraction",
-                 "n", "g", "kv_read", "below_window", "phase_counts", "heap", "sum_finish_g")
+                 "n", "g", "kv_read", "below_window", "phase_counts", "heap", "sum_finish_g", "lookahead", "context")
 
     def __init__(self, block_size: int, clock: StepClock):
         self.block_size = block_size
@@ -45,6 +47,8 @@ class DecodeSet:
         self.phase_counts = [0] * block_size
         self.heap: list[tuple] = []
         self.sum_finish_g = 0
+        self.lookahead = clock.spec.lookahead_tokens if clock.spec is not None else 0
+        self.context = 0  # tokens the next decode step's sequences hold, summed (the draft's steps read them)
 
     # ----- membership -----------------------------------------------------------------------
     def add(self, seq: Seq, cached_tokens: int) -> None:
@@ -52,8 +56,9 @@ class DecodeSet:
         seq.join_g = g
         seq.join_ctx = cached_tokens
         seq.finish_g = g + (seq.output - seq.generated)
-        self.phase_counts[(cached_tokens - g) % self.block_size] += 1
+        self.phase_counts[(cached_tokens + self.lookahead - g) % self.block_size] += 1
         read = cached_tokens + 1
+        self.context += read
         self.kv_read += self.clock.kv_read(read)
         w = self.window
         if w and read < w:
@@ -72,12 +77,14 @@ class DecodeSet:
         c = self.cached(seq)
         read = c + 1
         self.kv_read -= self.clock.kv_read(read)
+        self.context -= read
         if self.window and read < self.window:
             self.below_window -= 1
-        self.phase_counts[(seq.join_ctx - seq.join_g) % self.block_size] -= 1
+        self.phase_counts[(seq.join_ctx + self.lookahead - seq.join_g) % self.block_size] -= 1
         self.sum_finish_g -= seq.finish_g
         self.n -= 1
-        seq.generated = seq.output - (seq.finish_g - self.g)
+        # (at most its output: a speculative cycle can carry it past its last token, sequence.py)
+        seq.generated = min(seq.output, seq.output - (seq.finish_g - self.g))
         seq.epoch += 1
         if self.n == 0:
             self.kv_read = 0.0  # drop accumulated rounding
@@ -133,6 +140,7 @@ class DecodeSet:
     def advance(self, k: int) -> list[Seq]:
         """Run k steps; return the sequences that finished (still members: the caller removes them)."""
         self.kv_read += k * self.growth()
+        self.context += k * self.n
         self.g += k
         g = self.g
         heap = self.heap

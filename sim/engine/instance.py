@@ -104,6 +104,7 @@ class Instance:
         self.joiners: list[Seq] = []  # joined the decode set since its last step
         self.last_decode_end_s = 0.0
         self.arrived_kv: list[Seq] = []  # pulled KV complete, waiting for the next step boundary
+        self.spec_carry = 0.0  # speculative decoding: the fraction of a token the cycles so far owe (SpecDecode.advance)
         self.busy = False
         self.version = 0
         self.plan = Plan()
@@ -301,16 +302,33 @@ class Instance:
         self.steps += 1
         self.events.step_ends_at(p.end_s(), self, self.version)
 
-    def plan_decode_run(self, p: Plan, now: float, k: int) -> None:
-        """Fill `p` with a run of `k` pure decode steps of the decode set (k chosen by the scheduler)."""
+    def cycle_tokens(self) -> int:
+        """Tokens the next whole decode step gives each decoding sequence: 1, or under speculative
+        decoding the next integer share of the running sum of E (SpecDecode.advance)."""
+        spec = self.clock.spec
+        return 1 if spec is None else spec.advance(self.spec_carry)[0]
+
+    def _take_cycle(self) -> int:
+        spec = self.clock.spec
+        if spec is None:
+            return 1
+        tokens, self.spec_carry = spec.advance(self.spec_carry)
+        return tokens
+
+    def plan_decode_run(self, p: Plan, now: float, k: int, cycle: bool = False) -> None:
+        """Fill `p` with a run of `k` pure decode steps of the decode set (k chosen by the scheduler).
+        `cycle`: the run is one whole speculative cycle (k its cycle_tokens), whose share of E is taken."""
         dec = self.decoding
+        if cycle:
+            self._take_cycle()
         p.t0 = now
         p.k = k
         p.decode = True
         p.n = dec.n
         p.chunks = []
         p.run = self.clock.decode_run(dec.n, dec.kv_read, dec.growth(), self.extra_s,
-                                      (dec.kv_read + dec.growth() * (p.k - 1) / 2) / dec.n)
+                                      (dec.kv_read + dec.growth() * (p.k - 1) / 2) / dec.n,
+                                      dec.context / dec.n)
         p.blocks_planned = dec.blocks_needed(p.k)
         p.dur_s = 0.0
 
@@ -319,10 +337,10 @@ class Instance:
         dec = self.decoding
         clock = self.clock
         n = dec.n if with_decode else 0
-        tokens = n
-        kv_read = dec.kv_read if n else 0.0
-        pairs = kv_read
-        sampled = n  # rows the lm_head computes: every decode, and each prompt this step completes
+        # sampled: rows the lm_head computes, every decode (speculative: every position) and each
+        # prompt this step completes; decode_extra_s: a speculative draft's steps
+        tokens, kv_read, pairs, sampled, decode_extra_s = (clock.decode_shape(n, dec.kv_read, dec.context / n) if n
+                                                           else (0, 0.0, 0.0, 0, 0.0))
         context = kv_read / n if n else None
         for seq, m in chunks:
             r, a = clock.prefill_chunk(m, seq.computed)
@@ -334,15 +352,15 @@ class Instance:
             if context is None:
                 context = seq.computed + m / 2
         p.t0 = now
-        p.k = 1 if n else 0
+        p.k = self._take_cycle() if n else 0
         p.decode = bool(n)
         p.n = n
         p.chunks = chunks
         p.run = None
-        p.dur_s = clock.step_s(tokens, kv_read, pairs, sampled, context) + self.extra_s
+        p.dur_s = clock.step_s(tokens, kv_read, pairs, sampled, context) + decode_extra_s + self.extra_s
         p.blocks_planned = 0
         if chunks:
-            self.metrics.prefill_batch(self, now, len(chunks), tokens - n, self.new_hit_tokens)
+            self.metrics.prefill_batch(self, now, len(chunks), sum(m for _, m in chunks), self.new_hit_tokens)
 
     def _finish(self, now: float) -> None:
         """The planned step (or run) has ended at `now`: apply it, then start the next."""
@@ -370,20 +388,27 @@ class Instance:
         # Inter-token latency: the first step's token follows each member's previous token (the
         # last decode step's end, or its own first token for newcomers); then k - 1 more gaps.
         first_end = p.t0 + (p.run.step_s(0) if p.run is not None else p.dur_s)
+        # A step that carries chunks gives its k tokens (speculative: a whole cycle's) at its end:
+        # each of its k gaps is counted as the step over k, as in a run of k steps.
+        share = 1 if p.run is not None else k
         n_old = p.n - len(self.joiners)
         if n_old:
-            metrics.itl(self, first_end - self.last_decode_end_s, n_old)
+            metrics.itl(self, (first_end - self.last_decode_end_s) / share, n_old * share)
         for seq in self.joiners:
-            metrics.itl(self, first_end - seq.last_token_s, 1)
+            metrics.itl(self, (first_end - seq.last_token_s) / share, share)
         self.joiners.clear()
-        if k > 1:
+        if k > 1 and p.run is not None:
             for lo_s, hi_s, count in _segments(p.run, 1, k):
                 metrics.itl_linear(self, lo_s, hi_s, count, p.n)
         self.last_decode_end_s = now
+        generated = p.n * k
+        g = dec.g + k
         for seq in dec.advance(k):
+            # A cycle can carry a sequence past its last token: those tokens are not its own.
+            generated -= g - seq.finish_g
             self.leave_decode(seq)
             self._finished(seq, now)
-        return p.n * k
+        return generated
 
     def _prefill_done(self, seq: Seq, now: float) -> None:
         self.prefilling.remove(seq)
@@ -415,8 +440,7 @@ class Instance:
 
 def _segments(run: DecodeRun, lo: int, hi: int):
     """Steps lo..hi-1 of a run as linear pieces (first duration, last duration, count)."""
-    s = run._switch
-    cuts = [lo, hi] if s is None or not lo < s < hi else [lo, s, hi]
+    cuts = [lo, *(s for s in run.breaks() if lo < s < hi), hi]
     for a, b in zip(cuts, cuts[1:], strict=False):
         if b > a:
             yield run.step_s(a), run.step_s(b - 1), b - a

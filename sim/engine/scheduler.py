@@ -152,14 +152,19 @@ class Scheduler:
             return
         if self.preempted:
             single = True  # the victim's blocks may admit the queue's head at the very next plan
-        k = 1 if single else min(dec.steps_to_milestone(), dec.max_steps(self.blocks.reclaimable()), self.max_run_steps)
         inst = self.inst
+        # A single step is one decode step of the engine: under speculative decoding a whole cycle,
+        # its cycle_tokens steps of one token each (clock.py). Every plan keeps a cycle's blocks
+        # free (make_room_for_decode), so a run stops where the next plan would have to preempt.
+        cycle = inst.cycle_tokens()
+        room = min(dec.steps_to_milestone(), dec.max_steps(self.blocks.reclaimable()) - (cycle - 1))
+        k = min(cycle, room) if single else min(room, self.max_run_steps)
         if self.reserve_init and inst.waiting and len(inst.running) < self.max_num_seqs:
             # The reserve ratio shrinks every step, so the head of the queue can become admissible
             # in the middle of a run: look again every few steps (the one approximation of the
             # closed form; admission comes at most RESERVE_RECHECK_STEPS - 1 steps late).
             k = min(k, RESERVE_RECHECK_STEPS)
-        inst.plan_decode_run(p, now, max(k, 1))
+        inst.plan_decode_run(p, now, max(k, 1), cycle=single)
         self.last_step_prefill = False
 
     # ----- what a step carries -----------------------------------------------------------------
@@ -179,7 +184,7 @@ class Scheduler:
             # No new admissions in a step that had to preempt (vLLM V1), nor while swapped-out
             # sequences wait to come back (vLLM V0 schedules no prefill while its swapped queue is non-empty).
             return []
-        self.decode_reserve = self.decoding.blocks_needed(1) if with_decode and self.decoding.n else 0
+        self.decode_reserve = self.decoding.blocks_needed(self.inst.cycle_tokens()) if with_decode and self.decoding.n else 0
         return self.admit_from_waiting(now, budget, whole)
 
     def admit_from_waiting(self, now: float, budget: int, whole: bool) -> list:
@@ -242,7 +247,7 @@ class Scheduler:
         fit (vLLM: the running queue's tail is preempted first)."""
         dec = self.decoding
         inst = self.inst
-        while dec.n and dec.blocks_needed(1) > self.blocks.reclaimable():
+        while dec.n and dec.blocks_needed(inst.cycle_tokens()) > self.blocks.reclaimable():
             victim = next((s for s in reversed(inst.running.values()) if s.state == RUNNING), None)
             if victim is None:
                 break

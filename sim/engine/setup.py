@@ -12,11 +12,12 @@ from dataclasses import dataclass
 
 from ..errors import InputError, Issue
 from ..evaluate import evaluate
-from ..resolve import machine_for
+from ..resolve import machine_for, validated
+from ..resolve import setup as sim_setup
 from ..result import Result
 from ..units import GB, GIB
 from .blocks import blocks_for
-from .clock import StepClock
+from .clock import SpecDecode, StepClock
 from .config import EngineConfig
 
 
@@ -60,11 +61,6 @@ def build(config: EngineConfig) -> tuple[Setup | None, list[Issue], list[str]]:
         # A pipeline keeps pp micro-batches in flight; the engine's steps are whole-model steps.
         return None, [Issue("pp", "pipeline parallelism is modelled by the steady-state evaluation only, not by the "
                                   "time-domain engine; set it to 1 here")], []
-    if s.spec_draft_model is not None:
-        # Its steps yield a variable number of tokens a sequence; the engine's decode runs advance
-        # one token a step. The steady-state evaluation models it (sim.speculative).
-        return None, [Issue("spec_draft_model", "speculative decoding is modelled by the steady-state evaluation only, "
-                                                "not by the time-domain engine; leave it unset here")], []
     r = evaluate(s)
     if r.errors:
         return None, [Issue(e["field"], e["message"]) for e in r.errors], list(r.warnings)
@@ -75,7 +71,15 @@ def build(config: EngineConfig) -> tuple[Setup | None, list[Issue], list[str]]:
         issues.append(Issue("max_num_batched_tokens", f"must be at least max_num_seqs ({max_seqs:,}) so that every running "
                                                       f"sequence can decode in one step; got {max_tokens:,}"))
     bs = s.block_size_tokens
-    blocks = r.kv_pool_tokens // bs
+    # The draft evaluate() budgeted for (its weights and cache are in r's figures already).
+    draft = sim_setup(validated(s)).draft
+    pool_tokens = r.kv_pool_tokens
+    if draft is not None:
+        # A speculative draft's cache lives in the same blocks as the target's (vLLM sizes one
+        # page over all layers, the draft's included): a block of the pool holds both, so the
+        # pool that evaluate() counts in target tokens holds fewer tokens of the pair.
+        pool_tokens = int(r.kv_pool_bytes // (r.kv_bytes_per_token + draft.kv_bytes_per_token))
+    blocks = pool_tokens // bs
     if blocks <= 0:
         why = r.warnings[-1] if r.warnings else "the KV pool is empty"
         issues.append(Issue("gpu_memory_utilization", f"leaves no KV pool: {why}"))
@@ -87,7 +91,8 @@ def build(config: EngineConfig) -> tuple[Setup | None, list[Issue], list[str]]:
     except InputError as e:  # evaluate() already accepted these; kept for callers that bypass it
         return None, list(e.issues), []
     gpu = machine.gpu
-    clock = StepClock(machine)
+    spec = SpecDecode(draft.machine, s.spec_tokens, s.spec_acceptance) if draft is not None else None
+    clock = StepClock(machine, spec, draft.kv_bytes_per_token if draft is not None else 0.0)
     block_bytes = bs * clock.kv_bytes_per_token
     kv = config.kv
     host_link = kv.host_link_gb_per_s * GB if kv.host_link_gb_per_s else gpu.host_link_bytes_per_s
@@ -122,7 +127,9 @@ def check_requests(setup: Setup, requests) -> list[Issue]:
     sched = cfg.scheduling
     watermark = int(sched.watermark_fraction * setup.num_gpu_blocks)
     reserve = sched.new_token_ratio if sched.admission == "reserve" else 0.0
-    need = max(blocks_for(tokens, bs), blocks_for(longest.prompt_tokens, bs) + blocks_for(int(reserve * longest.output_tokens), bs))
+    ahead = setup.clock.spec.lookahead_tokens if setup.clock.spec is not None else 0  # speculative slots (clock.SpecDecode)
+    need = max(blocks_for(tokens + ahead, bs),
+               blocks_for(longest.prompt_tokens + ahead, bs) + blocks_for(int(reserve * longest.output_tokens), bs))
     field = "trace" if cfg.workload.arrival == "trace" else "prompt_max_tokens"
     max_len = cfg.scenario.max_model_len
     if max_len is not None and tokens > max_len:

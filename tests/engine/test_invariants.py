@@ -34,6 +34,12 @@ VARIANTS = {
     "crosses-compute-to-memory": dict(n=400, scenario=ROOMY.with_(max_num_seqs=1024, max_num_batched_tokens=8192),
                                       arrival="closed", clients=400, prompt_dist="fixed", prompt_tokens=128,
                                       output_dist="fixed", output_tokens=800),
+    # Speculative decoding (Qwen3-0.6B drafting 4 tokens at acceptance 0.6): decode runs of one
+    # token a step at cycle / E, chunked steps that give a whole cycle's tokens, lookahead slots
+    "spec-chunked": dict(scenario=TIGHT.with_(spec_draft_model="qwen3-0.6b", spec_tokens=4, spec_acceptance=0.6)),
+    "spec-lanes-swap": dict(policy="lanes", preemption="swap",
+                            scenario=TIGHT.with_(spec_draft_model="qwen3-0.6b", spec_tokens=4, spec_acceptance=0.6)),
+    "spec-fcfs": dict(policy="fcfs", scenario=TIGHT.with_(spec_draft_model="qwen3-0.6b", spec_tokens=16, spec_acceptance=0.9)),
 }
 
 
@@ -173,10 +179,13 @@ def test_reserve_admission_is_close_to_stepping():
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(policy=st.sampled_from(["fcfs", "chunked", "lanes"]), preemption=st.sampled_from(["recompute", "swap"]),
        rate=st.floats(2.0, 30.0), util=st.floats(0.25, 0.6), seed=st.integers(0, 10_000),
-       prefix=st.booleans(), block=st.sampled_from([8, 16, 32]), budget=st.sampled_from([512, 2048, 8192]))
-def test_random_configurations_keep_every_invariant(policy, preemption, rate, util, seed, prefix, block, budget):
+       prefix=st.booleans(), block=st.sampled_from([8, 16, 32]), budget=st.sampled_from([512, 2048, 8192]),
+       spec=st.sampled_from([None, (2, 0.5), (16, 0.95)]))
+def test_random_configurations_keep_every_invariant(policy, preemption, rate, util, seed, prefix, block, budget, spec):
     scenario = TIGHT.with_(gpu_memory_utilization=util, block_size_tokens=block, max_num_batched_tokens=budget,
                            max_num_seqs=min(256, budget))
+    if spec is not None:  # speculative decoding: lookahead slots as large as a block or two
+        scenario = scenario.with_(spec_draft_model="qwen3-0.6b", spec_tokens=spec[0], spec_acceptance=spec[1])
     changes = dict(policy=policy, preemption=preemption, seed=seed)
     if prefix:
         changes.update(prefix_tokens=1000, prefix_fraction=0.7, prefix_groups=5, prompt_min_tokens=1100)

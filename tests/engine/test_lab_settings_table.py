@@ -108,3 +108,19 @@ def test_the_server_and_the_browser_read_a_link_alike():
     assert {k: getattr(s, k) for k in URL_FIELDS} == {k: page.values[k] for k in URL_FIELDS}
     assert encode_query(s) == page.query
     assert lab_settings.merge_values(lab_defaults(), {"preset": "seed001-saturation"})["num_requests"] != 321
+
+
+def test_the_lab_has_the_panels_speculative_card_and_runs_it():
+    """The "Speculative decoding" card: no draft is sim's None (the list holds text), a draft model
+    or an EAGLE head runs in the engine, and the server's Scenario is the browser's."""
+    assert lab_settings.section_fields("Speculative decoding") == ("spec_method", "spec_draft_model", "spec_tokens",
+                                                                   "spec_acceptance")
+    values = lab_defaults()
+    assert values["spec_draft_model"] == "" and lab_settings.lab_scenario(values).spec_draft_model is None
+    for changes in ({"spec_draft_model": "qwen3-0.6b"}, {"spec_method": "eagle"}):
+        chosen = lab_settings.merge_values(values, changes)
+        cfg = lab_settings.lab_config(chosen)
+        assert cfg.scenario.spec_method == chosen["spec_method"]
+        settings = LabSettings()
+        settings.param.update(**changes)
+        assert settings.scenario() == cfg.scenario
