@@ -220,6 +220,17 @@ class MemoryBudget:
         return self.capacity_bytes - self.usable_bytes
 
 
+def pool_tokens_with_draft(mem: MemoryBudget, kv_bytes_per_token: float, draft_kv_bytes_per_token: float,
+                           block_size_tokens: int) -> int:
+    """Tokens the pool holds when a speculative draft's cache shares it: each token's slot holds the
+    target's and the draft's layers (vLLM sizes one page over all layers, the draft's included), so
+    the pool holds fewer tokens of the pair than `mem.kv_pool_tokens` counts in the target's alone;
+    whole blocks under the engines' accounting, as the pool itself."""
+    per_token = kv_bytes_per_token + draft_kv_bytes_per_token
+    tokens = int(mem.kv_pool_bytes // per_token) if per_token > 0 else 0
+    return tokens if mem.engine == "textbook" else tokens // block_size_tokens * block_size_tokens
+
+
 def budget(
     *,
     arch: Architecture,

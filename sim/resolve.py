@@ -378,7 +378,9 @@ def setup(s: Scenario) -> Setup:
         non_torch_bytes=mem.non_torch_bytes,
         activation_reserve_bytes=mem.activation_reserve_bytes,
         kv_pool_bytes=mem.kv_pool_bytes,
-        kv_pool_tokens=mem.kv_pool_tokens,
+        # The tokens the pool holds, a draft's cache included (the engine's pool and the panels' tile).
+        kv_pool_tokens=(memory.pool_tokens_with_draft(mem, kv_per_token, draft.kv_bytes_per_token, s.block_size_tokens)
+                        if draft else mem.kv_pool_tokens),
         startup_bytes=mem.startup_bytes,
         kv_num_blocks=mem.num_blocks,
         effective_max_num_batched_tokens=limits.max_num_batched_tokens,

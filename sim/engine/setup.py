@@ -71,15 +71,10 @@ def build(config: EngineConfig) -> tuple[Setup | None, list[Issue], list[str]]:
         issues.append(Issue("max_num_batched_tokens", f"must be at least max_num_seqs ({max_seqs:,}) so that every running "
                                                       f"sequence can decode in one step; got {max_tokens:,}"))
     bs = s.block_size_tokens
-    # The draft evaluate() budgeted for (its weights and cache are in r's figures already).
+    # The draft evaluate() budgeted for (its weights and cache are in r's figures already; its
+    # pool's tokens count the draft's cache, sim.memory.pool_tokens_with_draft).
     draft = sim_setup(validated(s)).draft
-    pool_tokens = r.kv_pool_tokens
-    if draft is not None:
-        # A speculative draft's cache lives in the same blocks as the target's (vLLM sizes one
-        # page over all layers, the draft's included): a block of the pool holds both, so the
-        # pool that evaluate() counts in target tokens holds fewer tokens of the pair.
-        pool_tokens = int(r.kv_pool_bytes // (r.kv_bytes_per_token + draft.kv_bytes_per_token))
-    blocks = pool_tokens // bs
+    blocks = r.kv_pool_tokens // bs
     if blocks <= 0:
         why = r.warnings[-1] if r.warnings else "the KV pool is empty"
         issues.append(Issue("gpu_memory_utilization", f"leaves no KV pool: {why}"))

@@ -142,6 +142,8 @@ def test_the_engine_pool_holds_the_draft_cache_and_the_lookahead_slots():
     assert spec.clock.kv_bytes_per_token == pytest.approx(r.kv_bytes_per_token + 114_688)
     assert spec.pool_tokens == pytest.approx(r.kv_pool_bytes / spec.clock.kv_bytes_per_token, abs=spec.block_size)
     assert spec.num_gpu_blocks < 0.6 * plain.num_gpu_blocks
+    # one figure: the panels' "KV pool ... tokens" tile (evaluate) is the engine's pool
+    assert r.kv_pool_tokens == spec.pool_tokens < plain.pool_tokens
     # a running sequence holds its tokens and the 3 slots its verify step writes ahead of them
     blocks = BlockManager(spec)
     assert blocks.blocks_held(16 * 10) == 11 and blocks.blocks_held(16 * 10 - 3) == 10
