@@ -284,8 +284,8 @@ BESIDE_CSS = f"""
 :host {{ flex-direction: column; }}
 @media (min-width: 1200px) {{
   :host {{ flex-direction: row !important; flex-wrap: nowrap !important; align-items: flex-start; }}
-  .kv-step-text {{ flex: 0 0 {READING_MEASURE}; width: {READING_MEASURE} !important; }}
-  .kv-step-aside {{ flex: 1 1 0; min-width: 0; width: auto !important; margin-left: 32px !important; position: sticky; top: 8px; }}
+  .kv-reveal-words {{ flex: 0 0 {READING_MEASURE}; width: {READING_MEASURE} !important; }}
+  .kv-reveal-shown {{ flex: 1 1 0; min-width: 0; width: auto !important; margin-left: 32px !important; position: sticky; top: 8px; }}
 }}"""
 BODY_CSS = "@media (min-width: 1200px) { :host { max-width: 1500px !important; } }"
 
@@ -295,8 +295,8 @@ def _beside(words: list, shown: list) -> list:
     on a wide screen and under them on a narrow one (BESIDE_CSS); the words alone when nothing is shown."""
     if not shown:
         return words
-    return [pn.FlexBox(pn.Column(*words, css_classes=["kv-step-text"], sizing_mode="stretch_width", margin=0),
-                       pn.Column(*shown, css_classes=["kv-step-aside"], sizing_mode="stretch_width", margin=0),
+    return [pn.FlexBox(pn.Column(*words, css_classes=["kv-reveal-words"], sizing_mode="stretch_width", margin=0),
+                       pn.Column(*shown, css_classes=["kv-reveal-shown"], sizing_mode="stretch_width", margin=0),
                        css_classes=["kv-beside"], stylesheets=[BESIDE_CSS], sizing_mode="stretch_width", margin=0)]
 
 

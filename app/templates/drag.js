@@ -18,6 +18,8 @@
   z-index: 2; display: flex; align-items: center; justify-content: center; color: var(--panel-on-background-color, #1f2328); }
 .kv-drag::before { content: ""; width: 10px; height: 60%; min-height: 24px; border-radius: 5px; border: 2px solid currentColor;
   background: var(--panel-background-color, #fff); box-sizing: border-box; }
+.kv-drag.kv-grip-bottom { align-items: flex-end; }
+.kv-drag.kv-grip-bottom::before { height: 28px; min-height: 0; }
 .kv-drag:focus { outline: none; }
 .kv-drag:focus-visible::before, .kv-drag.kv-dragging::before { outline: 3px solid var(--kv-focus, #0B5CAD); outline-offset: 2px; }
 @media (forced-colors: active) { .kv-drag::before { border-color: ButtonText; background: ButtonFace; } }`;
@@ -68,6 +70,7 @@
     const shown = spec && s.span.location !== null && s.span.location !== undefined && !s.slider.disabled && view.frame;
     s.el.style.display = shown ? 'flex' : 'none';
     if (!shown) { return; }
+    s.el.classList.toggle('kv-grip-bottom', spec.grip === 'bottom');
     if (s.el.getRootNode() !== view.shadow_el) {
       view.shadow_el.append(s.style, s.el);
     }

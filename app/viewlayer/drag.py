@@ -13,12 +13,13 @@ from __future__ import annotations
 
 SCALES = ("linear", "log2")
 FORMATS = ("fraction", "tokens")  # how drag.js words the value it announces ("0.90", "4,096 tokens")
+GRIPS = ("middle", "bottom")  # where the handle's visible grip sits: on a bar, or on the axis under a curve's marker
 
 
 def handle(setting: str, x: float | None, label: str, *, scale: str = "linear", a: float = 0.0, b: float = 1.0,
-           value_format: str = "fraction") -> dict:
+           value_format: str = "fraction", grip: str = "middle") -> dict:
     """The properties of a handle's Span: at `x` (None: not drawn), editing `setting`, named `label`."""
-    if scale not in SCALES or value_format not in FORMATS:
-        raise ValueError(f"scale must be one of {SCALES} and value_format one of {FORMATS}")
+    if scale not in SCALES or value_format not in FORMATS or grip not in GRIPS:
+        raise ValueError(f"scale must be one of {SCALES}, value_format one of {FORMATS} and grip one of {GRIPS}")
     return {"location": x, "tags": [{"kv_drag": setting, "label": label, "scale": scale, "a": a, "b": b,
-                                     "format": value_format}]}
+                                     "format": value_format, "grip": grip}]}

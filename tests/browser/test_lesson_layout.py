@@ -30,12 +30,12 @@ LAYOUT_JS = "() => {" + DEEP_ALL + """
   const targets = deepAll('button.bk-btn, input.bk-input').filter((e) => shown(e) && within(e, 'kv-predict'))
     .map((e) => ({what: (e.textContent || e.getAttribute('aria-label') || e.placeholder || '').trim().slice(0, 40),
                   kind: e.tagName, ...box(e)}));
-  const lines = deepAll('p').filter((p) => shown(p) && within(p, 'kv-step-text') && p.textContent.length > 150).map((p) => {
+  const lines = deepAll('p').filter((p) => shown(p) && within(p, 'kv-reveal-words') && p.textContent.length > 150).map((p) => {
     const s = getComputedStyle(p); ctx.font = `${s.fontStyle} ${s.fontWeight} ${s.fontSize} ${s.fontFamily}`;
     const t = p.textContent.replace(/\\s+/g, ' ');
     return {text: t.slice(0, 30), chars: p.getBoundingClientRect().width / (ctx.measureText(t).width / t.length)}; });
   const col = (cls) => deepAll('.' + cls).filter(shown).map(box);
-  return {targets, lines, text: col('kv-step-text'), aside: col('kv-step-aside'), width: document.documentElement.clientWidth}; }"""
+  return {targets, lines, text: col('kv-reveal-words'), aside: col('kv-reveal-shown'), width: document.documentElement.clientWidth}; }"""
 
 
 def _apart(a: dict, b: dict) -> float:
