@@ -41,3 +41,16 @@ def test_no_edge_without_figures():
 def test_a_handle_refuses_a_scale_drag_js_does_not_know():
     with pytest.raises(ValueError, match="scale"):
         handle("prompt_tokens", 1.0, "x", scale="log10")
+
+
+def test_the_prompt_handle_sits_at_the_prompt_and_maps_back_to_the_log2_slider():
+    from kvlab.app.viewlayer.controls import log2
+    from kvlab.app.viewlayer.fit_curve import view_fit_curve
+    from kvlab.app.viewlayer.settings import defaults
+    from kvlab.app.viewlayer.state import compute
+
+    c = compute({**defaults(), "prompt_tokens": 5000}, ("fit",))
+    marker = view_fit_curve(c.result, c.fit)
+    assert marker["handle"]["location"] == marker["point"]["data"]["x"][0] == 5000
+    assert _value_at(marker["handle"], 5000) == pytest.approx(log2(5000))  # the prompt slider's own position
+    assert view_fit_curve(None)["handle"]["location"] is None
