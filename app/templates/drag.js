@@ -11,6 +11,8 @@
 // bar follow. The slider is the one in the same lesson live view (.kv-live) or, on a panel's page, the
 // page's only one; a handle without one, or whose slider is disabled, is not shown.
 // The chart calls window.kvlabDrag.attach(plot) whenever it is laid out or its handle moves.
+// Also here: a teaching figure's parts that a click selects (the step timeline's steps, marked
+// data-kv-step, with the words for each in data-kv-says; see selectIn below).
 (() => {
   const TARGET_PX = 44; // WCAG 2.5.5's target, as the lessons' choices
   const STYLE = `
@@ -150,6 +152,43 @@
     plot.x_range.connect(plot.x_range.change, later);
     return s;
   };
+
+  // A figure's selectable parts (app/viewlayer/step_timeline.py): a click on one selects it, and the
+  // panel's line (.kv-pick, role="slider", its value the part's number) names it; on that line the
+  // arrow keys select the part before or after, Home and End the first and the last. The figure is
+  // an HTML pane's, inside a shadow root: the page's listeners find it through the event's path.
+  const selectIn = (panel, k) => {
+    const parts = [...panel.querySelectorAll('[data-kv-step]')];
+    const pick = panel.querySelector('.kv-pick');
+    const at = Math.min(Math.max(k, 1), parts.length);
+    const chosen = parts[at - 1];
+    if (!chosen || !pick) { return; }
+    for (const g of parts) { g.classList.toggle('kv-picked', g === chosen); }
+    pick.textContent = chosen.dataset.kvSays;
+    pick.setAttribute('aria-valuenow', String(at));
+    pick.setAttribute('aria-valuetext', chosen.dataset.kvSays);
+  };
+  const panelOf = (path) => path.find((n) => n.classList && n.classList.contains('kv-fig-panel'));
+  document.addEventListener('click', (e) => {
+    const path = e.composedPath();
+    const part = path.find((n) => n.dataset && n.dataset.kvStep);
+    const panel = part && panelOf(path);
+    if (!panel) { return; }
+    selectIn(panel, Number(part.dataset.kvStep));
+    panel.querySelector('.kv-pick').focus({preventScroll: true}); // the keyboard goes on from the chosen step
+  });
+  document.addEventListener('keydown', (e) => {
+    const path = e.composedPath();
+    const pick = path[0];
+    const panel = pick && pick.classList && pick.classList.contains('kv-pick') ? panelOf(path) : null;
+    if (!panel) { return; }
+    const now = Number(pick.getAttribute('aria-valuenow'));
+    const moves = {ArrowRight: 1, ArrowUp: 1, ArrowLeft: -1, ArrowDown: -1, PageUp: 10, PageDown: -10};
+    const k = e.key in moves ? now + moves[e.key] : e.key === 'Home' ? 1 : e.key === 'End' ? Infinity : null;
+    if (k === null) { return; }
+    e.preventDefault();
+    selectIn(panel, k);
+  });
 
   window.kvlabDrag = {
     attach(plot) {
