@@ -36,11 +36,18 @@ from . import course
 from .content import model
 from .content.model import Lesson, LiveView, Prediction, Step, TryThis
 
+# A lesson's lines: about 70 characters of its 16 px text (a measure of 60-75 reads best). rem, not em:
+# a Bokeh host sets a font size of its own, and em would follow it.
+READING_MEASURE = "36rem"
+
 # 16 px body text; code in the page's own ink on its surface colour (>= 4.5:1 in both themes,
 # since --kv-ink and --kv-surface switch together).
 LESSON_CSS = BASE_CSS + shipped_css("""
 :host { font-size: 16px; }
-.kv-lesson, .kv-lesson p, .kv-lesson li { font-size: 16px; line-height: 1.6; max-width: 46em; }
+.kv-lesson, .kv-lesson p, .kv-lesson li { font-size: 16px; line-height: 1.6; }
+/* The reading measure, about 70 characters a line (READING_MEASURE): in an HTML pane (.kv-lesson is a
+   div inside it) and in a Markdown pane (.kv-lesson is the pane's own host). */
+.kv-lesson p, .kv-lesson li, :host(.kv-lesson) p, :host(.kv-lesson) li { max-width: @MEASURE@; }
 .kv-lesson code, .kv-lesson pre { color: var(--kv-ink); background: var(--kv-surface); border: 1px solid var(--kv-border);
                                   border-radius: 4px; padding: 0 4px; font-size: 15px; overflow-wrap: anywhere; }
 .kv-lesson h1 { font-size: 1.8rem; margin: 4px 0 8px; }
@@ -62,7 +69,7 @@ LESSON_CSS = BASE_CSS + shipped_css("""
 .kv-caption { font-size: 15px; }
 .kv-peek { border-left: 5px solid #0072B2; padding: 4px 14px; margin: 8px 0; background: var(--kv-surface); }
 .kv-peek ul { padding-left: 20px; margin: 4px 0; }
-""")
+""".replace("@MEASURE@", READING_MEASURE))
 
 # A choice clicked in the static site: lock the choices, mark the right one (and a wrong pick),
 # show the explanation and the reveal, and write the pick into the address bar; the same outcome
@@ -237,14 +244,20 @@ def why_html(p: Prediction, picked: str) -> str:
 
 # The estimate box's label ("Your estimate: cost of a million output tokens, in dollars") wraps on a
 # phone: Bokeh keeps a widget's title on one line, 44 px wider than a 320 px screen.
-ESTIMATE_BOX_CSS = ":host { max-width: 100%; } label { white-space: normal; }"
+# Its box is as tall as a choice (CHOICE_CSS), at 16 px so a phone does not zoom into it.
+ESTIMATE_BOX_CSS = (":host { max-width: min(100%, 360px) !important; } label { white-space: normal; } "
+                    ".bk-input { min-height: 44px; font-size: 16px; }")
 
 # A choice's label is a sentence at times: on a phone it wraps inside its button instead of making
 # the page wider than the screen. Once a step is answered its choices are disabled, and Bokeh draws a
 # disabled button at 65% opacity: the key came out at 2.5:1 (light) and 3.3:1 (dark).
 # The key and a wrong pick keep full strength on the theme's state colours; the other choices, still
 # to be read, stay at full contrast with a dashed outline that says they no longer take a click.
-CHOICE_CSS = """:host { max-width: 100%; } .bk-btn { white-space: normal; text-align: left; height: auto; }
+# Each is at least 44 x 44 CSS px, the target size of WCAG 2.5.5 (AAA) and Apple's HIG: a student taps
+# one with a thumb, and a mis-tap is an answer that cannot be taken back. The host's 5 px margin
+# keeps 10 px between two choices.
+CHOICE_CSS = """:host { max-width: 100%; } .bk-btn { white-space: normal; text-align: left; height: auto;
+  min-height: 44px; min-width: 44px; padding: 8px 14px; font-size: 16px; }
 .bk-btn:disabled { opacity: 1; cursor: default; }
 .bk-btn-default:disabled { border-style: dashed; }
 .bk-btn-success:disabled { background: var(--kv-good, #006B4F); border-color: var(--kv-good, #006B4F); color: var(--kv-on-state, #FFF); }
@@ -261,17 +274,43 @@ def _step_layout(key: str, title: str, asked: tuple, body: pn.Column) -> pn.Colu
     return pn.Column(box, share, body, sizing_mode="stretch_width", margin=0, css_classes=[STEP_CLASS_PREFIX + key])
 
 
-def _reveal_tail(step: Step) -> list:
-    """What closes every step's reveal: its figure, its live view, its try-this links."""
-    parts: list = []
+# A revealed step on a wide screen (1,200 px and up): its words in a column at a reading measure
+# (READING_MEASURE) with its figure and live view beside them, so the
+# student reads the sentence and sees the number it talks about without scrolling between them;
+# below 1,200 px the two columns would each be too narrow (a chart under 500 px, or words under the
+# measure), so the figure and the view stack under the words. The lesson's column widens to hold
+# both (BODY_CSS).
+BESIDE_CSS = f"""
+:host {{ flex-direction: column; }}
+@media (min-width: 1200px) {{
+  :host {{ flex-direction: row !important; flex-wrap: nowrap !important; align-items: flex-start; }}
+  .kv-reveal-words {{ flex: 0 0 {READING_MEASURE}; width: {READING_MEASURE} !important; }}
+  .kv-reveal-shown {{ flex: 1 1 0; min-width: 0; width: auto !important; margin-left: 32px !important; position: sticky; top: 8px; }}
+}}"""
+BODY_CSS = "@media (min-width: 1200px) { :host { max-width: 1500px !important; } }"
+
+
+def _beside(words: list, shown: list) -> list:
+    """A step's reveal: `words` (reveal, peek, prose, try-this) with `shown` (figure, live view) beside them
+    on a wide screen and under them on a narrow one (BESIDE_CSS); the words alone when nothing is shown."""
+    if not shown:
+        return words
+    return [pn.FlexBox(pn.Column(*words, css_classes=["kv-reveal-words"], sizing_mode="stretch_width", margin=0),
+                       pn.Column(*shown, css_classes=["kv-reveal-shown"], sizing_mode="stretch_width", margin=0),
+                       css_classes=["kv-beside"], stylesheets=[BESIDE_CSS], sizing_mode="stretch_width", margin=0)]
+
+
+def _reveal(step: Step, words: list) -> list:
+    """Every step's reveal: its words, then its try-this links, with its figure and live view beside them."""
+    shown: list = []
     if step.figure:
-        parts.append(pn.pane.HTML(f'<div class="kv-lesson">{step.figure}</div>', stylesheets=[LESSON_CSS, FIGURE_CSS],
+        shown.append(pn.pane.HTML(f'<div class="kv-lesson">{step.figure}</div>', stylesheets=[LESSON_CSS, FIGURE_CSS],
                                   sizing_mode="stretch_width"))
     if step.view is not None:
-        parts.append(live_view(step.view))
+        shown.append(live_view(step.view))
     if step.try_this:
-        parts.append(_try_this(step.try_this))
-    return parts
+        words = [*words, _try_this(step.try_this)]
+    return _beside(words, shown)
 
 
 class StepView(pn.viewable.Viewer):
@@ -298,7 +337,7 @@ class StepView(pn.viewable.Viewer):
                 b.js_on_click(code=RECORD_PICK_JS % {"key": json.dumps(p.key), "index": i})
 
     def _reveal_parts(self) -> list:
-        return [_md(self.step.prediction.reveal), _md(self.step.prose), *_reveal_tail(self.step)]
+        return _reveal(self.step, [_md(self.step.prediction.reveal), _md(self.step.prose)])
 
     def _static_reveal(self) -> None:
         """The static site runs no Python behind a lesson: the reveal is built now (hidden), and
@@ -443,7 +482,7 @@ class EstimateView(pn.viewable.Viewer):
 
     def _reveal_parts(self) -> list:
         p = self.step.prediction
-        return [_md(p.reveal), _html(peek_html(p)), _md(self.step.prose), *_reveal_tail(self.step)]
+        return _reveal(self.step, [_md(p.reveal), _html(peek_html(p)), _md(self.step.prose)])
 
     def _static_reveal(self) -> None:
         """The site's reveal, built now and hidden; the button and Enter run ESTIMATE_JS in the browser. The
@@ -543,7 +582,7 @@ class LessonBody(pn.viewable.Viewer):
         self.layout = pn.Column(
             _html(header_html(lesson)), share, _md(lesson.setup), *self.steps, self.recap,
             _html(f'<div class="kv-box"><strong>What this model does not capture</strong><ul>{missing}</ul></div>'),
-            max_width=900, sizing_mode="stretch_width", css_classes=[BODY_CLASS])
+            max_width=900, sizing_mode="stretch_width", css_classes=[BODY_CLASS], stylesheets=[BODY_CSS])
         self._only_step(query.get("step"))
 
     def _only_step(self, key: str | None) -> None:

@@ -175,6 +175,7 @@ class KvTemplate(pn.template.BootstrapTemplate):
         text = text.replace("KVLAB_PAINT_JS", inline_script("bokeh_paint.js"))
         text = text.replace("KVLAB_EMBED_JS", inline_script("embed.js"))
         text = text.replace("KVLAB_SHARE_JS", inline_script("share.js"))
+        text = text.replace("KVLAB_DRAG_JS", inline_script("drag.js"))
         self.template = self.nb_template = parse_template(text)
         self.config.raw_css = [*self.config.raw_css, PAGE_CSS]
         self._render_variables["title_heading"] = title_heading

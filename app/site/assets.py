@@ -92,7 +92,7 @@ def _copy_css_dependencies(needed: dict[str, Path]) -> None:
 # The page template's own scripts (app/shell/a11y.py writes them into every page the served app makes):
 # the site ships each once, beside the bridge, and a page on kvlab's template names it instead of
 # holding a copy (9.4 KB a page, 0.55 MB of the site's 30 MB in 58 pages).
-SHARED_PAGE_SCRIPTS = ("a11y.js", "bokeh_paint.js", "embed.js", "share.js")
+SHARED_PAGE_SCRIPTS = ("a11y.js", "bokeh_paint.js", "embed.js", "share.js", "drag.js")
 
 
 def _share_page_scripts(page_html: str) -> str:

@@ -40,6 +40,12 @@ def slider_value(tokens: int, end: float, position: float | None = None) -> floa
     return min(log2(tokens), end)
 
 
+def reads_utilization(engine: str) -> bool:
+    """Whether an engine's accounting reads gpu_memory_utilization (SGLang and TensorRT-LLM size their
+    pools from knobs of their own): its slider is enabled, and the HBM bar draws its edge, only then."""
+    return engine not in ("sglang", "tensorrt-llm")
+
+
 def view_controls(settings: dict, context_tokens: int, positions: dict | None = None) -> dict:
     """{widget name: {Bokeh property: value}} for every widget of the panels' sidebar."""
     s = settings
@@ -58,7 +64,7 @@ def view_controls(settings: dict, context_tokens: int, positions: dict | None = 
     sglang, trtllm = s["engine"] == "sglang", s["engine"] == "tensorrt-llm"
     # SGLang sizes its pool from mem_fraction_static, TensorRT-LLM from its share of the free memory;
     # both ignore gpu_memory_utilization. Each knob is disabled under the engines that do not read it.
-    out["w.gpu_memory_utilization"] = {"value": s["gpu_memory_utilization"], "disabled": sglang or trtllm}
+    out["w.gpu_memory_utilization"] = {"value": s["gpu_memory_utilization"], "disabled": not reads_utilization(s["engine"])}
     for name in SCENARIO_FIELDS:
         if f"w.{name}" not in out:
             out[f"w.{name}"] = {"value": s[name]}

@@ -28,6 +28,13 @@ FIGURE_CSS = shipped_css("""
 .kv-fig .kv-legend { margin-top: 6px; font-size: 14px; }
 /* A key's words wrap beside its swatch at 320 px rather than push the page wider. */
 .kv-fig .kv-key { white-space: normal; }
+/* A figure whose parts a click selects (the step timeline): the selected one outlined in the ink, and the
+   line that names it a 44 px target in the controls' outline (app/templates/drag.js moves the selection). */
+.kv-fig [data-kv-step] { cursor: pointer; }
+.kv-fig .kv-picked rect:not([fill="transparent"]) { stroke: currentColor; stroke-width: 2; }
+.kv-fig .kv-picked rect[fill="transparent"] { stroke: currentColor; stroke-width: 0.8; stroke-dasharray: 2 2; }
+.kv-fig .kv-pick { margin: 4px 0 0; min-height: 44px; padding: 6px 10px; font-size: 14px; line-height: 1.4;
+  border: 1px solid var(--kv-control-border, #6E7781); border-radius: 8px; }
 """)
 
 

@@ -11,9 +11,13 @@ import math
 
 from . import format as fmt
 from . import readouts
+from .drag import handle
 
 POINT_COLUMNS = ("x", "y", "text", "dx", "align")
 NOTHING_FITS = "Not one sequence fits at any prompt length."
+# The current prompt is a handle too: drag it along the curve (or Tab to it and use the arrow keys, an
+# eighth of a doubling a step, as the prompt slider) to set the prompt length.
+PROMPT_LABEL = "Prompt length on the curve"
 
 
 def view_fit_curve(result, fit=None) -> dict:
@@ -34,7 +38,7 @@ def _view_fit_curve(result, settings, fit=None) -> dict:
                                    "text": f"{offered:,} requests offered" if offered else ""}}
     if fit is None or r is None or not r.ok:
         return {"curve": {"data": {"x": [], "y": []}}, "point": {"data": {k: [] for k in POINT_COLUMNS}},
-                "empty": {"text": ""}, **requests}
+                "empty": {"text": ""}, "handle": prompt_handle(None), **requests}
     # A log axis cannot show zero: where nothing fits the line simply ends.
     ys = [y if y > 0 else math.nan for y in fit.max_sequences]
     shown = r.max_sequences if r.max_sequences > 0 else math.nan
@@ -46,5 +50,11 @@ def _view_fit_curve(result, settings, fit=None) -> dict:
                            "text": [f"{fmt.count(r.max_sequences)} fit at {fmt.tokens(s['prompt_tokens'])}"],
                            "dx": [-12 if right_half else 12], "align": ["right" if right_half else "left"]}},
         "empty": {"text": "" if any(fit.max_sequences) else NOTHING_FITS},
+        "handle": prompt_handle(s["prompt_tokens"]),
         **requests,
     }
+
+
+def prompt_handle(prompt_tokens: int | None) -> dict:
+    """The prompt marker's handle: at the prompt (none without a curve), editing the log2 prompt slider."""
+    return handle("prompt_tokens", prompt_tokens, PROMPT_LABEL, scale="log2", value_format="tokens", grip="bottom")

@@ -9,6 +9,8 @@ from kvlab.sim.parallelism import rank_holds_line
 
 from . import format as fmt
 from . import html, readouts
+from .controls import reads_utilization
+from .drag import handle
 from .palette import COLORS
 
 GIB = 2**30
@@ -20,6 +22,10 @@ SEGMENTS = (
     ("kv_used", "KV pool: used by the batch"),
     ("kv_free", "KV pool: free"),
 )
+# The edge a student drags: the right end of the share outside gpu_memory_utilization, which sim
+# computes as capacity x (1 - utilization) (sim/memory.py, MemoryBudget.context_reserve_bytes), so
+# the edge at x GiB is utilization 1 - x / capacity. Only the engines that read the setting draw it.
+EDGE_LABEL = "Edge of the memory the engine may use (gpu_memory_utilization)"
 COLUMNS = ("left", "right", "color", "name", "gib", "share", "label", "label_x", "label_color", "key")
 DARK_TEXT_ON = {"activation", "kv_free", "context_reserve"}  # light fills need dark text
 ALWAYS_LISTED = ("weights", "kv_used", "kv_free")
@@ -64,7 +70,7 @@ def view_hbm_bar(result) -> dict:
     if r is None or not r.ok:
         # No figures (a setting sim refused): an empty bar on a 0-1 GiB axis and a title that says
         # why, not an axis of 1 byte ("0.000e+0 ... 8.000e-10 GiB").
-        return {"bars": {"data": cols}, "legend": {"html": ""}, "capacity": {"location": None},
+        return {"bars": {"data": cols}, "legend": {"html": ""}, "capacity": {"location": None}, "edge": edge(None),
                 "x_range": {"end": 1.0}, "title": readouts.title("HBM: no figures until the settings above are fixed")}
     gpu = f" {r.gpu_name}" if r.gpu_name else ""
     gpus = (r.rank_holds or {}).get("gpus", 1)
@@ -77,6 +83,17 @@ def view_hbm_bar(result) -> dict:
                                         if sizes[key] > 0 or key in ALWAYS_LISTED])
                            + (html.note(rank_holds_line(r.rank_holds), "kv-rank-holds") if rank and r.rank_holds else "")},
         "capacity": {"location": capacity / GIB},
+        "edge": edge(r),
         "x_range": {"end": max(capacity, left) / GIB * 1.01},
         "title": readouts.title(f"HBM of one{gpu or ' GPU'}{rank}, {capacity / GIB:,.1f} GiB"),
     }
+
+
+def edge(result) -> dict:
+    """The utilisation edge's handle: at the end of the share outside gpu_memory_utilization, where the
+    engine reads that setting (none without a result, or under SGLang's or TensorRT-LLM's accounting)."""
+    r = result
+    drawn = r is not None and r.ok and reads_utilization(r.scenario.get("engine", ""))
+    capacity = r.capacity_bytes / GIB if drawn else 1.0
+    return handle("gpu_memory_utilization", r.context_reserve_bytes / GIB if drawn else None, EDGE_LABEL,
+                  a=capacity, b=-capacity)

@@ -16,7 +16,7 @@ import os
 
 import panel as pn
 import param
-from bokeh.models import CustomJSTicker
+from bokeh.models import CustomJS, CustomJSTicker, Span
 from bokeh.plotting import figure
 
 from ..viewlayer import html
@@ -224,3 +224,15 @@ def chart_with_summary(view: StoreView, fig, title: str = "", legend: bool = Fal
 
 def bokeh_pane(fig, **kw) -> pn.pane.Bokeh:
     return pn.pane.Bokeh(fig, sizing_mode="stretch_width", **kw)
+
+
+def drag_handle(fig, dark: bool, **line) -> Span:
+    """A vertical line on `fig` that a student drags to set a setting (`viewlayer.drag`: its part sets
+    the line's place and, in its tags, the setting). The page script app/templates/drag.js lays a
+    keyboard-operable handle over it once the chart is laid out, and moves it with the line."""
+    span = Span(location=None, dimension="height", **{"line_color": ink(dark), "line_width": 2, **line})
+    fig.add_layout(span)
+    attach = CustomJS(args={"fig": fig}, code="if (window.kvlabDrag) { window.kvlabDrag.attach(fig); }")
+    fig.js_on_change("inner_width", attach)
+    span.js_on_change("location", attach)
+    return span

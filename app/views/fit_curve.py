@@ -11,7 +11,7 @@ from bokeh.models import ColumnDataSource, HoverTool, Label, NumeralTickFormatte
 
 from ..viewlayer.fit_curve import POINT_COLUMNS, view_fit_curve
 from ..viewlayer.palette import COLORS, ink, muted
-from .base import StoreView, base_figure, chart_with_summary
+from .base import StoreView, base_figure, chart_with_summary, drag_handle
 
 
 class FitCurveChart(StoreView):
@@ -38,10 +38,12 @@ class FitCurveChart(StoreView):
         self.empty = Label(x=70, y=120, x_units="screen", y_units="screen", text="", text_font_size="15px",
                            text_color=muted(self.dark))
         fig.add_layout(self.empty)
+        # The prompt: a faint line through the marker, and a handle on it (app/templates/drag.js) that sets the prompt.
+        self.handle = drag_handle(fig, self.dark, line_color=muted(self.dark), line_dash="dotted", line_width=1)
         fig.add_tools(HoverTool(renderers=[line], tooltips=[("prompt", "@x{0,0} tokens"), ("fit", "@y{0,0}")], mode="vline"))
         self.fig = fig
         self.parts.update(curve=self.curve, point=self.point, requests=self.requests, requests_label=self.requests_label,
-                          empty=self.empty)
+                          empty=self.empty, handle=self.handle)
         return chart_with_summary(self, fig, "Sequences that fit, as the prompt grows")
 
     def data(self) -> dict:

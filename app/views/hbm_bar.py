@@ -10,7 +10,7 @@ from bokeh.transform import transform
 
 from ..viewlayer.hbm_bar import COLUMNS, view_hbm_bar
 from ..viewlayer.palette import ink
-from .base import StoreView, base_figure, bokeh_pane, chart_title_pane, html_pane
+from .base import StoreView, base_figure, bokeh_pane, chart_title_pane, drag_handle, html_pane
 
 # A segment's size is written inside it only where the words fit, with LABEL_PAD_PX to spare on
 # each side: how wide a segment is in pixels depends on the window, which the view layer does not
@@ -58,11 +58,14 @@ class HbmBar(StoreView):
         fig.x_range.js_on_change("end", again)
         self.capacity = Span(location=0, dimension="height", line_color=ink(self.dark), line_width=2, line_dash="dashed")
         fig.add_layout(self.capacity)
+        # The utilisation edge: drag it (or Tab to it and use the arrow keys) to set gpu_memory_utilization.
+        self.edge = drag_handle(fig, self.dark, line_width=3)
         fig.add_tools(HoverTool(renderers=[bars], tooltips=[("", "@name"), ("size", "@gib{0,0.00} GiB"),
                                                              ("share of card", "@share{0.0%}")]))
         self.fig = fig
         self.legend = html_pane(margin=(0, 10, 5, 10))
-        self.parts.update(bars=self.source, legend=self.legend, capacity=self.capacity, x_range=fig.x_range, title=chart_title_pane())
+        self.parts.update(bars=self.source, legend=self.legend, capacity=self.capacity, edge=self.edge, x_range=fig.x_range,
+                          title=chart_title_pane())
         return pn.Column(self.parts["title"], bokeh_pane(fig, margin=(0, 10, 0, 10)), self.legend, sizing_mode="stretch_width", margin=0)
 
     def data(self) -> dict:

@@ -4,6 +4,7 @@ every text is escaped, and each panel is drawn for a phone's width in the page's
 from __future__ import annotations
 
 import re
+from html import unescape
 
 import pytest
 from kvlab.app.viewlayer import block_map, cache_grid, step_timeline
@@ -81,6 +82,26 @@ def test_the_step_timeline_draws_sims_steps():
     gap = whole.longest_decode_gap()
     assert f"longest gap {step_timeline.seconds(gap[1] - gap[0])}" in html
     assert f"TTFT {step_timeline.seconds(c3_chunked.long_prompt_ttft_s(whole))}" in html
+
+
+def test_each_step_of_the_timeline_is_selectable_and_says_what_sims_step_did():
+    """A step a click selects carries the words the line under the panel shows for it: sim's prompt tokens
+    and running answers of that step, its number of the steps shown; the step the long prompt enters is
+    selected at first."""
+    whole = c3_chunked.timeline("fcfs")
+    p = c3_chunked._panel("whole", whole)
+    window = (p.arrival_s - 0.1, p.first_token_s + 0.25)
+    html = step_timeline.timeline_panel(p, window)
+    inside = [s for s in whole.steps if s.end_s > window[0] and s.start_s < window[1]]
+    says = [unescape(m) for m in re.findall(r'data-kv-says="([^"]*)"', html)]
+    assert len(says) == len(inside) and re.findall(r'data-kv-step="(\d+)"', html) == [str(k) for k in range(1, len(inside) + 1)]
+    for k, (step, words) in enumerate(zip(inside, says, strict=True), 1):
+        assert words.startswith(f"Step {k} of {len(inside)}: starts ")
+        assert (f"computes {step.prompt_tokens:,} prompt tokens" if step.prompt_tokens else "computes no prompt tokens") in words
+        assert (f"gives {step.decode_seqs:,} running answer" if step.decode_seqs else "gives no running answer") in words
+    first = next(k for k, s in enumerate(inside, 1) if s.prompt_tokens and s.start_s >= p.arrival_s)
+    assert f'aria-valuenow="{first}"' in html and html.count("kv-picked") == 1
+    assert re.search(rf'<g data-kv-step="{first}" data-kv-says="[^"]*" class="kv-picked">', html)
 
 
 def test_every_text_is_escaped():

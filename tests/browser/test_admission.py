@@ -1,6 +1,8 @@
 """Panel 1 in a real Chromium: load it, move real widgets, and check every number against sim."""
 
 import pytest
+from kvlab.app.viewlayer.fit_curve import PROMPT_LABEL
+from kvlab.app.viewlayer.hbm_bar import EDGE_LABEL
 from kvlab.app.viewlayer.settings import LABELS
 from kvlab.sim import Scenario, catalog, evaluate
 from kvlab.sim.units import GIB, KIB
@@ -76,3 +78,61 @@ def test_a_drag_like_slider_change_and_weights_that_do_not_fit(kv_page):
     assert r.max_sequences == 0
     assert "Model weights need 61.02 GiB" in page.text("warnings")
     assert page.errors == []
+
+
+def _drag(page, handle, dx: float) -> None:
+    """Press the mouse on the handle, move it `dx` pixels along the axis, let go."""
+    box = handle.bounding_box()
+    assert box["width"] >= 44 and box["height"] >= 44  # a touch target (WCAG 2.5.5)
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] - 12
+    page.page.mouse.move(x, y)
+    page.page.mouse.down()
+    page.page.mouse.move(x + dx, y, steps=4)
+    page.page.mouse.up()
+
+
+def test_drag_the_utilisation_edge_and_the_prompt_with_the_mouse_and_the_keyboard(kv_page):
+    """The HBM bar's utilisation edge and the fit curve's prompt marker are handles (role=slider): a drag
+    with the mouse, then arrow keys, set gpu_memory_utilization and the prompt themselves (the sidebar's
+    sliders and the link follow), and every number is sim's for the new values. Dragging the edge right
+    leaves the engine less memory."""
+    page = kv_page.open("/admission")
+    edge = page.page.get_by_role("slider", name=EDGE_LABEL)
+    assert edge.get_attribute("aria-valuenow") == "0.9" and edge.get_attribute("aria-valuetext") == "0.90"
+    _drag(page, edge, 60)
+    dragged = float(edge.get_attribute("aria-valuenow"))
+    assert 0.8 <= dragged <= 0.88, dragged  # 60 px of an 80 GiB bar about 890 px wide: 5.4 GiB, 0.07
+    check_admission(page, gpu_memory_utilization=dragged)
+    sidebar = page.widget("gpu_memory_utilization").locator(".bk-slider-title")  # "<label>: 0.84"
+    page.eventually(lambda: _assert_equal(sidebar.inner_text().rsplit(": ", 1)[1], f"{dragged:.2f}"))
+    assert edge.evaluate("(el) => el.getRootNode().activeElement === el")  # a drag leaves the focus on it
+    for _ in range(3):
+        page.page.keyboard.press("ArrowLeft")  # the edge moves left: more memory for the engine
+    keyed = round(dragged + 0.03, 2)
+    page.eventually(lambda: _assert_equal(edge.get_attribute("aria-valuetext"), f"{keyed:.2f}"))
+    check_admission(page, gpu_memory_utilization=keyed)
+    assert f"gpu_memory_utilization={keyed:g}" in page.settled_url()
+    page.page.keyboard.press("Home")
+    lowest = float(edge.get_attribute("aria-valuemin"))
+    check_admission(page, gpu_memory_utilization=lowest)
+    page.page.keyboard.press("End")  # the top of the slider, so the prompt has a pool to fill
+    util = float(edge.get_attribute("aria-valuemax"))
+    check_admission(page, gpu_memory_utilization=util)
+
+    # The prompt on the curve: the log2 prompt slider's handle (an eighth of a doubling a step).
+    prompt = page.page.get_by_role("slider", name=PROMPT_LABEL)
+    assert prompt.get_attribute("aria-valuetext") == "4,096 tokens"
+    _drag(page, prompt, 45)  # rightwards along the log axis: a longer prompt
+    tokens = int(prompt.get_attribute("aria-valuetext").removesuffix(" tokens").replace(",", ""))
+    assert 4096 < tokens <= 32768, tokens
+    check_admission(page, gpu_memory_utilization=util, prompt_tokens=tokens)
+    halved = round(2 ** (float(prompt.get_attribute("aria-valuenow")) - 1))
+    for _ in range(8):
+        page.page.keyboard.press("ArrowLeft")  # one doubling down
+    check_admission(page, gpu_memory_utilization=util, prompt_tokens=halved)
+    assert page.widget("prompt_tokens-exact").locator("input").input_value() == str(halved)
+    assert page.errors == []
+
+
+def _assert_equal(got, expected):
+    assert got == expected, (got, expected)

@@ -3,7 +3,8 @@ drawn, every panel an image named by what it shows with sim's numbers; at 320 px
 no figure reaches past the screen's edge, its words take the dark theme's ink, and axe finds no
 critical or serious violation on the answered page."""
 
-from html import escape
+import re
+from html import escape, unescape
 
 import pytest
 from kvlab.lessons import course
@@ -43,5 +44,26 @@ def test_each_figure_is_named_and_accessible_at_320_px_in_the_dark_theme(browser
                 assert 200 < p["width"] and p["right"] <= 320 and p["ink"] > 0.7, p
             page.wait_for_timeout(600)  # the naming script runs on the next animation frame after each render
             assert_accessible(page, f"{code} at 320 px, dark, answered")
+            if key == "step-timeline":
+                _select_steps(page, step.figure)
     finally:
         context.close()
+
+
+def _select_steps(page, figure: str) -> None:
+    """The step timeline's steps are selected by a tap on one, then from the keyboard on the line that names
+    it (role="slider", its value the step's number): the line says what sim's step did, as the figure writes it."""
+    says = [unescape(m) for m in re.findall(r'data-kv-says="([^"]*)"', figure)]
+    panel = page.locator('[data-kv="fig-step-timeline"] .kv-fig-panel').first
+    pick = panel.get_by_role("slider")
+    shown = int(pick.get_attribute("aria-valuemax"))
+    first = int(pick.get_attribute("aria-valuenow"))
+    assert pick.inner_text() == says[first - 1]  # the step the long prompt enters, to begin with
+    panel.locator('[data-kv-step="3"]').tap()
+    assert pick.get_attribute("aria-valuenow") == "3" and pick.inner_text() == says[2] == pick.get_attribute("aria-valuetext")
+    assert pick.evaluate("(el) => el.getRootNode().activeElement === el")  # the keyboard goes on from there
+    page.keyboard.press("ArrowRight")
+    assert pick.get_attribute("aria-valuenow") == "4" and pick.inner_text() == says[3]
+    page.keyboard.press("End")
+    assert pick.get_attribute("aria-valuenow") == str(shown) and pick.inner_text() == says[shown - 1]
+    assert panel.locator(".kv-picked").get_attribute("data-kv-step") == str(shown)  # drawn outlined

@@ -242,6 +242,37 @@ def _open_card_from_the_keyboard(page) -> dict:
     return out
 
 
+def _move_the_handles(page) -> list[dict]:
+    """The HBM bar's utilisation edge moved with the keyboard, then the fit curve's prompt dragged with the
+    mouse (app/templates/drag.js): each sets its slider's model, which the bridge sends to Python as a move
+    of the slider itself. Each: the slider's new value and the models read back after its patch."""
+    from kvlab.app.viewlayer.fit_curve import PROMPT_LABEL
+    from kvlab.app.viewlayer.hbm_bar import EDGE_LABEL
+
+    wanted = {n: sorted(props) for n, props in PanelPage("admission").models().items()}
+    out = []
+    for label, move in ((EDGE_LABEL, "key"), (PROMPT_LABEL, "drag")):
+        handle = page.get_by_role("slider", name=label)
+        before = page.evaluate("window.kvlabBridge.patches")
+        if move == "key":
+            handle.focus()
+            page.keyboard.press("ArrowLeft")  # the edge left: 0.01 more of the card for the engine
+        else:
+            box = handle.bounding_box()
+            x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] - 12
+            page.mouse.move(x, y)
+            page.mouse.down()
+            page.mouse.move(x + 45, y, steps=3)
+            page.mouse.up()
+        page.wait_for_function(f"window.kvlabBridge.patches > {before}", timeout=20_000)
+        page.wait_for_function("!window.kvlabBridge.busy", timeout=20_000)
+        models = json.loads(page.evaluate(READ_MODELS_JS, wanted))
+        name = "w.gpu_memory_utilization" if move == "key" else "w.prompt_tokens"
+        out.append({"widget": name, "value": float(handle.get_attribute("aria-valuenow")), "models": models,
+                    "max_sequences": page.locator('[data-kv="max_sequences"]').first.inner_text()})
+    return out
+
+
 # A panel's reply names what a move is shown in first (PanelPage.change's `first`: its numbers and
 # widgets); the bridge sets those at once and the other panes one frame later. Read in the page:
 # the animation frame in which each pane's text was set, for one move made after the card's.
@@ -409,6 +440,7 @@ def _visit_site(site: Path, pages: list[str], snapshot_file: str | None = None) 
                     if name == "admission":
                         seen["card"] = _open_card_from_the_keyboard(page)
                         seen["order"] = page.evaluate(SET_ORDER_JS, [list(ORDER_MOVE), list(ORDER_PANES)])
+                        seen["handles"] = _move_the_handles(page)
                 if name in AXE_PAGES and AXE_JS.is_file():
                     t_axe = time.monotonic()
                     out["axe"][f"{name} light"] = run_axe(page)
@@ -577,6 +609,23 @@ def test_each_control_shows_exactly_what_cpython_computes(visit, page):
             for prop, value in props.items():
                 held = move["models"][name].get(prop)
                 assert _close(held, value), f"after {move['widget']}={move['value']!r}: {name}.{prop} is {held!r}, CPython {value!r}"
+
+
+def test_the_charts_handles_move_their_sliders_and_the_numbers_follow(visit):
+    """The utilisation edge (keyboard) and the prompt marker (mouse) set the slider they stand for: the
+    bridge answers as for a move of the slider, with what CPython computes for that state."""
+    handles = visit["pages"]["admission"]["handles"]
+    before = [*MOVES["admission"], (f"w.{CARD[1]}", CARD[2]), ORDER_MOVE]
+    util = dict(MOVES["admission"])["w.gpu_memory_utilization"]
+    assert handles[0]["widget"] == "w.gpu_memory_utilization" and handles[0]["value"] == round(util + 0.01, 2)
+    assert handles[1]["widget"] == "w.prompt_tokens" and handles[1]["value"] > ORDER_MOVE[1]  # rightwards: longer
+    moves = [(h["widget"], h["value"]) for h in handles]
+    expected = _cpython_models("admission", [*before, *moves])[-2:]
+    for handle, want in zip(handles, expected, strict=True):
+        for name, props in want.items():
+            for prop, value in props.items():
+                held = handle["models"][name].get(prop)
+                assert _close(held, value), f"after {handle['widget']}={handle['value']}: {name}.{prop} is {held!r}, CPython {value!r}"
 
 
 def test_a_collapsed_card_opens_from_the_keyboard_and_its_fields_answer(visit):
