@@ -55,18 +55,33 @@ class StaticHandler(http.server.SimpleHTTPRequestHandler):
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
                       ".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm"}
     _vary = False
+    precompressed = True  # False: every file as it is, as a host that ignores the copies
+    requests: list | None = None  # when a list, each response is appended: (path, status, coding, body bytes)
 
     def log_message(self, format, *args):  # noqa: A002 - signature fixed by the base class
         pass
 
+    def send_response(self, code, message=None):
+        self._status, self._sent = int(code), {}
+        super().send_response(code, message)
+
+    def send_header(self, keyword, value):
+        if hasattr(self, "_sent"):
+            self._sent[keyword.lower()] = value
+        super().send_header(keyword, value)
+
     def end_headers(self):
         if self._vary:
             self.send_header("Vary", "Accept-Encoding")
+        if self.requests is not None and hasattr(self, "_status"):
+            length = int(self._sent.get("content-length", 0)) if self.command != "HEAD" else 0
+            self.requests.append((self.path.split("?")[0], self._status, self._sent.get("content-encoding"), length))
         super().end_headers()
 
     def send_head(self):
         path = self.translate_path(self.path)
-        copies = [(c, path + s) for c, s in PRECOMPRESSED if os.path.isfile(path) and os.path.isfile(path + s)]
+        copies = [(c, path + s) for c, s in PRECOMPRESSED
+                  if self.precompressed and os.path.isfile(path) and os.path.isfile(path + s)]
         self._vary = bool(copies)
         allowed = accepted_codings(self.headers.get("Accept-Encoding", ""))
         chosen = next(((c, p) for c, p in copies if c in allowed), None)
@@ -100,9 +115,12 @@ class StaticHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def serve_directory(root: Path) -> Iterator[str]:
-    """Serve `root` over HTTP on 127.0.0.1 (a free port) in a thread; yield the base URL."""
-    handler = functools.partial(StaticHandler, directory=str(root))
+def serve_directory(root: Path, precompressed: bool = True, requests: list | None = None) -> Iterator[str]:
+    """Serve `root` over HTTP on 127.0.0.1 (a free port) in a thread; yield the base URL.
+    `precompressed`: serve the files' copies when the request allows; `requests`: a list that gets
+    (path, status, content coding, body bytes) of each response."""
+    handler = type("Handler", (StaticHandler,), {"precompressed": precompressed, "requests": requests})
+    handler = functools.partial(handler, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
