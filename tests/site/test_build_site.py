@@ -339,7 +339,8 @@ def test_compressible_files_have_precompressed_copies(real_site):
         script = "process.stdout.write(require('zlib').brotliDecompressSync(require('fs').readFileSync(process.argv[1])))"
         return subprocess.run([node, "-e", script, str(path)], capture_output=True, check=True, timeout=120).stdout
 
-    named = ["admission.html", "kvlab/kvlab-worker.mjs", "vendor/bokeh/" + next(p.name for p in (out / "vendor" / "bokeh").glob("bokeh-3*.min.js"))]
+    bokeh = next(p.name for p in (out / "vendor" / "bokeh").glob("bokeh-3*.min.js"))
+    named = ["admission.html", "kvlab/kvlab-worker.mjs", f"vendor/bokeh/{bokeh}"]
     if info["pyodide_self_hosted"]:
         named.append("pyodide/pyodide.asm.wasm")
     for name in named:
