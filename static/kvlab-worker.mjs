@@ -218,7 +218,9 @@ async function boot(m) {
       // with (Pyodide itself refuses another build). Any failure falls back to the plain start.
       try {
         if (version !== m.snapshot.pyodide) throw new Error(`it was made with Pyodide ${m.snapshot.pyodide}, this is ${version}`);
-        pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshot });
+        // With the standard library it was made with: the modules it holds imported, not the whole zip.
+        const stdlib = m.snapshot.stdlib ? { stdLibURL: m.snapshot.stdlib } : {};
+        pyodide = await loadPyodide({ ...options, ...stdlib, _loadSnapshot: snapshot });
         timings.python_ms = performance.now() - t0;
         progress(2, "unpacking kvlab");
         pageFor = unpack(pyodide, await wheels);

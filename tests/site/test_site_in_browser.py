@@ -321,12 +321,13 @@ def _fault_route(snapshot_url: str, answer: dict, outside: list):
     return route
 
 
-def _snapshot_fallbacks(browser, base: str, snapshot_file: str, outside: list) -> dict:
+def _snapshot_fallbacks(browser, base: str, snapshot_file: str, outside: list, requested: set) -> dict:
     """The fallback page opened once per fault, in its own context (the faults are the only HTTP
     errors there), both at once (each start is one core's work); each page makes the first
-    admission move."""
+    admission move. `requested` gets the paths the pages requested."""
     out = {}
     context = browser.new_context(viewport={"width": 1300, "height": 900})
+    context.on("request", lambda r: requested.add(unquote(r.url.removeprefix(base).split("?")[0])))
     try:
         opened = {}
         for fault, answer in SNAPSHOT_FAULTS.items():
@@ -518,7 +519,8 @@ def _visit_site(site: Path, pages: list[str], snapshot_file: str | None = None) 
                 host.close()
             if snapshot_file:
                 t_fallback = time.monotonic()
-                out["fallback"] = _snapshot_fallbacks(browser, base, snapshot_file, out["outside"])
+                out["fallback_requested"] = set()
+                out["fallback"] = _snapshot_fallbacks(browser, base, snapshot_file, out["outside"], out["fallback_requested"])
                 out["seconds"]["fallback"] = time.monotonic() - t_fallback
         finally:
             browser.close()
@@ -831,7 +833,20 @@ def test_every_script_and_wheel_the_site_ships_is_requested(visit, real_site):
     shipped = {p.relative_to(site).as_posix() for p in original_files(site)  # not the precompressed copies
                if p.suffix in (".js", ".mjs", ".wasm", ".zip", ".whl", ".json", ".bin", ".gz")
                and p.name not in ("build-info.json", "answers.json")}
-    assert shipped - visit["requested"] == set()
+    assert shipped - visit["requested"] - visit.get("fallback_requested", set()) == set()
+
+
+def test_pages_started_from_the_snapshot_load_only_its_cut_standard_library(visit, real_site):
+    """A worker restored from the snapshot loads the standard library it was made with, the modules
+    it holds imported (snapshot/stdlib-*.zip, a third of Pyodide's zip); Pyodide's whole zip is
+    fetched only by a page that starts Python without the snapshot (the fallback)."""
+    info = json.loads((real_site[0] / "build-info.json").read_text())
+    if info["snapshot"] is None:
+        pytest.skip(f"the build made no snapshot: {info['snapshot_note']}")
+    cut, full = info["snapshot"]["stdlib"], "pyodide/python_stdlib.zip"
+    assert cut in visit["requested"] and full not in visit["requested"]
+    assert full in visit["fallback_requested"]
+    assert (real_site[0] / cut).stat().st_size < (real_site[0] / full).stat().st_size / 2
 
 
 
