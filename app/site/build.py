@@ -206,7 +206,7 @@ def _build_into(out: Path, pages: list[Page], opts: SiteOptions, pyodide_dir: Pa
         "snapshot": snapshot, "snapshot_note": note, "lab_opening": opening,
         "wheels": {w.name: file_sha256(w) for w in wheels},
         "vendor_files": len(needed),
-        # The size bound counts what a browser gets: the files, not their precompressed copies.
+        # The size bound counts what a browser gets: the files (all but this one), not their precompressed copies.
         "site_bytes": originals, "precompressed": packed.to_dict() if packed else None,
         "precompressed_note": packed.note if packed else None,
         "pages": [{**asdict(p), "source": _display_path(p.source), "html": f"{p.name}.html", "dark": f"{p.name}.dark.html"}

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .assets import PYODIDE_CDN, PYODIDE_INSTALL, PYODIDE_NPM_DIR, PYODIDE_VERSION
 from .build import DEFAULT_OUT, SiteOptions, _display_path, build
+from .compress import site_bytes
 from .discover import DEFAULT_PAGE_GLOBS, BuildError
 
 
@@ -53,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kvlab build-site: error: {e}", file=sys.stderr)
         return 1
     info = report.info
-    size = info["site_bytes"]
+    size = site_bytes(report.out_dir)[0]  # the files a browser gets, not their precompressed copies
     print(f"kvlab build-site: {len(report.pages)} pages (light and dark) into {report.out_dir}, {size / 1e6:.1f} MB")
     for page in report.pages:
         live = "live" if page.bridge == "panel" else "static"
