@@ -39,7 +39,9 @@ Method (v1), per page:
   <= 2 s. For a lesson (whose first answer is its ready state) also its first live view's first
   move made at once, answered (the worker starts at that move). What the host sent, per file, from
   the server's own log: for the cold load the bytes and content coding of each file; for the warm
-  load each file fetched again (200, or 304 when revalidated), the rest came from the cache.
+  load each file fetched again (200, or 304 when revalidated), the rest came from the cache. On
+  run 0, another live panel is then opened in the same context (admission, or phases after
+  admission): which of the shared files (Pyodide, the snapshot, the wheels, the bundles) it fetched.
 - Lab run (v2): on the serving lab, the wall time in the page from changing the random seed (a new
   600-request run of the default workload) to the worker going idle with every view patched, with
   the comparison policy off ("a 600-request run") and on (two 600-request runs); median of
@@ -246,20 +248,25 @@ def _slow_page(ctx):
     return page
 
 
-def _slow_link(browser, base: str, log: list, name: str, live) -> dict:
+def _slow_link(browser, base: str, log: list, name: str, live, then: str | None = None) -> dict:
     """One cold and one warm load of `name` on the slow link: first answer (ms from navigation
-    start), and what the server sent for each (its log)."""
+    start), and what the server sent for each (its log). `then`: a live panel opened next in the
+    same context (what another page of the site takes from the cache: the snapshot, Pyodide, the
+    wheels are shared)."""
     ctx = browser.new_context(viewport={"width": 1300, "height": 900})
     try:
         out = {}
-        for visit in ("cold", "warm"):
+        for visit, page_name in (("cold", name), ("warm", name), ("then", then)):
+            if page_name is None:
+                continue
             p = _slow_page(ctx)
             del log[:]
-            p.goto(base + f"{name}.html")
-            out[f"{visit}_ms"] = _first_interaction(p, live)
-            if not live and p.evaluate("!!document.querySelector('script[data-live]')"):
+            p.goto(base + f"{page_name}.html")
+            out[f"{visit}_ms"] = _first_interaction(p, live if visit != "then" else True)
+            if visit != "then" and not live and p.evaluate("!!document.querySelector('script[data-live]')"):
                 out[f"{visit}_live_ms"] = p.evaluate(LESSON_LIVE_MOVE_JS)
             out[f"{visit}_files"] = [list(r) for r in log]
+            out[f"{visit}_page"] = page_name
             p.close()
         return out
     finally:
@@ -276,6 +283,8 @@ def _slow_figures(runs: list[dict]) -> dict:
         out[f"slow_{visit}_live_runs_ms"] = live
         out[f"slow_{visit}_bytes"] = statistics.median(sum(f[3] for f in r[f"{visit}_files"]) for r in runs)
         out[f"slow_{visit}_files"] = runs[0][f"{visit}_files"]  # run 0's, per file
+    if "then_ms" in runs[0]:
+        out.update(slow_then_page=runs[0]["then_page"], slow_then_ms=runs[0]["then_ms"], slow_then_files=runs[0]["then_files"])
     return out
 
 
@@ -318,7 +327,8 @@ def measure_sites(sites: list[Path], pages: list[tuple[str, object]], runs: int,
                 for i, base in enumerate(bases):
                     f = seen[i]
                     if "slow" in links:
-                        f["slow"].append(_slow_link(browser, base, logs[i], name, live))
+                        then = ("phases" if name == "admission" else "admission") if run == 0 else None
+                        f["slow"].append(_slow_link(browser, base, logs[i], name, live, then))
                     if "fast" not in links:
                         continue
                     ctx = browser.new_context(viewport={"width": 1300, "height": 900})
@@ -571,6 +581,13 @@ def _slow_report(figures: dict) -> None:
               f"({sum(1 for r in again if r[1] == 304)} revalidated: 304, {sum(1 for r in again if r[1] == 200)} sent again, "
               f"{sum(r[3] for r in again) / 1e6:.3f} MB); every other file came from the browser's cache"
               + (": " + ", ".join(f"{p} {s}" for p, s, _, _ in again) if again else ""))
+        if "slow_then_files" in f:
+            then = f["slow_then_files"]
+            shared = [r for r in then if r[0].startswith(("/pyodide/", "/snapshot/", "/wheels/", "/vendor/"))]
+            print(f"  {name}, then {f['slow_then_page']} in the same context (run 0): first answer {f['slow_then_ms']:.0f} ms; "
+                  f"{len(then)} requests reached the host, {sum(r[3] for r in then) / 1e6:.3f} MB; of Pyodide, the snapshot, "
+                  f"the wheels and the vendor bundles: " + (", ".join(f"{p} {s} {b / 1e6:.3f} MB" for p, s, _, b in shared)
+                                                             if shared else "none (all from the cache)"))
 
 
 def main(argv: list[str] | None = None) -> int:
