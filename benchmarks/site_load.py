@@ -6,6 +6,8 @@
     .venv/bin/python benchmarks/site_load.py --site A --site B    # two builds, measured interleaved
     .venv/bin/python benchmarks/site_load.py --site A --site B --slider-only --pages admission phases
     .venv/bin/python benchmarks/site_load.py --site A --slider-only --chromium-arg=--js-flags=--no-wasm-tier-up  # a probe
+    .venv/bin/python benchmarks/site_load.py --site site --pages admission lesson_a1 serving_lab --links slow  # the slow link only
+    .venv/bin/python benchmarks/site_load.py --site site --identity-too --links slow  # + the same files served as they are
 
 Method (v1), per page:
 - Cold load: a fresh browser context (empty HTTP cache), from navigation start to the first
@@ -27,7 +29,19 @@ Method (v1), per page:
   Since v7 also to the number by the move's place in its load: the first ten moves of a load and
   the others (at once, the first ten run code neither thread has run yet: docs/benchmarks/2026-12-01-site.md, session 10).
 - Bytes: the sum of response bodies and headers of every request of the cold load (page, worker,
-  Pyodide, wheels), from Playwright's request sizes; the server sends no compression.
+  Pyodide, wheels), from Playwright's request sizes. Until v7 the server sent no compression; since
+  v8 it serves the build's precompressed copies (devtools/static_host.py: brotli when the request
+  allows it, as Chromium's do), unless --identity-too adds each site served as its files are.
+- Slow link (v8, --links slow): Chromium's network emulation (`Network.emulateNetworkConditions`
+  through a CDP session of each page: 10 Mbit/s down, 5 Mbit/s up, 40 ms round trip; it applies to
+  the page's worker too) on a fresh context: the first answer (as for the cold load above) cold,
+  then warm (a second page in the same context, its HTTP cache kept). Targets: cold <= 8 s, warm
+  <= 2 s. For a lesson (whose first answer is its ready state) also its first live view's first
+  move made at once, answered (the worker starts at that move). What the host sent, per file, from
+  the server's own log: for the cold load the bytes and content coding of each file; for the warm
+  load each file fetched again (200, or 304 when revalidated), the rest came from the cache. On
+  run 0, another live panel is then opened in the same context (admission, or phases after
+  admission): which of the shared files (Pyodide, the snapshot, the wheels, the bundles) it fetched.
 - Lab run (v2): on the serving lab, the wall time in the page from changing the random seed (a new
   600-request run of the default workload) to the worker going idle with every view patched, with
   the comparison policy off ("a 600-request run") and on (two 600-request runs); median of
@@ -67,9 +81,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from kvlab.app.site.compress import site_bytes  # noqa: E402
+
 from devtools import pyodide as harness  # noqa: E402
 
-METHOD_VERSION = 7
+METHOD_VERSION = 8
 BLOCK_OTHER_HOSTS = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 # --chromium-arg: extra switches for probes (for example --js-flags=...), the same for every site measured
 EXTRA_CHROMIUM_ARGS: list[str] = []
@@ -212,40 +228,109 @@ def _bare_boot(browser, bare_base: str) -> float:
         ctx.close()
 
 
+# v8: the slow link of issue 37's targets, applied through a CDP session of each page.
+SLOW_LINK = {"offline": False, "latency": 40, "downloadThroughput": 10_000_000 / 8, "uploadThroughput": 5_000_000 / 8}
+SLOW_TARGET_MS = {"cold": 8000, "warm": 2000}
+# A lesson's first live move: the first live view's first button group (A1: the KV precision), the next choice.
+LESSON_LIVE_MOVE_JS = """async () => { const d = Bokeh.documents[0];
+    const m = [...d._all_models.values()].find((m) => /^lv0:w\\./.test(m.name || "") && typeof m.active === "number");
+    if (!m) return null;
+    const b = window.kvlabBridge, before = b.patches; m.active = (m.active + 1) % m.labels.length;
+    await new Promise((r) => { const w = () => (b.patches > before ? r() : setTimeout(w, 5)); w(); });
+    return performance.now(); }"""
+
+
+def _slow_page(ctx):
+    page = ctx.new_page()
+    cdp = ctx.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send("Network.emulateNetworkConditions", SLOW_LINK)
+    return page
+
+
+def _slow_link(browser, base: str, log: list, name: str, live, then: str | None = None) -> dict:
+    """One cold and one warm load of `name` on the slow link: first answer (ms from navigation
+    start), and what the server sent for each (its log). `then`: a live panel opened next in the
+    same context (what another page of the site takes from the cache: the snapshot, Pyodide, the
+    wheels are shared)."""
+    ctx = browser.new_context(viewport={"width": 1300, "height": 900})
+    try:
+        out = {}
+        for visit, page_name in (("cold", name), ("warm", name), ("then", then)):
+            if page_name is None:
+                continue
+            p = _slow_page(ctx)
+            del log[:]
+            p.goto(base + f"{page_name}.html")
+            out[f"{visit}_ms"] = _first_interaction(p, live if visit != "then" else True)
+            if visit != "then" and not live and p.evaluate("!!document.querySelector('script[data-live]')"):
+                out[f"{visit}_live_ms"] = p.evaluate(LESSON_LIVE_MOVE_JS)
+            out[f"{visit}_files"] = [list(r) for r in log]
+            out[f"{visit}_page"] = page_name
+            p.close()
+        return out
+    finally:
+        ctx.close()
+
+
+def _slow_figures(runs: list[dict]) -> dict:
+    out = {}
+    for visit in ("cold", "warm"):
+        times = [r[f"{visit}_ms"] for r in runs]
+        out[f"slow_{visit}_ms"], out[f"slow_{visit}_runs_ms"] = statistics.median(times), times
+        live = [r[f"{visit}_live_ms"] for r in runs if r.get(f"{visit}_live_ms") is not None]
+        out[f"slow_{visit}_live_ms"] = statistics.median(live) if live else None
+        out[f"slow_{visit}_live_runs_ms"] = live
+        out[f"slow_{visit}_bytes"] = statistics.median(sum(f[3] for f in r[f"{visit}_files"]) for r in runs)
+        out[f"slow_{visit}_files"] = runs[0][f"{visit}_files"]  # run 0's, per file
+    if "then_ms" in runs[0]:
+        out.update(slow_then_page=runs[0]["then_page"], slow_then_ms=runs[0]["then_ms"], slow_then_files=runs[0]["then_files"])
+    return out
+
+
 def measure(site: Path, pages: list[tuple[str, object]], runs: int, moves: int, lab_runs: int = 5) -> dict:
     return measure_sites([site], pages, runs, moves, lab_runs)[0]
 
 
 @harness.in_own_thread
-def measure_sites(sites: list[Path], pages: list[tuple[str, object]], runs: int, moves: int, lab_runs: int = 5) -> list[dict]:
-    """Figures for each site; each run loads every site in turn (interleaved), so they share the load."""
+def measure_sites(sites: list[Path], pages: list[tuple[str, object]], runs: int, moves: int, lab_runs: int = 5,
+                  links: tuple[str, ...] = ("fast", "slow"), precompressed: list[bool] | None = None) -> list[dict]:
+    """Figures for each site; each run loads every site in turn (interleaved), so they share the load.
+    `precompressed[i]`: site i served with its precompressed copies (default) or its files as they are."""
     from playwright.sync_api import sync_playwright
 
+    precompressed = precompressed or [True] * len(sites)
     results: list[dict] = [{"pages": {}} for _ in sites]
     with contextlib.ExitStack() as stack:
-        bases, bare_bases = [], []
-        for site in sites:
+        bases, bare_bases, logs = [], [], []
+        for site, packed in zip(sites, precompressed, strict=True):
             bare_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kvlab-bare-")))
             (bare_dir / "bare.html").write_text(BARE_PAGE, encoding="utf-8")
             (bare_dir / "pyodide").symlink_to(site.resolve() / "pyodide")
-            bases.append(stack.enter_context(harness.serve_directory(site)))
-            bare_bases.append(stack.enter_context(harness.serve_directory(bare_dir)))
+            logs.append([])
+            bases.append(stack.enter_context(harness.serve_directory(site, precompressed=packed, requests=logs[-1])))
+            bare_bases.append(stack.enter_context(harness.serve_directory(bare_dir, precompressed=packed)))
         pw = stack.enter_context(sync_playwright())
         browser = _launch(pw)
         stack.callback(browser.close)
         bare: list[list[float]] = [[] for _ in sites]
-        for _ in range(runs):
+        for _ in range(runs if "fast" in links else 0):
             for i, bare_base in enumerate(bare_bases):
                 bare[i].append(_bare_boot(browser, bare_base))
         for i, times in enumerate(bare):
-            results[i]["bare_pyodide_ms"] = statistics.median(times)
+            results[i]["bare_pyodide_ms"] = statistics.median(times) if times else None
             results[i]["bare_runs_ms"] = times
         for name, live in pages:
             seen = [{"cold": [], "warm": [], "sizes": [], "slider": [], "slider_warmed": [], "warmed": [], "timings": [], "load": [],
-                     "later": []} for _ in sites]
+                     "later": [], "slow": []} for _ in sites]
             for run in range(runs):
                 for i, base in enumerate(bases):
                     f = seen[i]
+                    if "slow" in links:
+                        then = ("phases" if name == "admission" else "admission") if run == 0 else None
+                        f["slow"].append(_slow_link(browser, base, logs[i], name, live, then))
+                    if "fast" not in links:
+                        continue
                     ctx = browser.new_context(viewport={"width": 1300, "height": 900})
                     requests = []
                     ctx.on("requestfinished", lambda r, requests=requests: requests.append(r))
@@ -278,7 +363,14 @@ def measure_sites(sites: list[Path], pages: list[tuple[str, object]], runs: int,
                     ctx.close()
             for i, f in enumerate(seen):
                 timings = [t for t in f["timings"] if t]
+                slow = _slow_figures(f["slow"]) if f["slow"] else {}
+                if "fast" not in links:
+                    results[i]["pages"][name] = {"live": live, **slow}
+                    print(f"  {sites[i]} {name}: slow link cold {slow['slow_cold_ms']:.0f} ms, warm {slow['slow_warm_ms']:.0f} ms",
+                          file=sys.stderr, flush=True)
+                    continue
                 results[i]["pages"][name] = {
+                    **slow,
                     "live": live, "cold_ms": statistics.median(f["cold"]), "warm_ms": statistics.median(f["warm"]),
                     "bytes": statistics.median(f["sizes"]), "cold_runs_ms": f["cold"], "warm_runs_ms": f["warm"],
                     "load_1min": f["load"],
@@ -423,16 +515,19 @@ def _slider_lines(f: dict) -> list[str]:
 
 
 def _report(site: Path, info: dict, figures: dict, runs: int) -> None:
-    print(f"\nkvlab site_load v{METHOD_VERSION}: {site} ({figures['site_bytes'] / 1e6:.1f} MB on disk), {runs} runs")
+    print(f"\nkvlab site_load v{METHOD_VERSION}: {figures['label']} ({figures['site_bytes'] / 1e6:.1f} MB on disk, "
+          f"+ {figures['copy_bytes'] / 1e6:.1f} MB of precompressed copies), {runs} runs")
     if EXTRA_CHROMIUM_ARGS:
         print(f"Chromium switches added for this probe: {' '.join(EXTRA_CHROMIUM_ARGS)}")
     snap = info.get("snapshot")
     print("Pyodide memory snapshot: " + (f"{snap['file']} ({snap['bytes'] / 1e6:.1f} MB)" if snap else "none"))
-    print(f"bare Pyodide {info['pyodide_version']} boot in a module worker: {figures['bare_pyodide_ms']:.0f} ms (median of "
-          f"{', '.join(f'{x:.0f}' for x in figures['bare_runs_ms'])})")
-    print(f"{'page':<16}{'cold ms':>9}{'warm ms':>9}{'x bare':>8}{'slider p50':>12}{'p95 ms':>8}{'MB cold':>9}"
-          f"{'boot':>10}{'python ms':>11}{'ready ms':>10}  load 1-min")
-    for name, f in figures["pages"].items():
+    fast = {n: f for n, f in figures["pages"].items() if "cold_ms" in f}
+    if fast:
+        print(f"bare Pyodide {info['pyodide_version']} boot in a module worker: {figures['bare_pyodide_ms']:.0f} ms (median of "
+              f"{', '.join(f'{x:.0f}' for x in figures['bare_runs_ms'])})")
+        print(f"{'page':<16}{'cold ms':>9}{'warm ms':>9}{'x bare':>8}{'slider p50':>12}{'p95 ms':>8}{'MB cold':>9}"
+              f"{'boot':>10}{'python ms':>11}{'ready ms':>10}  load 1-min")
+    for name, f in fast.items():
         ratio = f["cold_ms"] / figures["bare_pyodide_ms"] if f["live"] else float("nan")
         p50 = f"{f['slider_p50_ms']:.1f}" if f["slider_p50_ms"] is not None else "-"
         p95 = f"{f['slider_p95_ms']:.1f}" if f["slider_p95_ms"] is not None else "-"
@@ -442,6 +537,7 @@ def _report(site: Path, info: dict, figures: dict, runs: int) -> None:
         load = f"{min(f['load_1min']):.2f}-{max(f['load_1min']):.2f}"
         print(f"{name:<16}{f['cold_ms']:>9.0f}{f['warm_ms']:>9.0f}{ratio:>8.2f}{p50:>12}{p95:>8}{f['bytes'] / 1e6:>9.2f}"
               f"{boot:>10}{python:>11}{ready:>10}  {load}")
+    _slow_report(figures)
     for name, f in figures["pages"].items():
         for line in _slider_lines(f):
             print(f"{name}: {line}")
@@ -453,6 +549,45 @@ def _report(site: Path, info: dict, figures: dict, runs: int) -> None:
             what = "one 600-request run" if compare == "none" else "a 600-request run and its 600-request comparison"
             print(f"serving lab, {what}: {f['median_ms']:.0f} ms median (runs {', '.join(f'{x:.0f}' for x in f['runs_ms'])}), "
                   f"progress patches {f['progress_patches']}")
+
+
+def _slow_report(figures: dict) -> None:
+    slow = {n: f for n, f in figures["pages"].items() if "slow_cold_ms" in f}
+    if not slow:
+        return
+    link = SLOW_LINK
+    print(f"slow link ({link['downloadThroughput'] * 8 / 1e6:.0f} Mbit/s down, {link['uploadThroughput'] * 8 / 1e6:.0f} up, "
+          f"{link['latency']} ms round trip): first answer, median (runs); targets cold <= {SLOW_TARGET_MS['cold'] / 1000:.0f} s, "
+          f"warm <= {SLOW_TARGET_MS['warm'] / 1000:.0f} s")
+    for name, f in slow.items():
+        parts = []
+        for visit in ("cold", "warm"):
+            ok = "met" if f[f"slow_{visit}_ms"] <= SLOW_TARGET_MS[visit] else "MISSED"
+            parts.append(f"{visit} {f[f'slow_{visit}_ms']:.0f} ms ({', '.join(f'{x:.0f}' for x in f[f'slow_{visit}_runs_ms'])}) {ok}")
+        print(f"  {name:<14} " + "; ".join(parts) + f"; sent cold {f['slow_cold_bytes'] / 1e6:.2f} MB, warm "
+              f"{f['slow_warm_bytes'] / 1e6:.2f} MB")
+        for visit in ("cold", "warm"):
+            if f.get(f"slow_{visit}_live_ms") is not None:
+                print(f"  {name:<14} {visit}, its first live view's first move made at once, answered: "
+                      f"{f[f'slow_{visit}_live_ms']:.0f} ms ({', '.join(f'{x:.0f}' for x in f[f'slow_{visit}_live_runs_ms'])})")
+    for name, f in slow.items():
+        files = sorted(f["slow_cold_files"], key=lambda r: -r[3])
+        total = sum(r[3] for r in files)
+        print(f"  {name}, cold, what the host sent (run 0): {len(files)} responses, {total / 1e6:.2f} MB; the largest:")
+        for path, status, coding, size in files[:12]:
+            print(f"    {size / 1e6:>7.3f} MB  {status} {coding or 'as is':<6} {path}")
+        again = f["slow_warm_files"]
+        print(f"  {name}, warm (run 0): {len(again)} requests reached the host "
+              f"({sum(1 for r in again if r[1] == 304)} revalidated: 304, {sum(1 for r in again if r[1] == 200)} sent again, "
+              f"{sum(r[3] for r in again) / 1e6:.3f} MB); every other file came from the browser's cache"
+              + (": " + ", ".join(f"{p} {s}" for p, s, _, _ in again) if again else ""))
+        if "slow_then_files" in f:
+            then = f["slow_then_files"]
+            shared = [r for r in then if r[0].startswith(("/pyodide/", "/snapshot/", "/wheels/", "/vendor/"))]
+            print(f"  {name}, then {f['slow_then_page']} in the same context (run 0): first answer {f['slow_then_ms']:.0f} ms; "
+                  f"{len(then)} requests reached the host, {sum(r[3] for r in then) / 1e6:.3f} MB; of Pyodide, the snapshot, "
+                  f"the wheels and the vendor bundles: " + (", ".join(f"{p} {s} {b / 1e6:.3f} MB" for p, s, _, b in shared)
+                                                             if shared else "none (all from the cache)"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -468,6 +603,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slider-only", action="store_true",
                         help="only the live panels' slider moves: --runs loads of each page per site (sites interleaved), "
                              "--moves moves after each; no load timing, bare boot, lab run or sizes")
+    parser.add_argument("--links", nargs="+", choices=("fast", "slow"), default=["fast", "slow"],
+                        help="fast: loads, slider and lab as before; slow: first answer cold and warm on the slow link "
+                             "(default: both)")
+    parser.add_argument("--identity-too", action="store_true",
+                        help="also measure each site served as its files are (no precompressed copies), interleaved")
     parser.add_argument("--chromium-arg", action="append", default=[], metavar="SWITCH",
                         help="an extra Chromium switch for a probe, such as --chromium-arg=--js-flags=--no-wasm-tier-up "
                              "(repeatable; applies to every site measured)")
@@ -504,13 +644,18 @@ def main(argv: list[str] | None = None) -> int:
         if tmp is not None:
             tmp.cleanup()
         return 0
-    all_figures = measure_sites(sites, pages, args.runs, args.moves, args.lab_runs)
+    packed = [True] * len(sites)
+    if args.identity_too:
+        sites, infos, packed = sites + sites, infos + infos, packed + [False] * len(sites)
+    all_figures = measure_sites(sites, pages, args.runs, args.moves, args.lab_runs, tuple(args.links), packed)
     end_load = os.getloadavg()
-    for site, info, figures in zip(sites, infos, all_figures, strict=True):
+    for site, info, figures, copies in zip(sites, infos, all_figures, packed, strict=True):
         figures["load_average"] = [load, end_load]
-        figures["site_bytes"] = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
+        figures["site_bytes"], figures["copy_bytes"] = site_bytes(site)
         figures["method_version"] = METHOD_VERSION
         figures["site"] = str(site)
+        figures["precompressed_served"] = copies
+        figures["label"] = str(site) + ("" if copies else " served as its files are (no precompressed copies)")
         _report(site, info, figures, args.runs)
     print("load average (1, 5, 15 min) at start and end: " + "; ".join(", ".join(f"{x:.2f}" for x in la)
                                                                        for la in (load, end_load)))

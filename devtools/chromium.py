@@ -1,46 +1,21 @@
 """Debian's Chromium under Playwright, for the tests and the benchmarks: the binary and its flags, a
 fresh page that may reach no host but 127.0.0.1 (host blocking: nothing may depend on the network
-at test time), a static HTTP server for a folder, and the page scripts both read Panel pages with.
+at test time), a static HTTP server for a folder (devtools/static_host.py), and the page scripts both read Panel pages with.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import http.server
 import threading
-from collections.abc import Iterator
-from pathlib import Path
+
+from .static_host import serve_directory  # noqa: F401 (callers use it from here)
 
 CHROMIUM = "/usr/bin/chromium"
 # Flags from design.md section 4: without the background-networking ones Chromium keeps trying
 # Google's hosts, which this machine's closed network refuses.
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    # Module scripts are refused unless served as JavaScript, and streaming wasm compilation needs
-    # application/wasm; Python 3.11's mimetypes knows neither .mjs nor always .wasm.
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
-                      ".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm"}
-
-    def log_message(self, format, *args):  # noqa: A002 - signature fixed by the base class
-        pass
-
-
-@contextlib.contextmanager
-def serve_directory(root: Path) -> Iterator[str]:
-    """Serve `root` over HTTP on 127.0.0.1 (a free port) in a thread; yield the base URL."""
-    handler = functools.partial(_QuietHandler, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def in_own_thread(func):

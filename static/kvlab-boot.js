@@ -22,7 +22,8 @@
     worker.postMessage({ type: "boot", page: info.page, search, pyodideUrl: abs(info.pyodideUrl),
                          wheels: info.wheels.split(" ").map(abs), live: live || null,
                          opening: info.opening && !own(search) ? abs(info.opening) : null,
-                         snapshot: info.snapshot ? { url: abs(info.snapshot), pyodide: info.snapshotPyodide } : null });
+                         snapshot: info.snapshot ? { url: abs(info.snapshot), pyodide: info.snapshotPyodide,
+                                                     stdlib: info.snapshotStdlib ? abs(info.snapshotStdlib) : null } : null });
     return worker;
   }
 

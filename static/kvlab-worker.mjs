@@ -123,15 +123,36 @@ function answer(type, id, out) {
   if (busy) runLoop();
 }
 
-// A gzip-compressed file of the site, decompressed as it arrives.
+// A gzip-compressed file of the site, decompressed as it arrives. A host that serves the site's
+// precompressed copies (app/site/compress.py) may send the snapshot's brotli copy, which holds its
+// content itself: the browser has decoded it, and the first bytes say so (a gzip file starts 1f 8b).
 async function fetchGzip(url) {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  return new Response(response.body.pipeThrough(new DecompressionStream("gzip")));
+  const reader = response.body.getReader();
+  const head = [];
+  let seen = 0;
+  while (seen < 2) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    head.push(value);
+    seen += value.length;
+  }
+  const first = (i) => { for (const c of head) { if (i < c.length) return c[i]; i -= c.length; } return -1; };
+  const gzipped = first(0) === 0x1f && first(1) === 0x8b;
+  const body = new ReadableStream({
+    start(controller) { for (const c of head) controller.enqueue(c); },
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) controller.close(); else controller.enqueue(value);
+    },
+    cancel(reason) { return reader.cancel(reason); },
+  });
+  return new Response(gzipped ? body.pipeThrough(new DecompressionStream("gzip")) : body);
 }
 
 // The site's Pyodide memory snapshot (app/site/snapshot.py): Python's memory with kvlab already
-// imported, gzip-compressed. Restoring it replaces Python's start-up and kvlab's imports.
+// imported, gzip-compressed (or decoded by the browser from the host's brotli copy). Restoring it replaces Python's start-up and kvlab's imports.
 const fetchSnapshot = async (url) => new Uint8Array(await (await fetchGzip(url)).arrayBuffer());
 
 // The serving lab's opening run as the build computed it (lab_page.opening_json): the page takes
@@ -197,7 +218,9 @@ async function boot(m) {
       // with (Pyodide itself refuses another build). Any failure falls back to the plain start.
       try {
         if (version !== m.snapshot.pyodide) throw new Error(`it was made with Pyodide ${m.snapshot.pyodide}, this is ${version}`);
-        pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshot });
+        // With the standard library it was made with: the modules it holds imported, not the whole zip.
+        const stdlib = m.snapshot.stdlib ? { stdLibURL: m.snapshot.stdlib } : {};
+        pyodide = await loadPyodide({ ...options, ...stdlib, _loadSnapshot: snapshot });
         timings.python_ms = performance.now() - t0;
         progress(2, "unpacking kvlab");
         pageFor = unpack(pyodide, await wheels);

@@ -24,7 +24,8 @@ Nothing here needs the network.
 
 One module per job: discover.py (which pages, each run under CPython), document.py (model names
 and deferrals in a page's Bokeh document), render.py (one page into HTML), assets.py (Panel's and
-Bokeh's files, Pyodide's core), snapshot.py (the Pyodide memory snapshot), wheels.py (kvlab's two
-pure wheels), build.py (the whole site), cli.py (the command line). marks.py is what a page marks
+Bokeh's files, Pyodide's core), snapshot.py (the Pyodide memory snapshot and its cut standard
+library), wheels.py (kvlab's two pure wheels), compress.py (the files' gzip and brotli copies for
+static hosts), build.py (the whole site), cli.py (the command line). marks.py is what a page marks
 for the build while it runs (lessons import it); nothing here imports the lessons.
 """

@@ -24,6 +24,7 @@ from .assets import (
     pyodide_source,
     roots_panel_dist,
 )
+from .compress import precompress, site_bytes
 from .discover import BUILD_ENV_VAR, DEFAULT_PAGE_GLOBS, BuildError, Page, discover_pages
 from .render import THEMES, render_page
 from .snapshot import make_snapshot
@@ -42,6 +43,7 @@ class SiteOptions:
     pyodide_dir: Path | None = None  # None: the npm package of app/site/package.json
     pyodide_cdn: bool = False
     snapshot: bool = True  # a Pyodide memory snapshot, when Node is there and Pyodide is copied into the site
+    precompress: bool = True  # F.gz and F.br beside each compressible file (app/site/compress.py)
     title: str = "kvlab"
 
 
@@ -134,7 +136,7 @@ def build(opts: SiteOptions) -> SiteReport:
         else:
             os.environ[BUILD_ENV_VAR] = previous
     _swap_in(out, final_out)
-    notes = tuple(n for n in (info.get("snapshot_note"),) if n)
+    notes = tuple(n for n in (info.get("snapshot_note"), info.get("precompressed_note")) if n)
     return SiteReport(final_out, tuple(pages), info, notes)
 
 
@@ -156,7 +158,8 @@ def _build_into(out: Path, pages: list[Page], opts: SiteOptions, pyodide_dir: Pa
     else:
         snapshot, note = make_snapshot(pyodide_dir, PYODIDE_VERSION, wheels, out)
     if snapshot is not None:  # the worker restores it (static/kvlab-worker.mjs); the version pins it
-        shell_info.update(snapshot=f"./{snapshot['file']}", snapshot_pyodide=snapshot["pyodide_version"])
+        shell_info.update(snapshot=f"./{snapshot['file']}", snapshot_pyodide=snapshot["pyodide_version"],
+                          snapshot_stdlib=f"./{snapshot['stdlib']}")
     from kvlab.app.viewlayer.lab_page import LabPage
 
     opening = write_lab_opening(out) if any(p.name == LabPage.page for p in pages) else None
@@ -193,12 +196,19 @@ def _build_into(out: Path, pages: list[Page], opts: SiteOptions, pyodide_dir: Pa
     (out / "pages.html").write_text(_index_html(built, opts.title), encoding="utf-8")
     if not any(p.name == "index" for p in built):
         (out / "index.html").write_text(_index_html(built, opts.title), encoding="utf-8")
+    packed = None
+    if opts.precompress:  # last: every file a browser gets is written
+        packed = precompress(out, (out / snapshot["file"],) if snapshot else ())
+    originals, _ = site_bytes(out)
     info = {
         "kvlab_version": kvlab_version(), "panel_version": panel.__version__, "bokeh_version": bokeh.__version__,
         "pyodide_version": PYODIDE_VERSION, "pyodide_url": pyodide_url, "pyodide_self_hosted": pyodide_dir is not None,
         "snapshot": snapshot, "snapshot_note": note, "lab_opening": opening,
         "wheels": {w.name: file_sha256(w) for w in wheels},
         "vendor_files": len(needed),
+        # The size bound counts what a browser gets: the files (all but this one), not their precompressed copies.
+        "site_bytes": originals, "precompressed": packed.to_dict() if packed else None,
+        "precompressed_note": packed.note if packed else None,
         "pages": [{**asdict(p), "source": _display_path(p.source), "html": f"{p.name}.html", "dark": f"{p.name}.dark.html"}
                   for p in built],
     }

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .assets import PYODIDE_CDN, PYODIDE_INSTALL, PYODIDE_NPM_DIR, PYODIDE_VERSION
 from .build import DEFAULT_OUT, SiteOptions, _display_path, build
+from .compress import site_bytes
 from .discover import DEFAULT_PAGE_GLOBS, BuildError
 
 
@@ -25,6 +26,8 @@ def _parser() -> argparse.ArgumentParser:
     host.add_argument("--pyodide-cdn", action="store_true", help=f"do not copy Pyodide's core; pages load it from {PYODIDE_CDN}")
     p.add_argument("--no-snapshot", action="store_true", help="do not make the Pyodide memory snapshot (made by default "
                    "with Node when Pyodide is copied into the site; pages then start Python from scratch)")
+    p.add_argument("--no-precompress", action="store_true", help="do not write the gzip and brotli copies (F.gz, F.br) "
+                   "of each compressible file, which static hosts that serve such copies send to browsers that accept them")
     p.add_argument("--title", default="kvlab", help="title of the plain page list, pages.html (default: %(default)s)")
     return p
 
@@ -43,14 +46,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.pyodide_dir is not None and not args.pyodide_dir.is_dir():
         parser.error(f"--pyodide-dir: {args.pyodide_dir} is not a folder")
     opts = SiteOptions(out_dir=args.out, page_globs=tuple(args.pages), pyodide_dir=args.pyodide_dir,
-                       pyodide_cdn=args.pyodide_cdn, snapshot=not args.no_snapshot, title=args.title)
+                       pyodide_cdn=args.pyodide_cdn, snapshot=not args.no_snapshot, precompress=not args.no_precompress,
+                       title=args.title)
     try:
         report = build(opts)
     except BuildError as e:
         print(f"kvlab build-site: error: {e}", file=sys.stderr)
         return 1
     info = report.info
-    size = sum(p.stat().st_size for p in report.out_dir.rglob("*") if p.is_file())
+    size = site_bytes(report.out_dir)[0]  # the files a browser gets, not their precompressed copies
     print(f"kvlab build-site: {len(report.pages)} pages (light and dark) into {report.out_dir}, {size / 1e6:.1f} MB")
     for page in report.pages:
         live = "live" if page.bridge == "panel" else "static"
@@ -60,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     if snap := info["snapshot"]:
         print(f"  Pyodide memory snapshot with kvlab imported: {snap['file']}, {snap['bytes'] / 1e6:.1f} MB gzip "
               f"({snap['raw_bytes'] / 1e6:.1f} MB restored), made in {(snap['boot_ms'] + snap['import_ms']) / 1000:.1f} s")
+    if packed := info["precompressed"]:
+        print(f"  precompressed copies for static hosts that serve them: {packed['gzip_files']} .gz, {packed['br_files']} .br, "
+              f"{packed['sibling_bytes'] / 1e6:.1f} MB beside the {size / 1e6:.1f} MB above (docs/site.md)")
     for note in report.notes:
         print(f"  note: {note}")
     print(NEXT_STEPS.format(out=_display_path(report.out_dir)))

@@ -1,14 +1,18 @@
 // Makes the static site's Pyodide memory snapshot (run by app/site/snapshot.py at `kvlab build-site`).
 //
-//   node app/site/snapshot.mjs PYODIDE_DIR OUT_FILE IMPORTS WHEEL...
+//   node app/site/snapshot.mjs PYODIDE_DIR OUT_FILE STDLIB_FILE IMPORTS WHEEL...
 //
-// Boots the npm `pyodide` package in PYODIDE_DIR with `_makeSnapshot: true`, unpacks the site's own
-// wheels, imports IMPORTS (comma-separated module names: what the worker needs for every kind of
-// page; no page is built), and writes `pyodide.makeMemorySnapshot()` gzip-compressed to OUT_FILE.
-// It then restores the snapshot as the worker does (unpacking the wheels again: files in Pyodide's
-// in-memory file system are not part of a snapshot) and evaluates sim's default scenario, so a
-// snapshot that cannot start is never shipped. Prints one line of JSON: what the snapshot was made
-// with and what it cost.
+// Boots the npm `pyodide` package in PYODIDE_DIR, unpacks the site's own wheels and imports IMPORTS
+// (comma-separated module names: what the worker needs for every kind of page; no page is built),
+// and writes to STDLIB_FILE the standard library's zip cut to the modules then imported (the
+// snapshot's worker imports no other: tests/site/test_snapshot.py; the whole zip is 2.5 MB, most
+// of a slow link's wait for it). Then boots again with that zip as its standard library and
+// `_makeSnapshot: true`, does the same, and writes `pyodide.makeMemorySnapshot()` gzip-compressed
+// to OUT_FILE: made with the zip it will be restored with (zipimport keeps the zip's table of
+// contents in memory). It then restores the snapshot as the worker does (with that zip, unpacking
+// the wheels again: files in Pyodide's in-memory file system are not part of a snapshot) and
+// evaluates sim's default scenario, so a snapshot that cannot start is never shipped. Prints one
+// line of JSON: what the snapshot was made with and what it cost.
 //
 // `_makeSnapshot`, `_loadSnapshot` and `makeMemorySnapshot` are private Pyodide APIs; a snapshot
 // restores only into the Pyodide build that made it (Pyodide checks its BUILD_ID). The build runs
@@ -18,7 +22,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import zlib from "node:zlib";
 
-const [pyodideDir, outFile, imports, ...wheels] = process.argv.slice(2);
+const [pyodideDir, outFile, stdlibFile, imports, ...wheels] = process.argv.slice(2);
 const indexURL = pyodideDir.endsWith("/") ? pyodideDir : pyodideDir + "/";
 const { loadPyodide, version } = await import(pathToFileURL(path.join(pyodideDir, "pyodide.mjs")).href);
 const quiet = { stdout: () => {}, stderr: (t) => process.stderr.write(t + "\n") };
@@ -56,11 +60,33 @@ function zeroFreeHeap(module) {
   return zeroed;
 }
 
+// The standard library's modules the imports load, and no other, into a zip of their own: each
+// entry as the full zip holds it (its name, date and deflated bytes), in the full zip's order.
+const CUT_STDLIB_PY = `
+import sys, zipfile
+src = f"/lib/python{sys.version_info[0]}{sys.version_info[1]}.zip"
+origins = {getattr(getattr(m, "__spec__", None), "origin", None) for m in list(sys.modules.values())}
+wanted = {o[len(src) + 1:] for o in origins if isinstance(o, str) and o.startswith(src + "/")}
+with zipfile.ZipFile(src) as full, zipfile.ZipFile("/tmp/stdlib.zip", "w") as cut:
+    for info in full.infolist():
+        if info.filename in wanted:
+            cut.writestr(info, full.read(info.filename))
+len(wanted)
+`;
 let t0 = performance.now();
+const lister = await loadPyodide({ indexURL, args: ["-OO"], ...quiet });
+unpack(lister);
+lister.runPython(modules.map((m) => `import ${m}\n`).join(""));
+const stdlibModules = lister.runPython(CUT_STDLIB_PY);
+fs.writeFileSync(stdlibFile, lister.FS.readFile("/tmp/stdlib.zip"));
+const stdlibURL = path.resolve(stdlibFile);
+const cutMs = performance.now() - t0;
+
+t0 = performance.now();
 // -OO: the interpreter compiles without docstrings (and asserts), here and, restored from the
 // snapshot, in every page's worker: about a tenth of the imported modules' heap, which the snapshot
 // carries. Nothing the browser runs reads a docstring or relies on assert (tests/test_structure.py).
-const py = await loadPyodide({ indexURL, _makeSnapshot: true, args: ["-OO"], ...quiet });
+const py = await loadPyodide({ indexURL, stdLibURL: stdlibURL, _makeSnapshot: true, args: ["-OO"], ...quiet });
 const bootMs = performance.now() - t0;
 unpack(py);
 t0 = performance.now();
@@ -75,7 +101,7 @@ fs.writeFileSync(outFile, gz);
 
 // The worker's path: restore, unpack the wheels again, run sim once.
 t0 = performance.now();
-const restored = await loadPyodide({ indexURL, _loadSnapshot: new Uint8Array(zlib.gunzipSync(gz)), ...quiet });
+const restored = await loadPyodide({ indexURL, stdLibURL: stdlibURL, _loadSnapshot: new Uint8Array(zlib.gunzipSync(gz)), ...quiet });
 unpack(restored);
 const check = restored.runPython("import kvlab.sim\nkvlab.sim.evaluate(kvlab.sim.Scenario()).max_sequences");
 const restoreMs = performance.now() - t0;
@@ -84,5 +110,6 @@ if (!(check > 0)) throw new Error(`the restored snapshot evaluated sim's default
 console.log(JSON.stringify({
   pyodide_version: version, pyodide_build_id: py._api.config.BUILD_ID, imports: modules,
   raw_bytes: snapshot.length, bytes: gz.length, zeroed_free_bytes: zeroedBytes,
+  stdlib_modules: stdlibModules, stdlib_bytes: fs.statSync(stdlibFile).size, stdlib_cut_ms: Math.round(cutMs),
   boot_ms: Math.round(bootMs), import_ms: Math.round(importMs), restore_check_ms: Math.round(restoreMs),
 }));

@@ -5,7 +5,9 @@ importing kvlab (its sources compiled at each start). Both are the same on every
 visit, so the build does them once: `site_snapshot.mjs` boots the npm `pyodide` package that the
 build copies into the site, unpacks the site's own wheels, imports `SNAPSHOT_IMPORTS` (what the
 worker needs for every kind of page, and nothing page-specific) and writes Pyodide's memory
-snapshot, gzip-compressed, into the site. The worker restores it instead of booting
+snapshot, gzip-compressed, into the site, with the standard library's zip cut to the modules it
+holds imported (`stdlib-<sha256>.zip`: the snapshot's worker imports no other), which the worker
+restores it with instead of Pyodide's whole zip. The worker restores it instead of booting
 (static/kvlab-worker.mjs), then unpacks the wheels again: a snapshot holds WebAssembly memory
 only, not the files of Pyodide's in-memory file system (sim's data files).
 
@@ -46,8 +48,8 @@ def make_snapshot(pyodide_dir: Path, pyodide_version: str, wheels: list[Path], o
         return None, f"Node.js (`node`) is not on PATH, so {without}; install Node 20 or newer to make one"
     folder = out / SNAPSHOT_DIR
     folder.mkdir(exist_ok=True)
-    tmp = folder / "making.bin"
-    cmd = [node, str(SNAPSHOT_SCRIPT), str(pyodide_dir), str(tmp), ",".join(SNAPSHOT_IMPORTS), *map(str, wheels)]
+    tmp, tmp_stdlib = folder / "making.bin", folder / "making-stdlib.zip"
+    cmd = [node, str(SNAPSHOT_SCRIPT), str(pyodide_dir), str(tmp), str(tmp_stdlib), ",".join(SNAPSHOT_IMPORTS), *map(str, wheels)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -62,12 +64,17 @@ def make_snapshot(pyodide_dir: Path, pyodide_version: str, wheels: list[Path], o
             failure = f"unreadable output {proc.stdout[-200:]!r}"
     if info is not None and info.get("pyodide_version") != pyodide_version:
         failure = f"it was made with Pyodide {info.get('pyodide_version')}, the site runs {pyodide_version}"
-    if failure is not None or not tmp.is_file():
+    if failure is not None or not tmp.is_file() or not tmp_stdlib.is_file():
         shutil.rmtree(folder, ignore_errors=True)
         return None, f"the Pyodide memory snapshot could not be made ({failure}), so {without}"
     digest = file_sha256(tmp)
     final = folder / f"kvlab-{digest[:16]}.bin"
     tmp.rename(final)
+    # The standard library the snapshot was made with and is restored with: the modules it holds
+    # imported, cut from Pyodide's zip (0.7 of 2.5 MB); named by content like the snapshot.
+    stdlib_digest = file_sha256(tmp_stdlib)
+    stdlib = folder / f"stdlib-{stdlib_digest[:16]}.zip"
+    tmp_stdlib.rename(stdlib)
     info.update(file=f"{SNAPSHOT_DIR}/{final.name}", sha256=digest, compression="gzip", kvlab_version=kvlab_version(),
-                wheels={w.name: file_sha256(w) for w in wheels})
+                wheels={w.name: file_sha256(w) for w in wheels}, stdlib=f"{SNAPSHOT_DIR}/{stdlib.name}", stdlib_sha256=stdlib_digest)
     return info, None

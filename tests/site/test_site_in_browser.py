@@ -20,6 +20,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
+from kvlab.app.site.compress import original_files
 from kvlab.app.site.discover import DEFAULT_PAGE_GLOBS, discover_pages
 from kvlab.app.viewlayer.lab_page import LabPage
 from kvlab.app.viewlayer.lab_settings import lab_config, lab_defaults
@@ -351,12 +352,13 @@ def _fault_route(snapshot_url: str, answer: dict, outside: list):
     return route
 
 
-def _snapshot_fallbacks(browser, base: str, snapshot_file: str, outside: list) -> dict:
+def _snapshot_fallbacks(browser, base: str, snapshot_file: str, outside: list, requested: set) -> dict:
     """The fallback page opened once per fault, in its own context (the faults are the only HTTP
     errors there), both at once (each start is one core's work); each page makes the first
-    admission move."""
+    admission move. `requested` gets the paths the pages requested."""
     out = {}
     context = browser.new_context(viewport={"width": 1300, "height": 900})
+    context.on("request", lambda r: requested.add(unquote(r.url.removeprefix(base).split("?")[0])))
     try:
         opened = {}
         for fault, answer in SNAPSHOT_FAULTS.items():
@@ -387,7 +389,7 @@ def _visit_site(site: Path, pages: list[str], snapshot_file: str | None = None) 
     from playwright.sync_api import sync_playwright
 
     # "seconds": what the lab's and axe's checks take inside the one visit (reported, not asserted)
-    out: dict = {"pages": {}, "outside": [], "bad_status": [], "axe": {}, "looks": {}, "requested": set(),
+    out: dict = {"pages": {}, "outside": [], "bad_status": [], "axe": {}, "looks": {}, "requested": set(), "encodings": {},
                  "seconds": {"lab": 0.0, "axe": 0.0, "lesson": 0.0, "answers": 0.0, "fallback": 0.0}}
     with harness.serve_directory(site) as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=harness.CHROMIUM, args=harness.CHROMIUM_ARGS)
@@ -404,6 +406,9 @@ def _visit_site(site: Path, pages: list[str], snapshot_file: str | None = None) 
             context.route("**/*", route)
             context.on("request", lambda r: out["requested"].add(unquote(r.url.removeprefix(base).split("?")[0])))
             context.on("response", lambda r: out["bad_status"].append(f"{r.status} {r.url}") if r.status >= 400 else None)
+            # How the host sent each file (devtools/static_host.py serves the build's precompressed copies).
+            context.on("response", lambda r: out["encodings"].setdefault(unquote(r.url.removeprefix(base).split("?")[0]),
+                                                                        r.headers.get("content-encoding")))
 
             def open_page(path: str):
                 page = context.new_page()
@@ -546,7 +551,8 @@ def _visit_site(site: Path, pages: list[str], snapshot_file: str | None = None) 
                 host.close()
             if snapshot_file:
                 t_fallback = time.monotonic()
-                out["fallback"] = _snapshot_fallbacks(browser, base, snapshot_file, out["outside"])
+                out["fallback_requested"] = set()
+                out["fallback"] = _snapshot_fallbacks(browser, base, snapshot_file, out["outside"], out["fallback_requested"])
                 out["seconds"]["fallback"] = time.monotonic() - t_fallback
         finally:
             browser.close()
@@ -873,11 +879,43 @@ def test_every_script_and_wheel_the_site_ships_is_requested(visit, real_site):
     build's record (build-info.json) and the published answer key (answers.json, for instructors and
     their tools: the key page is built from the lessons themselves) are for people, not pages."""
     site = real_site[0]
-    shipped = {p.relative_to(site).as_posix() for p in site.rglob("*")
+    shipped = {p.relative_to(site).as_posix() for p in original_files(site)  # not the precompressed copies
                if p.suffix in (".js", ".mjs", ".wasm", ".zip", ".whl", ".json", ".bin", ".gz")
                and p.name not in ("build-info.json", "answers.json")}
-    assert shipped - visit["requested"] == set()
+    assert shipped - visit["requested"] - visit.get("fallback_requested", set()) == set()
 
+
+def test_pages_started_from_the_snapshot_load_only_its_cut_standard_library(visit, real_site):
+    """A worker restored from the snapshot loads the standard library it was made with, the modules
+    it holds imported (snapshot/stdlib-*.zip, a third of Pyodide's zip); Pyodide's whole zip is
+    fetched only by a page that starts Python without the snapshot (the fallback)."""
+    info = json.loads((real_site[0] / "build-info.json").read_text())
+    if info["snapshot"] is None:
+        pytest.skip(f"the build made no snapshot: {info['snapshot_note']}")
+    cut, full = info["snapshot"]["stdlib"], "pyodide/python_stdlib.zip"
+    assert cut in visit["requested"] and full not in visit["requested"]
+    assert full in visit["fallback_requested"]
+    assert (real_site[0] / cut).stat().st_size < (real_site[0] / full).stat().st_size / 2
+
+
+
+def test_the_host_sends_the_brotli_copies_and_the_pages_run_on_them(visit, real_site):
+    """Served as a static host serves the build's precompressed copies (Chromium asks for br, and
+    for 127.0.0.1 too), Pyodide's WebAssembly and the snapshot arrive brotli-coded, the snapshot's
+    copy holding its memory decoded, and the pages still run from it: every live page boots from
+    the snapshot, and the comparisons with CPython above ran on those workers."""
+    info = json.loads((real_site[0] / "build-info.json").read_text())
+    if info["snapshot"] is None:
+        pytest.skip(f"the build made no snapshot: {info['snapshot_note']}")
+    if info.get("precompressed_note"):  # no Node: gzip copies only
+        pytest.skip(info["precompressed_note"])
+    sent = visit["encodings"]
+    assert sent["pyodide/pyodide.asm.wasm"] == "br" and sent[info["snapshot"]["file"]] == "br"
+    bokeh = next(n for n in sent if n.startswith("vendor/bokeh/bokeh-3"))
+    assert sent["admission.html"] == "br" and sent[bokeh] == "br"
+    assert sent[next(n for n in sent if n.endswith(".whl"))] is None  # a wheel is a zip: sent as it is
+    for name in ("admission", "phases", LAB):
+        assert visit["pages"][name]["timings"]["boot"] == "snapshot", name
 
 
 def test_the_lab_takes_its_opening_run_from_the_site(visit, real_site):

@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import zipfile
 
 import pytest
 from kvlab.app.site import snapshot as site_snapshot
@@ -47,10 +48,20 @@ def test_the_snapshot_is_recorded_with_what_it_was_made_with(real_site):
     assert (snap["pyodide_version"], snap["pyodide_build_id"]) == (PYODIDE_VERSION, build_id)
     assert snap["wheels"] == info["wheels"] and snap["kvlab_version"] == kvlab_version()
     assert snap["imports"] == list(SNAPSHOT_IMPORTS)
+    # Its standard library: the modules it holds imported, cut from Pyodide's zip, named by content.
+    stdlib = out / snap["stdlib"]
+    stdlib_digest = hashlib.sha256(stdlib.read_bytes()).hexdigest()
+    assert snap["stdlib_sha256"] == stdlib_digest and stdlib.name == f"stdlib-{stdlib_digest[:16]}.zip"
+    with zipfile.ZipFile(stdlib) as cut, zipfile.ZipFile(out / "pyodide" / "python_stdlib.zip") as full:
+        names = cut.namelist()
+        assert len(names) == snap["stdlib_modules"] and set(names) < set(full.namelist())
+        assert {"zipfile/__init__.py", "json/__init__.py", "encodings/utf_8.py"} <= set(names)  # what the worker runs
+        assert all(cut.read(n) == full.read(n) for n in names)
     assert snap["file"] in proc.stdout  # the build's summary names it
     for page in (*LIVE_PAGES, "lesson_a1"):
         text = (out / f"{page}.html").read_text()
         assert f'data-snapshot="./{snap["file"]}"' in text and f'data-snapshot-pyodide="{PYODIDE_VERSION}"' in text, page
+        assert f'data-snapshot-stdlib="./{snap["stdlib"]}"' in text, page
 
 
 def test_the_lock_file_lists_no_package(real_site):
@@ -97,7 +108,8 @@ _EXERCISE = textwrap.dedent("""
 
 def test_the_snapshot_imports_everything_the_worker_imports():
     """SNAPSHOT_IMPORTS is closed: serving every kind of page after those imports loads no module
-    of kvlab (or of the standard library) that the snapshot would not hold already."""
+    of kvlab (or of the standard library) that the snapshot would not hold already. The worker
+    depends on it: restored from the snapshot, its standard library holds only those modules."""
     proc = subprocess.run([sys.executable, "-c", _EXERCISE, json.dumps(SNAPSHOT_IMPORTS)], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
