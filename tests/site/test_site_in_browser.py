@@ -243,6 +243,20 @@ def _open_card_from_the_keyboard(page) -> dict:
     return out
 
 
+def _quiet(page, still_ms: int = 1_000, timeout_ms: int = 30_000) -> None:
+    """Wait until no patch has arrived for `still_ms`: a drag is several moves, the first answered while
+    the last waits in the bridge (the last value wins), so the first patch is not the last one."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    seen = page.evaluate("window.kvlabBridge.patches")
+    while True:
+        page.wait_for_timeout(still_ms)
+        now = page.evaluate("window.kvlabBridge.patches")
+        if now == seen and not page.evaluate("window.kvlabBridge.busy"):
+            return
+        assert time.monotonic() < deadline, f"patches still arriving after {timeout_ms} ms"
+        seen = now
+
+
 def _move_the_handles(page) -> list[dict]:
     """The HBM bar's utilisation edge moved with the keyboard, then the fit curve's prompt dragged with the
     mouse (app/templates/drag.js): each sets its slider's model, which the bridge sends to Python as a move
@@ -266,7 +280,7 @@ def _move_the_handles(page) -> list[dict]:
             page.mouse.move(x + 45, y, steps=3)
             page.mouse.up()
         page.wait_for_function(f"window.kvlabBridge.patches > {before}", timeout=20_000)
-        page.wait_for_function("!window.kvlabBridge.busy", timeout=20_000)
+        _quiet(page)
         models = json.loads(page.evaluate(READ_MODELS_JS, wanted))
         name = "w.gpu_memory_utilization" if move == "key" else "w.prompt_tokens"
         out.append({"widget": name, "value": float(handle.get_attribute("aria-valuenow")), "models": models,
