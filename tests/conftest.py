@@ -122,35 +122,6 @@ def pytest_collection_modifyitems(config, items) -> None:
         TIERS_OF[item.nodeid] = tiers
         if PROFILE == "dev":
             _cap_examples(getattr(item, "function", None), DEV_MAX_EXAMPLES)
-    keep_shard(config, items)
-
-
-# ---- the suite as two processes (scripts/test) ------------------------------------------------
-
-# scripts/test runs the whole suite as two pytest processes, one per shard, on a machine with two
-# cores or more: the tests that drive the served pages (Panel's server and Chromium, which wait on
-# each other and on the page's timers more than they compute) in one, everything else (the unit,
-# property and fuzz tiers, the site build, Pyodide) in the other. KVLAB_TEST_SHARD names the shard
-# a process runs; unset, a process runs every test.
-SHARDS = ("served", "rest")
-
-
-def shard_of(fixturenames) -> str:
-    """A test that asks for the Panel server (tests/browser/conftest.py's `server`) is in "served"."""
-    return "served" if "server" in fixturenames else "rest"
-
-
-def keep_shard(config, items) -> None:
-    shard = os.environ.get("KVLAB_TEST_SHARD", "")
-    if not shard:
-        return
-    if shard not in SHARDS:
-        raise pytest.UsageError(f"KVLAB_TEST_SHARD={shard!r}: one of {', '.join(SHARDS)}, or unset for every test")
-    kept = [item for item in items if shard_of(getattr(item, "fixturenames", ())) == shard]
-    dropped = [item for item in items if shard_of(getattr(item, "fixturenames", ())) != shard]
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-    items[:] = kept
 
 
 # ---- an unmarked test that starts something heavy fails at once -------------------------------
