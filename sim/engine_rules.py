@@ -32,6 +32,7 @@ class EngineRules:
     non_torch_bytes: float  # vLLM's non-torch memory at tp = 1
     non_torch_tp_bytes: float  # and at tp > 1 (NCCL, custom all-reduce buffers)
     fp4_kv_cache: bool = False  # the engine stores an FP4 (nvfp4) KV cache (on NVIDIA's FP4 GPUs)
+    memory_settings: tuple[str, ...] = ()  # the scenario's settings its memory accounting reads (sim/memory.py)
 
 
 @cache
@@ -96,4 +97,12 @@ def rules(engine: str, version: str | None = None) -> EngineRules:
         non_torch_bytes=float(memory.get("non_torch_gib", 0.0)) * GIB,
         non_torch_tp_bytes=float(memory.get("non_torch_tp_gib", 0.0)) * GIB,
         fp4_kv_cache=bool(table.get("fp4_kv_cache", False)),
+        memory_settings=tuple(table["memory_settings"]),
     )
+
+
+def reads_setting(engine: str, setting: str) -> bool:
+    """Whether `engine`'s memory accounting reads the scenario's `setting` (SGLang and TensorRT-LLM size
+    their pools from knobs of their own, not gpu_memory_utilization): the one rule the panels follow to
+    enable a knob, and the HBM bar to draw the utilisation edge."""
+    return setting in rules(engine).memory_settings

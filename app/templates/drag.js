@@ -25,7 +25,8 @@
 .kv-drag:focus { outline: none; }
 .kv-drag:focus-visible::before, .kv-drag.kv-dragging::before { outline: 3px solid var(--kv-focus, #0B5CAD); outline-offset: 2px; }
 @media (forced-colors: active) { .kv-drag::before { border-color: ButtonText; background: ButtonFace; } }`;
-  const state = new WeakMap(); // plot model -> {el, span, slider}
+  const state = new WeakMap(); // plot model -> {el, span, slider, label}
+  const made = []; // every handle's state, in the order the charts were drawn (the page's order)
 
   const viewOf = (model) => {
     const index = window.Bokeh && window.Bokeh.index;
@@ -64,6 +65,13 @@
     return Number(Math.min(hi, Math.max(lo, on)).toFixed(10));
   };
 
+  // The shown handles named `label`: two of one name on a page (a lesson with two live views of one
+  // chart) are told apart by their order on it.
+  const name = (label) => {
+    const peers = made.filter((h) => h.label === label && h.el.isConnected && h.el.style.display !== 'none');
+    peers.forEach((h, i) => h.el.setAttribute('aria-label', peers.length > 1 ? `${label}, ${i + 1} of ${peers.length} on this page` : label));
+  };
+
   const place = (plot) => {
     const s = state.get(plot);
     const view = viewOf(plot);
@@ -71,7 +79,8 @@
     const spec = (s.span.tags || []).find((t) => t && t.kv_drag);
     const shown = spec && s.span.location !== null && s.span.location !== undefined && !s.slider.disabled && view.frame;
     s.el.style.display = shown ? 'flex' : 'none';
-    if (!shown) { return; }
+    s.label = spec ? spec.label : null;
+    if (!shown) { name(s.label); return; }
     s.el.classList.toggle('kv-grip-bottom', spec.grip === 'bottom');
     if (s.el.getRootNode() !== view.shadow_el) {
       view.shadow_el.append(s.style, s.el);
@@ -81,7 +90,7 @@
     s.el.style.top = `${box.top}px`;
     s.el.style.height = `${Math.max(box.height, TARGET_PX)}px`;
     const v = s.slider.value;
-    s.el.setAttribute('aria-label', spec.label);
+    name(spec.label);
     s.el.setAttribute('aria-valuemin', String(s.slider.start));
     s.el.setAttribute('aria-valuemax', String(s.slider.end));
     s.el.setAttribute('aria-valuenow', String(v));
@@ -108,16 +117,17 @@
     el.setAttribute('aria-orientation', 'horizontal');
     const style = document.createElement('style');
     style.textContent = STYLE;
-    const s = {el, style, span, slider};
+    const s = {el, style, span, slider, label: null};
     state.set(plot, s);
+    made.push(s);
     const specNow = () => (span.tags || []).find((t) => t && t.kv_drag);
-    // The arrow keys move the handle the way they point, so the value goes the way the axis does
-    // (the utilisation edge: right is less memory for the engine); Up and Down raise and lower it.
+    // The keys of an ARIA slider (WAI-ARIA Authoring Practices): Right and Up raise the value, Left and
+    // Down lower it, whichever way the handle then moves on its axis (the utilisation edge's axis runs
+    // the other way: a higher utilisation moves it left), so a screen reader's user hears the value
+    // go the way the key says.
     el.addEventListener('keydown', (e) => {
-      const spec = specNow();
-      const step = s.slider.step || 1, dir = spec.scale === 'linear' && spec.b < 0 ? -1 : 1;
-      const moves = {ArrowRight: dir * step, ArrowLeft: -dir * step, ArrowUp: step, ArrowDown: -step,
-                     PageUp: 10 * step, PageDown: -10 * step};
+      const step = s.slider.step || 1;
+      const moves = {ArrowRight: step, ArrowLeft: -step, ArrowUp: step, ArrowDown: -step, PageUp: 10 * step, PageDown: -10 * step};
       let v = null;
       if (e.key in moves) { v = s.slider.value + moves[e.key]; }
       else if (e.key === 'Home') { v = s.slider.start; }

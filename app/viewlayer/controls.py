@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+from kvlab.sim.engine_rules import reads_setting
+
 from .settings import CUSTOM_MODEL, FLAG_FIELDS, SCENARIO_FIELDS, choices
 
 # 8 steps per doubling: fine enough to feel continuous, and every power of two is a stop, so the
@@ -22,6 +24,8 @@ RADIO_FIELDS = ("kv_dtype", "tp", "pp", "attention_dp", "allocation", "engine", 
 SELECT_FIELDS = ("model", "gpu", "profile", "weight_dtype", "spec_draft_model")
 CHECKBOX_FIELDS = FLAG_FIELDS
 SLIDER_FIELDS = ("gpu_memory_utilization",)
+# The engines' memory knobs: each enabled only under an engine whose accounting reads it (sim's rule).
+MEMORY_KNOBS = ("gpu_memory_utilization", "mem_fraction_static", "kv_cache_free_gpu_mem_fraction", "kv_cache_max_tokens")
 
 
 def log2(tokens: int) -> float:
@@ -40,12 +44,6 @@ def slider_value(tokens: int, end: float, position: float | None = None) -> floa
     return min(log2(tokens), end)
 
 
-def reads_utilization(engine: str) -> bool:
-    """Whether an engine's accounting reads gpu_memory_utilization (SGLang and TensorRT-LLM size their
-    pools from knobs of their own): its slider is enabled, and the HBM bar draws its edge, only then."""
-    return engine not in ("sglang", "tensorrt-llm")
-
-
 def view_controls(settings: dict, context_tokens: int, positions: dict | None = None) -> dict:
     """{widget name: {Bokeh property: value}} for every widget of the panels' sidebar."""
     s = settings
@@ -61,16 +59,13 @@ def view_controls(settings: dict, context_tokens: int, positions: dict | None = 
         out[f"w.{name}"] = {"value": s[name]}
     for name in CHECKBOX_FIELDS:
         out[f"w.{name}"] = {"active": bool(s[name])}
-    sglang, trtllm = s["engine"] == "sglang", s["engine"] == "tensorrt-llm"
-    # SGLang sizes its pool from mem_fraction_static, TensorRT-LLM from its share of the free memory;
-    # both ignore gpu_memory_utilization. Each knob is disabled under the engines that do not read it.
-    out["w.gpu_memory_utilization"] = {"value": s["gpu_memory_utilization"], "disabled": not reads_utilization(s["engine"])}
     for name in SCENARIO_FIELDS:
         if f"w.{name}" not in out:
             out[f"w.{name}"] = {"value": s[name]}
-    out["w.mem_fraction_static"]["disabled"] = not sglang
-    out["w.kv_cache_free_gpu_mem_fraction"]["disabled"] = not trtllm
-    out["w.kv_cache_max_tokens"]["disabled"] = not trtllm
+    # Each engine's memory knobs (vLLM's gpu_memory_utilization, SGLang's mem_fraction_static, ...)
+    # are disabled under the engines that do not read them.
+    for name in MEMORY_KNOBS:
+        out[f"w.{name}"]["disabled"] = not reads_setting(s["engine"], name)
     out["w.config_text"] = {"value": s["config_text"], "visible": s["model"] == CUSTOM_MODEL}
     return out
 

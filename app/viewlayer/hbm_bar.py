@@ -5,11 +5,11 @@ and free). A vertical line marks the card's capacity, so weights that do not fit
 
 from __future__ import annotations
 
+from kvlab.sim.engine_rules import reads_setting
 from kvlab.sim.parallelism import rank_holds_line
 
 from . import format as fmt
 from . import html, readouts
-from .controls import reads_utilization
 from .drag import handle
 from .palette import COLORS
 
@@ -93,7 +93,7 @@ def edge(result) -> dict:
     """The utilisation edge's handle: at the end of the share outside gpu_memory_utilization, where the
     engine reads that setting (none without a result, or under SGLang's or TensorRT-LLM's accounting)."""
     r = result
-    drawn = r is not None and r.ok and reads_utilization(r.scenario.get("engine", ""))
+    drawn = r is not None and r.ok and reads_setting(r.scenario["engine"], "gpu_memory_utilization")
     capacity = r.capacity_bytes / GIB if drawn else 1.0
     return handle("gpu_memory_utilization", r.context_reserve_bytes / GIB if drawn else None, EDGE_LABEL,
                   a=capacity, b=-capacity)

@@ -9,6 +9,8 @@ the names the page build gives their Bokeh models from the widgets' `kv-w-lab-*`
 
 from __future__ import annotations
 
+from kvlab.sim.engine_rules import reads_setting
+
 from .lab_settings import BOOLEAN_FIELDS, RUN_FIELDS, SWEEP_FIELDS, bound, lab_choices, widget_kind
 
 PREFIX = "w.lab-"
@@ -29,10 +31,10 @@ def hidden_fields(values: dict) -> dict[str, bool]:
     open_loop = v["arrival"] in ("poisson", "gamma")
     out = {"rate_per_s": open_loop, "burst_cv": v["arrival"] == "gamma", "clients": v["arrival"] == "closed",
            "think_time_s": v["arrival"] == "closed", "num_requests": v["arrival"] != "trace",
-           "new_token_ratio": v["admission"] == "reserve", "mem_fraction_static": v["engine"] == "sglang",
-           "kv_cache_free_gpu_mem_fraction": v["engine"] == "tensorrt-llm",
-           "gpu_memory_utilization": v["engine"] not in ("sglang", "tensorrt-llm"), "replicas": not v["disaggregated"],
+           "new_token_ratio": v["admission"] == "reserve", "replicas": not v["disaggregated"],
            "prefill_instances": bool(v["disaggregated"]), "decode_instances": bool(v["disaggregated"])}
+    for knob in ("gpu_memory_utilization", "mem_fraction_static", "kv_cache_free_gpu_mem_fraction"):
+        out[knob] = reads_setting(v["engine"], knob)  # sim's rule: the knobs the engine's accounting reads
     for kind in ("prompt", "output"):
         dist = v[f"{kind}_dist"]
         out[f"{kind}_sigma"] = dist == "lognormal"

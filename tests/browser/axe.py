@@ -35,12 +35,10 @@ def _pages() -> list[tuple[str, str]]:
 PAGES = _pages()
 
 
-def lessons_checked_on_phone() -> list[str]:
-    """The lessons checked once, on test_screenshots' phone load of them (light theme), not by
-    test_a11y: every lesson but the first, which test_a11y checks in both themes at both widths
-    (the lessons share one template and renderer). Loading each of them once more for axe alone
-    took about 80 s of the suite."""
-    return [p for p, _ in PAGES if p.startswith("/lesson_")][1:]
+# The phone's checks (axe included) run on test_screenshots' phone load of every page, in the light
+# theme (test_phone_screenshot_of_every_page); test_a11y loads the rest: 1280 px in both themes, the
+# phone in the dark one. Lessons share one template and renderer, so test_a11y loads only the first.
+# Loading every page once more for axe alone took about 80 s of the suite.
 VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 
 # axe's own options: WCAG 2.x A and AA rules plus its best practices (landmarks, one h1, skip link).

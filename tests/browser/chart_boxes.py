@@ -85,8 +85,8 @@ def problems(boxes: list[dict]) -> list[str]:
     return found
 
 
-# Pages whose default state test_a11y also measures here, on its light-theme loads at its two
-# widths (1280 px and the 390 px phone); test_chart_labels covers every other page and width.
+# Pages whose default state is measured on loads made for other checks: test_a11y's at 1280 px (light
+# theme), test_screenshots' phone load at 390 and 320 px; test_chart_labels covers every other page and width.
 CHART_PAGES_CHECKED_HERE = frozenset({"/admission", "/phases", "/serving_lab"})
 
 

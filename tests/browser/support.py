@@ -79,3 +79,27 @@ def host_page(src: str) -> str:
             'addEventListener("message",function(e){var d=e.data;if(!d||d.type!=="kvlab-resize")return;'
             'document.querySelectorAll("iframe[data-kvlab-embed]").forEach(function(f){if(f.contentWindow===e.source)'
             'f.style.height=d.height+"px";});});</script></body></html>')
+
+
+class LocalOnly:
+    """Records what a page asks of the network and the JavaScript errors it raises, from before its
+    first request: every request and websocket must stay on the app's own 127.0.0.1 host (fonts,
+    scripts, styles, anything: nothing may depend on the network), and no script may fail. Watched
+    on the page loads the accessibility checks make anyway, in both themes and at both widths."""
+
+    def __init__(self, page, base: str):
+        self.host = base.removeprefix("http://")
+        self.requests: list[str] = []
+        self.sockets: list[str] = []
+        self.errors: list[str] = []
+        page.on("request", lambda r: self.requests.append(r.url))
+        page.on("websocket", lambda ws: self.sockets.append(ws.url))
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def check(self, where: str) -> None:
+        allowed = (f"http://{self.host}/", f"blob:http://{self.host}/", "data:")
+        outside = [u for u in self.requests if not u.startswith(allowed)]
+        assert outside == [], f"{where}: requests that leave 127.0.0.1: {outside}"
+        assert len(self.requests) > 10, f"{where}: {self.requests}"  # the recorder saw the page's own requests
+        assert self.sockets and all(u.startswith(f"ws://{self.host}/") for u in self.sockets), f"{where}: {self.sockets}"
+        assert self.errors == [], f"{where}: {self.errors}"

@@ -107,7 +107,7 @@ def test_drag_the_utilisation_edge_and_the_prompt_with_the_mouse_and_the_keyboar
     page.eventually(lambda: _assert_equal(sidebar.inner_text().rsplit(": ", 1)[1], f"{dragged:.2f}"))
     assert edge.evaluate("(el) => el.getRootNode().activeElement === el")  # a drag leaves the focus on it
     for _ in range(3):
-        page.page.keyboard.press("ArrowLeft")  # the edge moves left: more memory for the engine
+        page.page.keyboard.press("ArrowRight")  # an ARIA slider's Right raises its value: the edge moves left
     keyed = round(dragged + 0.03, 2)
     page.eventually(lambda: _assert_equal(edge.get_attribute("aria-valuetext"), f"{keyed:.2f}"))
     check_admission(page, gpu_memory_utilization=keyed)

@@ -1,8 +1,9 @@
 """No chart word is cut off or drawn over another, and every legend entry shows its key: every
 chart title, Label, LabelSet and point label (a Text glyph) and every legend of the panels and the
 serving lab, measured from BokehJS's own layout at 1280 px, 1440 px and 320 px, WCAG 1.4.10's
-reflow width (tests/browser/chart_boxes.py; test_a11y measures the default pages on its 390 px
-one). Whether a line runs through a word is not measured."""
+reflow width (tests/browser/chart_boxes.py; the default pages are measured at 1280 px by test_a11y
+and at 390 and 320 px by test_screenshots, on loads they make anyway). Whether a line runs through a
+word is not measured."""
 
 from __future__ import annotations
 
@@ -25,11 +26,11 @@ WIDTHS = [1280, 1440, 320]  # 320: WCAG 1.4.10 (reflow), narrower than any commo
 
 
 def _cases():
-    """Every page at every width, less the default pages at the axe test's two widths: test_a11y
-    runs this same check on its light-theme loads of those pages."""
+    """Every page at every width, less the default pages at 1280 and 320 px: test_a11y (1280 px, light)
+    and test_screenshots (the phone, then 320 px) run this same check on their loads of those pages."""
     for path, ready in PAGES:
         for width in WIDTHS:
-            if path in CHART_PAGES_CHECKED_HERE and width in {v["width"] for v in VIEWPORTS.values()}:
+            if path in CHART_PAGES_CHECKED_HERE and width in (VIEWPORTS["desktop"]["width"], 320):
                 continue
             yield pytest.param(path, ready, width, id=f"{path}-{width}")
 

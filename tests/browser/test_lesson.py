@@ -4,13 +4,16 @@ tab at the starting state, and the lesson tab keeps its place and its revealed a
 across a reload, from the address bar)."""
 
 import pytest
+from kvlab.app.viewlayer.hbm_bar import EDGE_LABEL
 from kvlab.lessons import course
+from playwright import sync_api as playwright_api
 
 from .support import DEEP_ACTIVE, DEEP_ALL
 
 pytestmark = pytest.mark.browser
 
 TRY_THIS_CHECKED = {"A3"}  # the lesson whose try-this link the walk follows, and where it comes back
+TWO_EDGES = {"A3"}  # a lesson with two live views of the HBM bar, each with its utilisation edge
 
 
 def _chosen(lesson):
@@ -44,9 +47,20 @@ def test_core_path(kv_page):
         page.get_by_text("Recap").first.wait_for(timeout=15_000)
         for step in lesson.steps:
             assert f"{step.prediction.key}=" in page.url
+        if code in TWO_EDGES:
+            _edges_are_named_apart(page)
         if code in TRY_THIS_CHECKED:
             _follow_try_this_and_return(kv_page, lesson)
     assert kv_page.errors == []
+
+
+def _edges_are_named_apart(page):
+    """A3 shows the HBM bar in two live views, each with its utilisation edge's handle: a screen
+    reader's list of sliders tells them apart by their order on the page."""
+    handles = page.get_by_role("slider", name=EDGE_LABEL)
+    playwright_api.expect(handles).to_have_count(2, timeout=15_000)
+    names = [handles.nth(i).get_attribute("aria-label") for i in range(2)]
+    assert names == [f"{EDGE_LABEL}, 1 of 2 on this page", f"{EDGE_LABEL}, 2 of 2 on this page"], names
 
 
 def _follow_try_this_and_return(kv_page, lesson):

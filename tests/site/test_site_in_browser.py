@@ -271,7 +271,7 @@ def _move_the_handles(page) -> list[dict]:
         before = page.evaluate("window.kvlabBridge.patches")
         if move == "key":
             handle.focus()
-            page.keyboard.press("ArrowLeft")  # the edge left: 0.01 more of the card for the engine
+            page.keyboard.press("ArrowRight")  # 0.01 more of the card for the engine (the edge moves left)
         else:
             box = handle.bounding_box()
             x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] - 12
