@@ -122,7 +122,8 @@ def _summary(r) -> str:
         lines.append(f"Nothing runs ({r.refusal['reason']}): {r.refusal['message']}")
     else:
         lines.append(f"TTFT {ms(r.ttft_s, r.prefill_bound)}; ITL {ms(r.itl_s, r.decode_bound)}; "
-                     f"{r.decode_tokens_per_s:,.0f} tok/s aggregate, {r.per_stream_tokens_per_s:,.1f} tok/s per stream")
+                     f"{r.decode_tokens_per_s:,.0f} tok/s in decode steps (all streams), {r.per_stream_tokens_per_s:,.1f} tok/s "
+                     f"per stream; {r.served_tokens_per_s:,.0f} tok/s with the prefills")
     if r.spec_speedup is not None:
         lines.append(f"speculative decoding with {r.spec_draft_name}: {r.spec_tokens_per_step:.2f} tokens a step, "
                      f"ITL {r.spec_speedup:.2f}x faster than without a draft")

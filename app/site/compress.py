@@ -26,7 +26,9 @@ host that serves them sends one of the three forms, never more.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -43,6 +45,7 @@ BROTLI_QUALITY = 11  # the highest
 # 4.22 against 4.07 MB): 0.2 s on a 10 Mbit/s link, against a minute more of every build.
 BROTLI_LARGE_BYTES, BROTLI_LARGE_QUALITY = 4_000_000, 10
 TIMEOUT_S = 600
+CACHED_FOLDERS = frozenset({"pyodide", "vendor"})  # the site's folders of third-party files (SiblingCache)
 
 
 @dataclass(frozen=True)
@@ -53,11 +56,12 @@ class Precompressed:
     sibling_bytes: int
     original_bytes: int  # of the files that got a sibling
     note: str | None = None
+    from_cache: int = 0  # siblings of third-party files taken from SiblingCache instead of compressed again
 
     def to_dict(self) -> dict:
         return {"gzip_files": self.gzip_files, "br_files": self.br_files, "sibling_bytes": self.sibling_bytes,
                 "original_bytes": self.original_bytes, "gzip_level": GZIP_LEVEL, "brotli_quality": BROTLI_QUALITY,
-                "brotli_quality_from_4mb": BROTLI_LARGE_QUALITY}
+                "brotli_quality_from_4mb": BROTLI_LARGE_QUALITY, "from_cache": self.from_cache}
 
 
 def is_sibling(path: Path) -> bool:
@@ -77,23 +81,90 @@ def site_bytes(site: Path) -> tuple[int, int]:
     return originals, siblings
 
 
-def precompress(site: Path, gzip_wrapped: tuple[Path, ...] = (), node: str | None = None) -> Precompressed:
+def cache_dir() -> Path | None:
+    """Where the siblings of third-party files are kept between builds (KVLAB_CACHE_DIR, else
+    $XDG_CACHE_HOME/kvlab or ~/.cache/kvlab, then precompressed/); None when KVLAB_CACHE_DIR is "off"."""
+    root = os.environ.get("KVLAB_CACHE_DIR") or os.path.join(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "kvlab")
+    return None if root == "off" else Path(root) / "precompressed"
+
+
+class SiblingCache:
+    """Compressed copies of the site's third-party files (Pyodide's core, the vendored BokehJS and Panel
+    bundles: CACHED_FOLDERS), kept between builds under `folder` by the SHA-256 of the file and the
+    coding and level that made them. Those files are the same bytes in every build of one installed
+    version, and compressing them (Pyodide's 9.6 MB of WebAssembly at brotli 10 above all: about 15 s
+    of one core) was a third of the build's compression time. The site's own files and the snapshot
+    change with the code and are compressed in every build. A cache that cannot be read or written
+    (a read-only home) is no cache: the build compresses as without one."""
+
+    def __init__(self, folder: Path | None, site: Path):
+        self.folder, self.site = folder, site
+
+    def key(self, path: Path, data: bytes, coding: str, level: int) -> Path | None:
+        if self.folder is None or path.relative_to(self.site).parts[0] not in CACHED_FOLDERS:
+            return None
+        return self.folder / f"{hashlib.sha256(data).hexdigest()}.{coding}{level}"
+
+    def get(self, key: Path | None) -> bytes | None:
+        try:
+            return key.read_bytes() if key is not None else None
+        except OSError:
+            return None
+
+    def put(self, key: Path | None, packed: bytes) -> None:
+        if key is None:
+            return
+        try:
+            key.parent.mkdir(parents=True, exist_ok=True)
+            part = key.with_name(f"{key.name}.{os.getpid()}.part")
+            part.write_bytes(packed)
+            os.replace(part, key)  # whole or absent: two builds at once never read half a file
+        except OSError:
+            pass
+
+
+def brotli_quality(size_bytes: int) -> int:
+    return BROTLI_LARGE_QUALITY if size_bytes >= BROTLI_LARGE_BYTES else BROTLI_QUALITY
+
+
+def precompress(site: Path, gzip_wrapped: tuple[Path, ...] = (), node: str | None = None,
+                cache: Path | None | bool = True) -> Precompressed:
     """Write the siblings of every compressible file of `site`. `gzip_wrapped`: gzip files whose
-    reader also takes their content decoded (the snapshot): they get a `.br` of that content."""
+    reader also takes their content decoded (the snapshot): they get a `.br` of that content.
+    `cache`: the folder of SiblingCache (True: cache_dir(); None or False: none)."""
     files = [p for p in original_files(site) if p.suffix in COMPRESSIBLE_SUFFIXES]
-    gz_count, sibling_bytes, original_bytes = 0, 0, 0
+    kept = SiblingCache(cache_dir() if cache is True else (cache or None), site)
+    gz_count, sibling_bytes, original_bytes, from_cache = 0, 0, 0, 0
+    br_keys: dict[Path, Path] = {}  # file -> its brotli copy's cache key, for the files the cache takes
+    br_cached: set[Path] = set()  # files whose brotli copy came from the cache
     for path in files:
         data = path.read_bytes()
-        packed = gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0)
+        key = kept.key(path, data, "gzip", GZIP_LEVEL)
+        packed = kept.get(key)
+        from_cache += packed is not None
+        if packed is None:
+            packed = gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0)
+            kept.put(key, packed)
         if len(packed) < len(data):
             path.with_name(path.name + ".gz").write_bytes(packed)
             gz_count += 1
+        br_key = kept.key(path, data, "br", brotli_quality(len(data)))
+        if br_key is not None:
+            br = kept.get(br_key)
+            if br is not None and len(br) < len(data):
+                path.with_name(path.name + ".br").write_bytes(br)
+                br_cached.add(path)
+                from_cache += 1
+            else:
+                br_keys[path] = br_key
     node = node or shutil.which("node")
     note, br_count = None, 0
     if node is None:
         note = "Node.js (`node`) is not on PATH, so the site has gzip copies of its files but no brotli ones"
+        for p in br_cached:  # gzip only, as the note says
+            p.with_name(p.name + ".br").unlink()
     else:
-        jobs = [{"file": str(p), "gunzip": False} for p in files]
+        jobs = [{"file": str(p), "gunzip": False} for p in files if p not in br_cached]
         jobs += [{"file": str(p), "gunzip": True} for p in gzip_wrapped]
         try:
             proc = subprocess.run([node, str(COMPRESS_SCRIPT), str(BROTLI_QUALITY), str(BROTLI_LARGE_BYTES),
@@ -108,10 +179,16 @@ def precompress(site: Path, gzip_wrapped: tuple[Path, ...] = (), node: str | Non
                 for p in site.rglob("*.br"):  # nothing half-written
                     p.unlink()
             else:
-                br_count = int(proc.stdout.strip().splitlines()[-1])
+                br_count = int(proc.stdout.strip().splitlines()[-1]) + len(br_cached)
+                for path, key in br_keys.items():
+                    made = path.with_name(path.name + ".br")
+                    if made.is_file():
+                        kept.put(key, made.read_bytes())
+    if note is not None:
+        br_count = 0
     for path in [*files, *gzip_wrapped]:
         written = [s for s in (path.with_name(path.name + suffix) for suffix in ENCODINGS.values()) if s.is_file()]
         if written:
             original_bytes += path.stat().st_size
             sibling_bytes += sum(s.stat().st_size for s in written)
-    return Precompressed(gz_count, br_count, sibling_bytes, original_bytes, note)
+    return Precompressed(gz_count, br_count, sibling_bytes, original_bytes, note, from_cache)

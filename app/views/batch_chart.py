@@ -21,7 +21,7 @@ class BatchChart(StoreView):
     def build(self):
         fig = base_figure(self.dark, height=318, x_range=Range1d(0, 1), y_range=Range1d(0, 1))
         fig.xaxis.axis_label = "sequences in the decode batch"
-        fig.yaxis.axis_label = "tokens/s, all streams"
+        fig.yaxis.axis_label = "decode tokens/s, all streams"
         fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
         self.curve = ColumnDataSource(dict(x=[], y=[], per=[], itl=[]))
         self.ideal = ColumnDataSource(dict(x=[], y=[]))

@@ -138,7 +138,7 @@ def test_a_moves_result_is_announced_once_it_settles(browser, server):
         page.keyboard.press("ArrowLeft")
         page.wait_for_function(f"() => / more numbers? changed\\.$/.test(({ANNOUNCED_JS})())", timeout=15_000)
         said = page.evaluate(ANNOUNCED_JS)
-        assert said.startswith("Time to first token: ") and "Aggregate throughput: " in said, said  # the first three, in page order
+        assert said.startswith("Time to first token: ") and "Decode throughput: " in said, said  # the first three, in page order
         assert "Per stream" not in said, said
     finally:
         context.close()

@@ -43,7 +43,7 @@ def folder(tmp_path):
 
 @pytest.mark.skipif(NODE is None, reason="Node.js makes the brotli copies")
 def test_copies_decode_to_their_files_and_are_written_only_when_smaller(folder):
-    packed = precompress(folder, (folder / "snap.bin",))
+    packed = precompress(folder, (folder / "snap.bin",), cache=None)
     assert packed.note is None
     for name, data in (("page.html", TEXT), ("pyodide/core.wasm", TEXT * 3)):
         assert gzip.decompress((folder / f"{name}.gz").read_bytes()) == data
@@ -64,13 +64,48 @@ def test_copies_decode_to_their_files_and_are_written_only_when_smaller(folder):
     before = {p.name: p.read_bytes() for p in copies}
     for p in copies:
         p.unlink()
-    precompress(folder, (folder / "snap.bin",))
+    precompress(folder, (folder / "snap.bin",), cache=None)
     assert {p.name: p.read_bytes() for p in folder.rglob("*") if is_sibling(p)} == before
+
+
+@pytest.mark.skipif(NODE is None, reason="Node.js makes the brotli copies")
+def test_third_party_copies_come_from_the_cache_by_content(folder, tmp_path):
+    """Pyodide's and the vendored bundles' copies are kept between builds, by the SHA-256 of the file;
+    the site's own files and the snapshot are compressed every time; a changed file is compressed again."""
+    cache = tmp_path / "cache"
+    first = precompress(folder, (folder / "snap.bin",), cache=cache)
+    made = {p: p.read_bytes() for p in folder.rglob("*") if is_sibling(p)}
+    # core.wasm's two copies only (it is under pyodide/), its brotli one at quality 11 (under 4 MB)
+    assert first.from_cache == 0 and sorted(p.suffix for p in cache.iterdir()) == [".br11", ".gzip9"]
+    for p in made:
+        p.unlink()
+    # What the cache holds is what the build writes: a copy planted in it is served as it is.
+    planted = next(p for p in cache.iterdir() if ".br" in p.suffix)
+    planted.write_bytes(b"from the cache")
+    again = precompress(folder, (folder / "snap.bin",), cache=cache)
+    assert again.from_cache == 2 and (again.gzip_files, again.br_files) == (first.gzip_files, first.br_files)
+    assert (folder / "pyodide" / "core.wasm.br").read_bytes() == b"from the cache"
+    assert {p: p.read_bytes() for p in folder.rglob("*") if is_sibling(p) and p.parent == folder} == \
+        {p: b for p, b in made.items() if p.parent == folder}
+    (folder / "pyodide" / "core.wasm").write_bytes(TEXT * 4)  # a new Pyodide: a new key
+    for p in folder.rglob("*"):
+        if is_sibling(p):
+            p.unlink()
+    third = precompress(folder, (folder / "snap.bin",), cache=cache)
+    assert third.from_cache == 0 and _unbrotli(folder / "pyodide" / "core.wasm.br") == TEXT * 4
+    assert len(list(cache.iterdir())) == 4
+
+
+def test_an_unwritable_cache_is_no_cache(folder, tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the cache's folder would be")
+    packed = precompress(folder, (folder / "snap.bin",), cache=blocked / "precompressed")
+    assert packed.from_cache == 0 and gzip.decompress((folder / "pyodide" / "core.wasm.gz").read_bytes()) == TEXT * 3
 
 
 def test_without_node_the_site_gets_gzip_copies_and_a_note(folder, monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
-    packed = precompress(folder, (folder / "snap.bin",))
+    packed = precompress(folder, (folder / "snap.bin",), cache=None)
     assert packed.br_files == 0 and not list(folder.rglob("*.br"))
     assert "Node.js" in packed.note and "no brotli" in packed.note
     assert gzip.decompress((folder / "page.html.gz").read_bytes()) == TEXT
