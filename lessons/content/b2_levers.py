@@ -1,4 +1,4 @@
-"""B2. TTFT and ITL share no lever."""
+"""B2. The levers of TTFT and of ITL."""
 
 from __future__ import annotations
 

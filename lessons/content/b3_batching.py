@@ -1,4 +1,4 @@
-"""B3. Batching is amortisation, with a ceiling."""
+"""B3. Batching and amortisation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""D4. Offloading and the host tier: capacity, not speed."""
+"""D4. Offloading to a host tier."""
 
 from __future__ import annotations
 
