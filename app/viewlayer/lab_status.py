@@ -82,6 +82,10 @@ def view_lab_summary(run, values: dict) -> dict:
         html.tile("lab-kv", "KV cache in use", f"{r.mean_kv_usage:.0%}", f"mean; peak {r.peak_kv_blocks / r.kv_pool_blocks:.0%} "
                   f"of {r.kv_pool_tokens:,} tokens", COLORS["kv"]),
         html.tile("lab-preemptions", "Preemptions", f"{r.preemptions:,}", pre_caption, COLORS["kv"]),
+        # Host time the GPU waits on (seed 000's CPU costs): zero unless the run's CPU costs are switched on.
+        html.tile("lab-cpu", "Scheduler CPU time", seconds(r.scheduler_s),
+                  f"block-table writes in the steps; tokenizing {seconds(r.tokenizer_s)}; the run {seconds(r.duration_s)}",
+                  COLORS["compute"]),
     ) + (f'<p class="kv-caption" data-kv="lab-policy">{html.esc(policy_label(r.policy))}; {r.completed:,} requests on '
          f'{r.instances} instance(s), {r.gpus} GPU(s); mean running {r.mean_running:.1f}, waiting {r.mean_waiting:.1f}; '
          f'prefix hit rate {r.prefix_hit_rate:.0%}. The KV pool holds {r.kv_pool_tokens:,} tokens by '

@@ -62,8 +62,9 @@ x{per_admission:.0f} rather than x64. The per-entry cost here is exaggerated ({P
         holds("incremental tables cost the same at 8 and 64", abs(inc_sched64 / inc_sched8 - 1) < 0.2,
               f"{inc_sched8:.3f} vs {inc_sched64:.3f}"),
     ), LiveView("lab", ("summary",), closed_state(64, "full_recompute"), ("block_table", "clients", "max_num_seqs"),
-                "A closed loop of 64 clients with full block-table rewrites at an exaggerated per-entry cost; switch "
-                "to incremental tables, or lower clients and max_num_seqs to 8."),
+                "A closed loop of 64 clients with full block-table rewrites at an exaggerated per-entry cost (the "
+                "Scheduler CPU time tile adds up the rewrites); switch to incremental tables, or lower clients and "
+                "max_num_seqs to 8."),
         (TryThis("The serving lab opens on the closed loop of 8 clients with full rewrites (2e-06 s per entry): note the "
                  "throughput, then set clients and max_num_seqs to 64 and compare.", closed_state(8, "full_recompute"),
                  panel="serving_lab"),))

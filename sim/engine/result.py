@@ -99,6 +99,7 @@ class EngineResult:
     prometheus: str = ""
     events: int = 0
     tokenizer_s: float = 0.0  # total tokenization time (serial on the request thread, or parallel)
+    scheduler_s: float = 0.0  # host time of the block-table bookkeeping, over every instance (charged to its steps)
     log: list = field(default_factory=list)
 
     @property

@@ -191,6 +191,7 @@ def collect(sim: Simulation) -> EngineResult:
         prometheus=prometheus.exposition(m, sim.instances, r.model_name),
         events=sim.events,
         tokenizer_s=sim.tokenizer_s,
+        scheduler_s=math.fsum(i.scheduler_s for i in sim.instances),
         log=list(r.log),
     )
 

@@ -25,3 +25,21 @@ def test_step_one_view_shows_the_run_its_prose_quotes():
     state = dict(step.view.state)
     r = runs.lab(state.pop("preset"), **state)
     assert f"to {r.throughput_per_s:.2f} requests/s" in step.prose, (step.view.state, r.throughput_per_s)
+
+
+def test_step_one_view_shows_the_scheduler_time_its_question_asks_about():
+    """The question is about the scheduler's block-table time: the live view's summary shows it (the
+    lab's "Scheduler CPU time" tile), the figure the reveal quotes for 64 clients."""
+    from kvlab.app.viewlayer.lab_status import seconds, view_lab_summary
+
+    step = course.lesson("C4").steps[0]
+    state = dict(step.view.state)
+    r = runs.lab(state.pop("preset"), **state)
+
+    class Run:
+        result = r
+
+    tiles = view_lab_summary(Run, {"engine": "vllm"})["pane"]["html"]
+    number, unit = seconds(r.scheduler_s).split(" ")
+    assert f'data-kv="lab-cpu">{number}</span><small> {unit}</small>' in tiles, tiles
+    assert f"to {r.scheduler_s:.1f} s" in step.prediction.reveal
