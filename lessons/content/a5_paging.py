@@ -73,14 +73,14 @@ def build() -> Lesson:
                   f"If each request reserves its exact final length (4k) when admitted, {exact.max_sequences} run at once. "
                   "With paging (blocks of 16 tokens handed out as tokens are produced), how many?"),
         choices=(
-            Choice(f"the same {exact.max_sequences}", "Reserving the exact final length wastes nothing at the end, but a "
+            Choice(f"the same {exact.max_sequences} sequences", "Reserving the exact final length wastes nothing at the end, but a "
                    "request holds its whole reservation from the start, while it has produced only part of it."),
             Choice("about 1.6x as many", "On average a request is halfway through its answer, so it holds about 2.5k of "
                                          "its 4k tokens."),
             Choice("about 4x as many", "That would need requests to hold a quarter of their length on average; they hold "
                                        "the prompt plus half the output."),
         ),
-        **keyed(paged.max_sequences / exact.max_sequences, [(1.2, f"the same {exact.max_sequences}"),
+        **keyed(paged.max_sequences / exact.max_sequences, [(1.2, f"the same {exact.max_sequences} sequences"),
                                                                   (2.5, "about 1.6x as many")], "about 4x as many"),
         reveal=f"**{paged.max_sequences}** with paging against {exact.max_sequences}.",
         gives_away=(f"**{paged.max_sequences}**",),

@@ -49,12 +49,12 @@ time to first token goes from {ms(a100.ttft_s)} to {ms(h100.ttft_s)}, {times(a10
         key="b2-itl",
         question=f"Same move. Inter-token latency on the H100 is {ms(h100.itl_s)}. On the H200 it is about...",
         choices=(
-            Choice(f"{ms(h100.itl_s)}", "Unchanged would mean decode waits on compute; it waits on memory."),
+            Choice(f"still {ms(h100.itl_s)}", "Unchanged would mean decode waits on compute; it waits on memory."),
             Choice("about 20 ms", "Decode reads weights and cache every step; faster memory shortens it by nearly the "
                                   "bandwidth ratio."),
             Choice("about 9 ms", "That would be three times faster: more than the bandwidth ratio allows."),
         ),
-        **keyed(h200.itl_s * 1e3, [(14, "about 9 ms"), (25, "about 20 ms")], f"{ms(h100.itl_s)}"),
+        **keyed(h200.itl_s * 1e3, [(14, "about 9 ms"), (25, "about 20 ms")], f"still {ms(h100.itl_s)}"),
         reveal=f"**{ms(h200.itl_s)}**, {times(itl_change)} faster.",
         gives_away=(f"**{ms(h200.itl_s)}**",),
     )

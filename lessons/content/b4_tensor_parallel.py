@@ -23,9 +23,9 @@ def build() -> Lesson:
                                "negligible."),
             Choice("about 200", "Each GPU's weights shrink to a quarter, so each GPU's pool grows far more than "
                                 "fourfold."),
-            Choice("the same", "Every GPU still holds part of every request; but the pools add up."),
+            Choice("the same as on one GPU", "Every GPU still holds part of every request; but the pools add up."),
         ),
-        **keyed(four.max_sequences, [(15, "the same"), (100, "about 36")], "about 200"),
+        **keyed(four.max_sequences, [(15, "the same as on one GPU"), (100, "about 36")], "about 200"),
         reveal=(f"**{four.max_sequences}.** Each GPU's weights fall from {gib(one.weight_bytes)} to {gib(four.weight_bytes)}, "
                 f"and its pool grows from {gib(one.kv_pool_bytes)} to {gib(four.kv_pool_bytes)}."),
         gives_away=(f"**{four.max_sequences}.**",),

@@ -131,13 +131,13 @@ It is a trade, and the chunk size (`max_num_batched_tokens`) is the dial: 512-to
         question=(f"Now the same deployment near saturation ({busy_whole.config['workload']['rate_per_s']:g} req/s). "
                   "Chunking's effect on p99 ITL is..."),
         choices=(
-            Choice("worse", "At this load stalls are frequent enough to set the 99th percentile "
+            Choice("worse with chunks", "At this load stalls are frequent enough to set the 99th percentile "
                                               "themselves."),
             Choice("about 10x better", "Many decodes now wait behind whole prompts; bounding each wait to a chunk "
                                        "removes the tail."),
             Choice("unchanged", "The engine is busy with both policies, but in very different ways."),
         ),
-        **keyed(busy_whole.itl_s.p99 / busy_chunk.itl_s.p99, [(0.8, "worse"), (3, "unchanged")],
+        **keyed(busy_whole.itl_s.p99 / busy_chunk.itl_s.p99, [(0.8, "worse with chunks"), (3, "unchanged")],
                       "about 10x better"),
         reveal=(f"**p99 ITL {secs(busy_whole.itl_s.p99)} whole, {secs(busy_chunk.itl_s.p99)} chunked**; p99 TTFT "
                 f"{secs(busy_whole.ttft_s.p99)} and {secs(busy_chunk.ttft_s.p99)}."),

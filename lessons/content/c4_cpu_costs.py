@@ -42,10 +42,10 @@ def build() -> Lesson:
             Choice("not at all", "That is the incremental design, which writes only the new sequence's table."),
             Choice("several times", "Each admission now rewrites about eight times as many tables; the number of "
                                     "admissions (one per request) is the same."),
-            Choice("about 64x", "That would need admissions per request to grow as well; here every request is admitted "
+            Choice("about 64 times as much", "That would need admissions per request to grow as well; here every request is admitted "
                                 "once. Per second it can approach 64x when throughput also grows eightfold."),
         ),
-        **keyed(per_admission, [(1.5, "not at all"), (20, "several times")], "about 64x"),
+        **keyed(per_admission, [(1.5, "not at all"), (20, "several times")], "about 64 times as much"),
         reveal=(f"**{sched8:.1f} s to {sched64:.1f} s, x{per_admission:.1f}.** With incremental tables: {inc_sched8:.2f} s "
                 f"and {inc_sched64:.2f} s."),
         gives_away=(f"x{per_admission:.1f}.**",),

@@ -34,13 +34,13 @@ def build() -> Lesson:
                   "Turn prefix caching on. Median time to first token becomes..."),
         choices=(
             Choice("x0.9", "This assumes the prefix is a small part of the work; it is most of each prompt."),
-            Choice("x0.5", "Closer, but a hit skips the whole shared part, not half of it."),
+            Choice("about x0.5", "Closer, but a hit skips the whole shared part, not half of it."),
             Choice("about x0.3", f"A hit computes only the suffix, a few hundred tokens instead of {w.prompt_tokens:,}; "
                                  "the front end and the per-step host time stay."),
         ),
         # The engine's front end (25 ms) and host time per step stay with or without a hit, so the
         # median lands near x0.35: the bucket edge sits at 0.4.
-        **keyed(ratio, [(0.4, "about x0.3"), (0.7, "x0.5")], "x0.9"),
+        **keyed(ratio, [(0.4, "about x0.3"), (0.7, "about x0.5")], "x0.9"),
         reveal=(f"**{secs(off.ttft_s.p50)} to {secs(on.ttft_s.p50)}** (x{ratio:.2f}); {pct(on.prefix_hit_rate)} of prompt "
                 "tokens were found in the cache."),
         gives_away=(f"{secs(on.ttft_s.p50)}** (x{ratio:.2f})",),

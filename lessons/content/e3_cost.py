@@ -94,10 +94,10 @@ steps' share underneath; the throughput tile counts decode steps only.
             Choice("unchanged", "FP8 does change the decode steps here: twice the users share each step's read."),
             Choice("about 15% lower", "The decode steps now serve twice the users, but a 32k prefill costs the same "
                                       "compute in FP8, and at 32k the prefills are most of the GPU's time."),
-            Choice("about half", "That is the decode-only view: twice the users at the same step time. The prefills, "
+            Choice("about half as much", "That is the decode-only view: twice the users at the same step time. The prefills, "
                                  "which FP8 KV does not speed up, stay on the bill."),
         ),
-        **keyed(fp8_share, [(0.65, "about half"), (0.97, "about 15% lower")], "unchanged"),
+        **keyed(fp8_share, [(0.65, "about half as much"), (0.97, "about 15% lower")], "unchanged"),
         reveal=(f"**{usd(cost32k8)}** per million, {1 - fp8_share:.0%} lower. The decode-only cost halves, from "
                 f"{usd(long.decode_dollars_per_million_tokens)} to {usd(long8.decode_dollars_per_million_tokens)}."),
         gives_away=(f"**{usd(cost32k8)}**", f"{1 - fp8_share:.0%} lower"),

@@ -114,3 +114,19 @@ def test_right_answers_are_spread_over_the_positions():
     total = sum(positions.values())
     assert max(positions.values()) <= total / 2, positions
     assert min(positions[i] for i in range(3)) >= total / 5, positions  # every one of the first three places is used
+
+
+def test_the_right_answer_is_not_the_longest_label_by_habit():
+    """A student who picks the longest label should do no better than chance: the right answer is the
+    one longest label in at most a third of the choice questions (it was in 21 of 51, most of them by a
+    leading "about" the wrong labels lacked)."""
+    alone_longest, total = [], 0
+    for code in course.written():
+        for p in course.lesson(code).predictions:
+            if p.numeric:
+                continue
+            total += 1
+            lengths = [len(c.label) for c in p.choices]
+            if len(p.answer) == max(lengths) and lengths.count(max(lengths)) == 1:
+                alone_longest.append(p.key)
+    assert len(alone_longest) <= total / 3, (len(alone_longest), total, alone_longest)
