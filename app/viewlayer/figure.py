@@ -11,7 +11,6 @@ named: the SVG's words take the page's own font.
 
 from __future__ import annotations
 
-from . import format as fmt
 from .html import esc, shipped_css
 
 FIGURE_CSS = shipped_css("""
@@ -41,11 +40,6 @@ FIGURE_CSS = shipped_css("""
 def num(x: float) -> str:
     """A coordinate with at most one decimal: the SVG stays small, and a tenth of a unit is invisible."""
     return f"{x:.1f}".rstrip("0").rstrip(".")
-
-
-def seconds(t_s: float) -> str:
-    """A latency: milliseconds below a second (format.ms), seconds to two decimals above."""
-    return fmt.ms(t_s) if t_s < 1 else f"{t_s:.2f} s"
 
 
 def rect(x: float, y: float, w: float, h: float, fill: str, outline: bool = False) -> str:

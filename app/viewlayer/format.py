@@ -55,6 +55,20 @@ def ms(t_s: float | None) -> str:
     return f"{v:.2f} ms"
 
 
+def seconds(t_s: float | None) -> str:
+    """A latency or a duration, three significant figures: milliseconds below a second (`ms`: 84.0 ms,
+    4.61 ms), then 1.23 s, 12.3 s, 123 s, 1,234 s."""
+    if t_s is None:
+        return DASH
+    if t_s < 1:
+        return ms(t_s)
+    if t_s < 10:
+        return f"{t_s:.2f} s"
+    if t_s < 100:
+        return f"{t_s:.1f} s"
+    return f"{t_s:,.0f} s"
+
+
 def rate(tokens_per_s: float | None) -> str:
     """Tokens per second: integers above 100, one decimal below."""
     if tokens_per_s is None:

@@ -4,8 +4,8 @@ different scheduling. The ratio column says which way each figure moved."""
 from __future__ import annotations
 
 from . import html
+from .format import seconds
 from .lab_settings import policy_label
-from .lab_status import seconds
 
 # Smaller type on a phone: at 15 px the first column broke "Preemptions" inside the word at 390 px.
 # Below 400 px a cell may still break inside a word; the long words carry soft hyphens (SHY) where

@@ -14,8 +14,8 @@ from bisect import bisect_right
 from itertools import accumulate
 
 from . import html
+from .format import seconds
 from .lab_settings import METRICS, lab_choices
-from .lab_status import seconds
 
 BINS = 48
 CDF_POINTS = 400

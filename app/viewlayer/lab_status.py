@@ -9,17 +9,11 @@ the headline numbers as distributions (p50 and p99 side by side, never a lone me
 from __future__ import annotations
 
 from . import html
+from .format import seconds
 from .lab_settings import policy_label
 from .palette import COLORS
 
 PROGRESS_MAX = 1000  # the progress bar's scale
-
-
-def seconds(x: float) -> str:
-    """A latency for labels: 84 ms, 1.23 s, 12.3 s, 123 s."""
-    if x < 1:
-        return f"{x * 1e3:.3g} ms"
-    return f"{x:.3g} s"
 
 
 def run_status(main, cancelled: bool) -> str:

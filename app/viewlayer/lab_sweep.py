@@ -5,7 +5,7 @@ range over three random seeds of the workload, and the caption gives the knee's 
 from __future__ import annotations
 
 from . import html
-from .lab_status import seconds
+from .format import seconds
 
 FIRST_CAPTION = ('<p class="kv-caption" data-kv="lab-sweep">Press "Run the sweep" to run the current settings at each rate '
                  '(Poisson arrivals).</p>')

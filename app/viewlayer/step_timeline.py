@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .figure import figure, line, panel, rect, seconds, svg, text
+from .figure import figure, line, panel, rect, svg, text
+from .format import seconds
 from .html import esc, key_legend
 from .palette import COLORS
 

@@ -30,7 +30,8 @@ def test_step_one_view_shows_the_run_its_prose_quotes():
 def test_step_one_view_shows_the_scheduler_time_its_question_asks_about():
     """The question is about the scheduler's block-table time: the live view's summary shows it (the
     lab's "Scheduler CPU time" tile), the figure the reveal quotes for 64 clients."""
-    from kvlab.app.viewlayer.lab_status import seconds, view_lab_summary
+    from kvlab.app.viewlayer.format import seconds
+    from kvlab.app.viewlayer.lab_status import view_lab_summary
 
     step = course.lesson("C4").steps[0]
     state = dict(step.view.state)
