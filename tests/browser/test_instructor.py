@@ -17,15 +17,20 @@ def walked(browser, server, tmp_path_factory):
 
     context = browser.new_context(viewport={"width": 1300, "height": 900})
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
+    outside: list[str] = []  # every request of the walk that is not to the app's own host
+    context.on("request", lambda r: None if r.url.startswith((f"{server}/", "data:", "blob:")) else outside.append(r.url))
     try:
-        return walk(context, lambda slug, query="": f"{server}/{slug}{query}",
-                    lambda page: page.locator(".kv-lesson >> visible=true").first.wait_for(timeout=30_000),
-                    tmp_path_factory.mktemp("files"))
+        out = walk(context, lambda slug, query="": f"{server}/{slug}{query}",
+                   lambda page: page.locator(".kv-lesson >> visible=true").first.wait_for(timeout=30_000),
+                   tmp_path_factory.mktemp("files"))
+        return {**out, "outside": outside}
     finally:
         context.close()
 
 
 def test_picks_export_and_read_back_on_the_key_page(walked):
+    """The walk, offline as the static site's: no request of it leaves 127.0.0.1."""
+    assert walked["outside"] == []
     assert_walk(walked, step_link_ends=f"/lesson_{STEP[0].lower()}?step=")
 
 
