@@ -35,11 +35,12 @@ def _pages() -> list[tuple[str, str]]:
 PAGES = _pages()
 
 
-# The phone's checks (axe included) run on test_screenshots' phone load of every page, in the light
-# theme (test_phone_screenshot_of_every_page); test_a11y loads the rest: 1280 px in both themes, the
-# phone in the dark one. Lessons share one template and renderer, so test_a11y loads only the first.
+# The phone's checks (axe included, at 320 px) run on test_screenshots' phone load of every page, in the
+# light theme (test_phone_screenshot_of_every_page); test_a11y loads the rest: 1280 px in both themes,
+# a 320 px phone in the dark one. Lessons share one template and renderer, so test_a11y loads only the first.
 # Loading every page once more for axe alone took about 80 s of the suite.
-VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
+VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844},
+             "narrow": {"width": 320, "height": 640}}  # WCAG 1.4.10's reflow width, a small phone's screen
 
 # axe's own options: WCAG 2.x A and AA rules plus its best practices (landmarks, one h1, skip link).
 RUN_JS = """async () => {
