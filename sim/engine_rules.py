@@ -101,6 +101,12 @@ def rules(engine: str, version: str | None = None) -> EngineRules:
     )
 
 
+def memory_knobs() -> tuple[str, ...]:
+    """Every scenario setting some engine's memory accounting reads (the union of `memory_settings`):
+    the knobs the panels and the lab enable or disable by `reads_setting`."""
+    return tuple(dict.fromkeys(k for e in ENGINES_WITH_RULES for k in rules(e).memory_settings))
+
+
 def reads_setting(engine: str, setting: str) -> bool:
     """Whether `engine`'s memory accounting reads the scenario's `setting` (SGLang and TensorRT-LLM size
     their pools from knobs of their own, not gpu_memory_utilization): the one rule the panels follow to

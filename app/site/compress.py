@@ -184,8 +184,6 @@ def precompress(site: Path, gzip_wrapped: tuple[Path, ...] = (), node: str | Non
                     made = path.with_name(path.name + ".br")
                     if made.is_file():
                         kept.put(key, made.read_bytes())
-    if note is not None:
-        br_count = 0
     for path in [*files, *gzip_wrapped]:
         written = [s for s in (path.with_name(path.name + suffix) for suffix in ENCODINGS.values()) if s.is_file()]
         if written:

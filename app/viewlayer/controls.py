@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from kvlab.sim.engine_rules import reads_setting
+from kvlab.sim.engine_rules import memory_knobs, reads_setting
 
 from .settings import CUSTOM_MODEL, FLAG_FIELDS, SCENARIO_FIELDS, choices
 
@@ -24,8 +24,6 @@ RADIO_FIELDS = ("kv_dtype", "tp", "pp", "attention_dp", "allocation", "engine", 
 SELECT_FIELDS = ("model", "gpu", "profile", "weight_dtype", "spec_draft_model")
 CHECKBOX_FIELDS = FLAG_FIELDS
 SLIDER_FIELDS = ("gpu_memory_utilization",)
-# The engines' memory knobs: each enabled only under an engine whose accounting reads it (sim's rule).
-MEMORY_KNOBS = ("gpu_memory_utilization", "mem_fraction_static", "kv_cache_free_gpu_mem_fraction", "kv_cache_max_tokens")
 
 
 def log2(tokens: int) -> float:
@@ -64,7 +62,7 @@ def view_controls(settings: dict, context_tokens: int, positions: dict | None = 
             out[f"w.{name}"] = {"value": s[name]}
     # Each engine's memory knobs (vLLM's gpu_memory_utilization, SGLang's mem_fraction_static, ...)
     # are disabled under the engines that do not read them.
-    for name in MEMORY_KNOBS:
+    for name in memory_knobs():
         out[f"w.{name}"]["disabled"] = not reads_setting(s["engine"], name)
     out["w.config_text"] = {"value": s["config_text"], "visible": s["model"] == CUSTOM_MODEL}
     return out

@@ -9,9 +9,9 @@ the names the page build gives their Bokeh models from the widgets' `kv-w-lab-*`
 
 from __future__ import annotations
 
-from kvlab.sim.engine_rules import reads_setting
+from kvlab.sim.engine_rules import memory_knobs, reads_setting
 
-from .lab_settings import BOOLEAN_FIELDS, RUN_FIELDS, SWEEP_FIELDS, bound, lab_choices, widget_kind
+from .lab_settings import BOOLEAN_FIELDS, FIELDS_BY_NAME, RUN_FIELDS, SWEEP_FIELDS, bound, lab_choices, widget_kind
 
 PREFIX = "w.lab-"
 SIDEBAR_FIELDS = ("preset", *RUN_FIELDS)
@@ -33,8 +33,9 @@ def hidden_fields(values: dict) -> dict[str, bool]:
            "think_time_s": v["arrival"] == "closed", "num_requests": v["arrival"] != "trace",
            "new_token_ratio": v["admission"] == "reserve", "replicas": not v["disaggregated"],
            "prefill_instances": bool(v["disaggregated"]), "decode_instances": bool(v["disaggregated"])}
-    for knob in ("gpu_memory_utilization", "mem_fraction_static", "kv_cache_free_gpu_mem_fraction"):
-        out[knob] = reads_setting(v["engine"], knob)  # sim's rule: the knobs the engine's accounting reads
+    for knob in memory_knobs():  # sim's rule: the knobs the engine's accounting reads (those the lab has)
+        if knob in FIELDS_BY_NAME:
+            out[knob] = reads_setting(v["engine"], knob)
     for kind in ("prompt", "output"):
         dist = v[f"{kind}_dist"]
         out[f"{kind}_sigma"] = dist == "lognormal"
