@@ -81,6 +81,12 @@ def host_page(src: str) -> str:
             'f.style.height=d.height+"px";});});</script></body></html>')
 
 
+def off_host(urls: list[str], base: str) -> list[str]:
+    """The URLs that are not the app's own (`base`: its http://127.0.0.1:port), its blobs or data."""
+    host = base.removeprefix("http://")
+    return [u for u in urls if not u.startswith((f"http://{host}/", f"blob:http://{host}/", "data:"))]
+
+
 class LocalOnly:
     """Records what a page asks of the network and the JavaScript errors it raises, from before its
     first request: every request and websocket must stay on the app's own 127.0.0.1 host (fonts,
@@ -97,9 +103,7 @@ class LocalOnly:
         page.on("pageerror", lambda e: self.errors.append(str(e)))
 
     def check(self, where: str) -> None:
-        allowed = (f"http://{self.host}/", f"blob:http://{self.host}/", "data:")
-        outside = [u for u in self.requests if not u.startswith(allowed)]
-        assert outside == [], f"{where}: requests that leave 127.0.0.1: {outside}"
+        assert off_host(self.requests, f"http://{self.host}") == [], f"{where}: requests that leave 127.0.0.1"
         assert len(self.requests) > 10, f"{where}: {self.requests}"  # the recorder saw the page's own requests
         assert self.sockets and all(u.startswith(f"ws://{self.host}/") for u in self.sockets), f"{where}: {self.sockets}"
         assert self.errors == [], f"{where}: {self.errors}"

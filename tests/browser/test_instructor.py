@@ -7,6 +7,7 @@ import pytest
 
 from .axe import describe
 from .instructor_flow import STEP, assert_walk
+from .support import off_host
 
 pytestmark = pytest.mark.browser
 
@@ -17,13 +18,13 @@ def walked(browser, server, tmp_path_factory):
 
     context = browser.new_context(viewport={"width": 1300, "height": 900})
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
-    outside: list[str] = []  # every request of the walk that is not to the app's own host
-    context.on("request", lambda r: None if r.url.startswith((f"{server}/", "data:", "blob:")) else outside.append(r.url))
+    requested: list[str] = []  # every request of the walk
+    context.on("request", lambda r: requested.append(r.url))
     try:
         out = walk(context, lambda slug, query="": f"{server}/{slug}{query}",
                    lambda page: page.locator(".kv-lesson >> visible=true").first.wait_for(timeout=30_000),
                    tmp_path_factory.mktemp("files"))
-        return {**out, "outside": outside}
+        return {**out, "outside": off_host(requested, server)}
     finally:
         context.close()
 
