@@ -27,8 +27,8 @@ def closed(n: int, table: str):
 def build() -> Lesson:
     full8, full64 = closed(8, "full_recompute"), closed(64, "full_recompute")
     inc8, inc64 = closed(8, "incremental"), closed(64, "incremental")
-    sched8, sched64 = full8.per_instance[0]["scheduler_s"], full64.per_instance[0]["scheduler_s"]
-    inc_sched8, inc_sched64 = inc8.per_instance[0]["scheduler_s"], inc64.per_instance[0]["scheduler_s"]
+    sched8, sched64 = full8.scheduler_s, full64.scheduler_s  # the lab's "Scheduler CPU time" tile
+    inc_sched8, inc_sched64 = inc8.scheduler_s, inc64.scheduler_s
     per_admission = sched64 / sched8
     slow8 = full8.duration_s / inc8.duration_s - 1
     slow64 = full64.duration_s / inc64.duration_s - 1
