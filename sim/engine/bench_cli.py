@@ -22,6 +22,7 @@ from ..cliargs import Check, Parser, flag
 from ..fields import BENCH_FIELDS, shown
 from ..profiles import best_profile
 from ..scenario import Scenario
+from ..speculative import expected_tokens_per_step
 from .bench import (
     BENCH_TOOLS,
     DATASETS,
@@ -135,6 +136,16 @@ def config_for(spec: BenchSpec, cfg: EngineConfig, args: argparse.Namespace) -> 
     return cfg.with_(workload=workload(spec))
 
 
+def _default_name(spec: BenchSpec, model: str, now: datetime) -> str:
+    """The file name the client would choose: vLLM's "{backend}-{rate}qps[-concurrency{c}]-{model}-{time}.json",
+    SGLang's "{backend}_{MMDD}_{num_prompts}_{in}_{out}.jsonl" (or "..._sharegpt.jsonl"), with kvlab as the backend."""
+    if spec.bench_tool == "sglang":
+        lengths = (f"{spec.random_input_len}_{spec.random_output_len}" if spec.dataset_name == "random" else "sharegpt")
+        return f"kvlab_{now:%m%d}_{spec.num_prompts}_{lengths}.jsonl"
+    return (f"kvlab-{'inf' if spec.request_rate is None else spec.request_rate}qps"
+            f"{'' if spec.max_concurrency is None else f'-concurrency{spec.max_concurrency}'}-{model}-{now:%Y%m%d-%H%M%S}.json")
+
+
 def print_run(r, spec: BenchSpec, cfg: EngineConfig, args: argparse.Namespace) -> list[str]:
     """Print the run's summary (and save it); the problems writing the file, if any."""
     s = cfg.scenario
@@ -144,19 +155,21 @@ def print_run(r, spec: BenchSpec, cfg: EngineConfig, args: argparse.Namespace) -
     note = profile_note(s)
     if note:
         print(note)
-    print("\n".join(summary_lines(m, spec)))
+    # The tokens a verify step yields on average (SGLang prints it as "Accept length").
+    speculating = s.spec_method != "draft" or s.spec_draft_model is not None
+    accept = expected_tokens_per_step(s.spec_tokens, s.spec_acceptance) if speculating else None
+    print("\n".join(summary_lines(m, spec, accept)))
     if args.save_result:
         now = datetime.now()
-        name = args.result_filename or (f"kvlab-{'inf' if spec.request_rate is None else spec.request_rate}qps"
-                                         f"{'' if spec.max_concurrency is None else f'-concurrency{spec.max_concurrency}'}"
-                                         f"-{s.model}-{now:%Y%m%d-%H%M%S}.json")
+        name = args.result_filename or _default_name(spec, s.model, now)
         kvlab = {"model": s.model, "gpu": s.gpu, "tp": s.tp, "engine": s.engine, "engine_version": s.engine_version,
                  "profile": s.profile, "tool": spec.bench_tool, "dataset_name": spec.dataset_name,
                  "random_input_len": spec.random_input_len, "random_output_len": spec.random_output_len,
                  "random_range_ratio": spec.random_range_ratio, "seed": spec.seed}
         try:
             with open(name, "w", encoding="utf-8") as f:
-                json.dump(result_json(m, spec, model_id=s.model, date=f"{now:%Y%m%d-%H%M%S}", kvlab=kvlab), f)
+                json.dump(result_json(m, spec, model_id=s.model, date=f"{now:%Y%m%d-%H%M%S}", kvlab=kvlab, accept_length=accept), f)
+                f.write("\n")  # SGLang's file is JSONL, one run a line; vLLM's reader takes the same file
         except OSError as e:
             return [f"--result-filename: cannot write {shown(name)}: {e.strerror or e}"]
         print(f"saved {name}")

@@ -173,6 +173,69 @@ def test_result_json_has_vllms_keys():
     assert all(math.isfinite(d[k]) for k in VLLM_KEYS if k.endswith("_ms"))
 
 
+# python/sglang/bench_serving.py (sgl-project/sglang at 0033168f) prints these labels, in this order.
+SGLANG_LABELS = ["Backend:", "Traffic request rate:", "Max request concurrency:", "Successful requests:", "Benchmark duration (s):",
+                 "Total input tokens:", "Total generated tokens:", "Total generated tokens (retokenized):",
+                 "Request throughput (req/s):", "Input token throughput (tok/s):", "Output token throughput (tok/s):",
+                 "Total token throughput (tok/s):", "Concurrency:", "Mean E2E Latency (ms):", "Median E2E Latency (ms):",
+                 "Mean TTFT (ms):", "Median TTFT (ms):", "P99 TTFT (ms):", "Mean ITL (ms):", "Median ITL (ms):", "P95 ITL (ms):",
+                 "P99 ITL (ms):", "Max ITL (ms):"]
+# Its `result` dict, which it appends to a JSONL file, one run a line.
+SGLANG_KEYS = ["backend", "dataset_name", "request_rate", "max_concurrency", "sharegpt_output_len", "random_input_len",
+               "random_output_len", "random_range_ratio", "duration", "completed", "total_input_tokens", "total_output_tokens",
+               "total_output_tokens_retokenized", "request_throughput", "input_throughput", "output_throughput",
+               "mean_e2e_latency_ms", "median_e2e_latency_ms", "std_e2e_latency_ms", "p99_e2e_latency_ms", "mean_ttft_ms",
+               "median_ttft_ms", "std_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "std_tpot_ms", "p99_tpot_ms",
+               "mean_itl_ms", "median_itl_ms", "std_itl_ms", "p95_itl_ms", "p99_itl_ms", "concurrency", "accept_length"]
+
+
+def test_sglang_block_has_its_labels_sections_and_figures():
+    spec = BenchSpec(bench_tool="sglang", num_prompts=60, random_input_len=400, random_output_len=40, random_range_ratio=0.5,
+                     request_rate=20.0)
+    r = run(spec)
+    m = bench_metrics(r)
+    lines = summary_lines(m, spec)
+    assert lines[0] == "============ Serving Benchmark Result ============" and lines[-1] == "=" * 50
+    assert [ln for ln in lines if ln.startswith("-")] == [
+        "----------------End-to-End Latency----------------", "---------------Time to First Token----------------",
+        "---------------Inter-Token Latency----------------"]  # no TPOT section
+    rows = {ln[:40].rstrip(): ln[41:].strip() for ln in lines if not ln.startswith(("=", "-"))}
+    assert list(rows) == SGLANG_LABELS
+    assert rows["Backend:"] == "kvlab" and rows["Traffic request rate:"] == "20.0" and rows["Max request concurrency:"] == "not set"
+    q = r.requests
+    # "Concurrency": summed latency over the duration; the input rate: prompt tokens over the duration
+    assert float(rows["Concurrency:"]) == pytest.approx(sum(q["e2e_s"]) / m.duration_s, abs=0.006)
+    assert float(rows["Input token throughput (tok/s):"]) == pytest.approx(sum(q["prompt_tokens"]) / m.duration_s, abs=0.006)
+    # ITL's p95 lies between its median and p99, within the histogram's 1% bins; its max is the engine's
+    assert m.itl.median_ms * 0.99 <= m.itl.p95_ms <= m.itl.p99_ms * 1.01
+    assert m.itl.max_ms == pytest.approx(r.itl_s.max * 1e3)
+    assert float(rows["Max ITL (ms):"]) == pytest.approx(m.itl.max_ms, abs=0.006)
+    capped = summary_lines(m, spec.with_(request_rate=None, max_concurrency=8), accept_length=2.53)
+    assert "Traffic request rate:                    inf       " in capped
+    assert "Max request concurrency:                 8         " in capped
+    labels = [ln[:40].rstrip() for ln in capped]
+    after = capped[labels.index("Concurrency:") + 1]  # a speculative run's accept length follows the concurrency
+    assert after.startswith("Accept length:") and after.split()[-1] == "2.53"
+
+
+def test_sglang_result_line_has_its_keys_and_compare_reads_it_back(tmp_path, capsys):
+    out = tmp_path / "r.jsonl"
+    rc = engine_main(["--model", "qwen3-0.6b", "--gpu", "h100-sxm", "--bench-tool", "sglang", "--num-prompts", "30",
+                      "--input-len", "300", "--output-len", "30", "--max-concurrency", "4", "--bench", "--save-result",
+                      "--result-filename", str(out)])
+    assert rc == 0
+    assert "Max request concurrency:                 4" in capsys.readouterr().out
+    text = out.read_text()
+    assert text.endswith("\n") and text.count("\n") == 1  # one run, one line
+    d = json.loads(text)
+    assert list(d) == SGLANG_KEYS + ["kvlab"]
+    assert d["request_rate"] == math.inf and d["accept_length"] is None and d["completed"] == 30
+    assert d["concurrency"] == pytest.approx(d["mean_e2e_latency_ms"] / 1e3 * 30 / d["duration"])
+    from kvlab.sim.engine.compare_cli import main as compare_main
+    assert compare_main([str(out), "--gpu", "h100-sxm", "--model", "qwen3-0.6b"]) == 0
+    assert "(sglang client)" in capsys.readouterr().out
+
+
 def test_invalid_specs_name_their_field():
     fields = {i.field for i in validate_spec(BenchSpec(num_prompts=0, random_range_ratio=1.5, bench_tool="x",
                                                         request_rate=-1.0, burstiness=0.0))}
