@@ -321,6 +321,10 @@ class BenchMetrics:
     request_throughput: float = 0.0
     output_throughput: float = 0.0
     total_token_throughput: float = 0.0
+    # vLLM's peaks over whole seconds of the run (serve.py, calculate_metrics): the most output
+    # tokens in one second, and the most requests in flight during any part of one second.
+    max_output_tokens_per_s: float = 0.0
+    max_concurrent_requests: int = 0
     ttft: Stat = Stat()
     tpot: Stat = Stat()
     itl: Stat = Stat()
@@ -331,7 +335,9 @@ class BenchMetrics:
         out = {"duration": self.duration_s, "completed": self.completed, "failed": self.failed,
                "total_input_tokens": self.total_input, "total_output_tokens": self.total_output,
                "request_throughput": self.request_throughput, "output_throughput": self.output_throughput,
-               "total_token_throughput": self.total_token_throughput}
+               "total_token_throughput": self.total_token_throughput,
+               "max_output_tokens_per_s": self.max_output_tokens_per_s,
+               "max_concurrent_requests": self.max_concurrent_requests}
         for name in ("ttft", "tpot", "itl", "e2el"):
             s = getattr(self, name)
             out.update({f"mean_{name}_ms": s.mean_ms, f"median_{name}_ms": s.median_ms, f"std_{name}_ms": s.std_ms,
@@ -387,11 +393,41 @@ def bench_metrics(r: EngineResult) -> BenchMetrics:
     tpots = [t for t, o in zip(q["tpot_s"], outputs, strict=True) if o > 1]
     total_in, total_out = sum(q["prompt_tokens"]), sum(outputs)
     n = len(arrival)
+    peak_tokens, peak_requests = _peaks(arrival, ttft, e2e, outputs)
     return BenchMetrics(
         completed=n, failed=0, duration_s=duration, total_input=total_in, total_output=total_out,
         request_throughput=n / duration, output_throughput=total_out / duration,
         total_token_throughput=(total_in + total_out) / duration,
+        max_output_tokens_per_s=peak_tokens, max_concurrent_requests=peak_requests,
         ttft=_stat(ttft), tpot=_stat(tpots), itl=_itl_stat(r), e2el=_stat(e2e))
+
+
+def _peaks(start_s: list[float], ttft_s: list[float], e2e_s: list[float], outputs: list[int]) -> tuple[float, int]:
+    """vLLM's two peaks (serve.py, calculate_metrics), over whole seconds counted from the first
+    request's start: the most output tokens whose times fall in one second, and the most requests
+    whose [start, end] touches one second (each counted in every second from int(start) to
+    int(end)). The engine keeps no per-token times, so a request's tokens are placed evenly from
+    its first token to its last (its TPOT apart); every other figure of the summary is exact."""
+    t0 = min(start_s)
+    seconds = int(math.ceil(max(s + e for s, e in zip(start_s, e2e_s, strict=True)) - t0)) + 1
+    tokens = [0] * seconds
+    active = [0] * (seconds + 1)  # differences: +1 where a request's seconds begin, -1 after they end
+    for s, f, e, o in zip(start_s, ttft_s, e2e_s, outputs, strict=True):
+        active[int(s - t0)] += 1
+        active[min(int(s + e - t0), seconds - 1) + 1] -= 1
+        first, gap = s + f - t0, ((e - f) / (o - 1) if o > 1 else 0.0)
+        i = 0  # tokens placed so far; token i lands at first + i x gap
+        while i < o:
+            k = int(first + i * gap)
+            # every token before the next whole second goes into bucket k
+            j = o if gap <= 0 else min(o, max(i + 1, math.ceil((k + 1 - first) / gap)))
+            tokens[min(k, seconds - 1)] += j - i
+            i = j
+    in_flight, peak = 0, 0
+    for d in active[:seconds]:
+        in_flight += d
+        peak = max(peak, in_flight)
+    return float(max(tokens)), peak
 
 
 def _row(label: str, value, digits: bool = True) -> str:
@@ -405,8 +441,8 @@ def summary_lines(m: BenchMetrics, b: BenchSpec, accept_length: float | None = N
 
 
 def _vllm_lines(m: BenchMetrics, b: BenchSpec) -> list[str]:
-    """vllm/benchmarks/serve.py's benchmark(): same labels and widths. Its peak-throughput lines
-    are left out: they need each token's time, which the engine does not keep."""
+    """vllm/benchmarks/serve.py's benchmark(): same labels, widths and order (its peak output rate
+    with each request's tokens evenly spaced: `_peaks`)."""
     out = [f"{' Serving Benchmark Result ':=^50}", _row("Successful requests:", m.completed, False),
            _row("Failed requests:", m.failed, False)]
     if b.max_concurrency is not None:
@@ -416,6 +452,8 @@ def _vllm_lines(m: BenchMetrics, b: BenchSpec) -> list[str]:
     out += [_row("Benchmark duration (s):", m.duration_s), _row("Total input tokens:", m.total_input, False),
             _row("Total generated tokens:", m.total_output, False), _row("Request throughput (req/s):", m.request_throughput),
             _row("Output token throughput (tok/s):", m.output_throughput),
+            _row("Peak output token throughput (tok/s):", m.max_output_tokens_per_s),
+            _row("Peak concurrent requests:", m.max_concurrent_requests),
             _row("Total token throughput (tok/s):", m.total_token_throughput)]
     for name, label, header in (("ttft", "TTFT", "Time to First Token"), ("tpot", "TPOT", "Time per Output Token (excl. 1st token)"),
                                 ("itl", "ITL", "Inter-token Latency")):

@@ -11,6 +11,7 @@ import pytest
 from kvlab.sim.engine import EngineConfig, simulate
 from kvlab.sim.engine.bench import (
     BenchSpec,
+    _peaks,
     arrivals_s,
     bench_metrics,
     custom_lengths,
@@ -137,15 +138,29 @@ def test_metrics_are_computed_as_vllm_computes_them():
     assert m.itl.mean_ms == pytest.approx(r.itl_s.mean * 1e3) and m.itl.p99_ms == pytest.approx(r.itl_s.p99 * 1e3)
 
 
+def test_peaks_count_whole_seconds_as_vllm_counts_them():
+    # A: sent at 0, tokens at 0.5, 1.0, 1.5, 2.0, 2.5 (TPOT 0.5 s); B: sent at 1.2, tokens at 1.3, 1.7, 2.1;
+    # C: one token at 3.05. Seconds 0-3 hold 1, 4, 3, 1 tokens; A is in flight in seconds 0-2, B in 1-2, C in 3.
+    assert _peaks([0.0, 1.2, 3.0], [0.5, 0.1, 0.05], [2.5, 0.9, 0.05], [5, 3, 1]) == (4.0, 2)
+    m = bench_metrics(run(BenchSpec(num_prompts=60, random_input_len=200, random_output_len=300, max_concurrency=6)))
+    assert m.duration_s > 3
+    assert m.max_concurrent_requests >= 6  # six at a time, and a second also counts the ones that end or start in it
+    # the busiest second holds at least the run's mean second, and no more than six streams at their fastest
+    assert m.output_throughput * m.duration_s / math.ceil(m.duration_s + 1) <= m.max_output_tokens_per_s
+    assert m.max_output_tokens_per_s <= 6 * 1000 / min(m.itl.median_ms, m.tpot.mean_ms) + 6
+
+
 # vllm/benchmarks/serve.py prints these labels, in this order, each padded to 40 characters.
 VLLM_LABELS = ["Successful requests:", "Failed requests:", "Maximum request concurrency:", "Request rate configured (RPS):",
                "Benchmark duration (s):", "Total input tokens:", "Total generated tokens:", "Request throughput (req/s):",
-               "Output token throughput (tok/s):", "Total token throughput (tok/s):", "Mean TTFT (ms):", "Median TTFT (ms):",
+               "Output token throughput (tok/s):", "Peak output token throughput (tok/s):", "Peak concurrent requests:",
+               "Total token throughput (tok/s):", "Mean TTFT (ms):", "Median TTFT (ms):",
                "P99 TTFT (ms):", "Mean TPOT (ms):", "Median TPOT (ms):", "P99 TPOT (ms):", "Mean ITL (ms):", "Median ITL (ms):",
                "P99 ITL (ms):"]
 VLLM_KEYS = ["date", "endpoint_type", "backend", "label", "model_id", "tokenizer_id", "num_prompts", "request_rate", "burstiness",
              "max_concurrency", "duration", "completed", "failed", "total_input_tokens", "total_output_tokens",
-             "request_throughput", "request_goodput", "output_throughput", "total_token_throughput"] + [
+             "request_throughput", "request_goodput", "output_throughput", "total_token_throughput",
+             "max_output_tokens_per_s", "max_concurrent_requests"] + [
              f"{s}_{m}_ms" for m in ("ttft", "tpot", "itl", "e2el") for s in ("mean", "median", "std", "p99")]
 
 
