@@ -3,7 +3,6 @@ helpers that run `kvlab build-site` as a user runs it."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -26,11 +25,10 @@ def build_site(out: Path, *options: str, offline: bool = False) -> subprocess.Co
     return subprocess.run(_build_command(out, options, offline), cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
-# The default build takes about two minutes of one core. It starts in the background as soon as
+# The default build takes about a minute of one core. It starts in the background as soon as
 # collection knows a test needs it, so it overlaps the tests that run before the site tests
 # (pytest itself uses one core; CI machines have two).
 _background: dict = {}
-BUILD_PRIORITY_GAP = 5  # nice steps: a CPU weight of 1024 for the build against 335 for the rest (CFS)
 
 
 def pytest_collection_finish(session) -> None:
@@ -42,11 +40,6 @@ def pytest_collection_finish(session) -> None:
         logs = [open(out.parent / name, "w+") for name in ("build.out", "build.err")]
         _background.update(out=out, offline=offline, logs=logs, proc=subprocess.Popen(
             _build_command(out, (), offline), cwd=ROOT, stdout=logs[0], stderr=logs[1], text=True))
-        # The build is one process against the browser tests' several (pytest, the app server,
-        # Chromium's), so at equal priority it got about a quarter of the CPU, and the site tests
-        # waited 98 s for it at the end with one core idle. Everything started from here on (this
-        # process and its children) runs at a lower priority, so the build finishes first.
-        os.nice(BUILD_PRIORITY_GAP)
 
 
 def pytest_sessionfinish(session) -> None:
