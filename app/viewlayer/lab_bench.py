@@ -3,7 +3,7 @@ predicts (the figures and errors of `kvlab compare`, sim.engine.compare)."""
 
 from __future__ import annotations
 
-from kvlab.sim.engine.bench import bench_metrics
+from kvlab.sim.engine.bench_summary import bench_metrics
 from kvlab.sim.engine.compare import METRICS, error
 from kvlab.sim.fidelity import replay_line
 

@@ -27,16 +27,14 @@ from .bench import (
     BENCH_TOOLS,
     DATASETS,
     BenchSpec,
-    bench_metrics,
     custom_lengths,
     engine_config,
     profile_note,
     read_lengths,
-    result_json,
-    summary_lines,
     validate_spec,
     workload,
 )
+from .bench_summary import bench_metrics, result_json, summary_lines
 from .config import Cluster, EngineConfig, KVManagement, Scheduling, Workload
 
 ENGINE_GROUPS = ("scenario", "workload", "scheduling", "kv", "cluster")

@@ -25,7 +25,8 @@ from ..profiles import best_profile
 from ..scenario import ENGINES, TP_SIZES, Scenario
 from ..units import KV_DTYPES, WEIGHT_DTYPES
 from ..userfile import FileProblem, read_bytes, shown_path
-from .bench import BENCH_TOOLS, REPLAYED_DATASETS, bench_metrics, engine_config, profile_note
+from .bench import BENCH_TOOLS, REPLAYED_DATASETS, engine_config, profile_note
+from .bench_summary import bench_metrics
 from .compare import MAX_RESULT_BYTES, METRICS, ResultFileProblem, error, largest_gap, read_runs
 from .run import simulate
 

@@ -11,17 +11,14 @@ import pytest
 from kvlab.sim.engine import EngineConfig, simulate
 from kvlab.sim.engine.bench import (
     BenchSpec,
-    _peaks,
     arrivals_s,
-    bench_metrics,
     custom_lengths,
     length_range,
     read_lengths,
-    result_json,
-    summary_lines,
     validate_spec,
     workload,
 )
+from kvlab.sim.engine.bench_summary import _peaks, bench_metrics, result_json, summary_lines
 from kvlab.sim.engine.cli import main as engine_main
 from kvlab.sim.engine.config import Workload
 from kvlab.sim.scenario import Scenario

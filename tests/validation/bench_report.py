@@ -20,7 +20,8 @@ import sys
 from dataclasses import dataclass
 
 from kvlab.sim import Scenario
-from kvlab.sim.engine.bench import BenchSpec, bench_metrics, engine_config
+from kvlab.sim.engine.bench import BenchSpec, engine_config
+from kvlab.sim.engine.bench_summary import bench_metrics
 from kvlab.sim.engine.run import simulate
 from kvlab.sim.fidelity import section, write_section
 from kvlab.sim.profiles import best_profile
