@@ -81,6 +81,24 @@ def host_page(src: str) -> str:
             'f.style.height=d.height+"px";});});</script></body></html>')
 
 
+# Bokeh has rendered every root of the page (Document.is_idle) and three frames have been drawn
+# since: app/templates/a11y.js names what a render added on the frame after it, so by then it has.
+PAINTED_JS = """async () => {
+  const frame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
+  const docs = () => (window.Bokeh && window.Bokeh.documents) || [];
+  const until = performance.now() + 10000;
+  while ((docs().length === 0 || !docs().every((d) => d.is_idle)) && performance.now() < until) { await frame(); }
+  for (let i = 0; i < 3; i++) { await frame(); }
+  return docs().length > 0 && docs().every((d) => d.is_idle);
+}"""
+
+
+def painted(page) -> None:
+    """Wait until the page's Bokeh documents have rendered and been named (PAINTED_JS): the
+    condition a fixed wait after the ready element stood for, without its idle time."""
+    assert page.evaluate(PAINTED_JS), "Bokeh's documents were not idle within 10 s"
+
+
 def off_host(urls: list[str], base: str) -> list[str]:
     """The URLs that are not the app's own (`base`: its http://127.0.0.1:port), its blobs or data."""
     host = base.removeprefix("http://")

@@ -10,7 +10,7 @@ from kvlab.sim import Scenario, evaluate
 
 from .axe import PAGES, VIEWPORTS, assert_accessible
 from .chart_boxes import CHART_PAGES_CHECKED_HERE, assert_charts_legible
-from .support import DEEP_ACTIVE, DEEP_ALL, LocalOnly
+from .support import DEEP_ACTIVE, DEEP_ALL, LocalOnly, painted
 
 pytestmark = pytest.mark.browser
 
@@ -60,7 +60,7 @@ def test_axe_no_critical_or_serious(browser, server, path, ready, viewport, them
         sep = "&" if "?" in path else "?"
         page.goto(server + path + (f"{sep}theme=dark" if theme == "dark" else ""))
         page.locator(ready).first.wait_for(timeout=60_000)
-        page.wait_for_timeout(600)  # the naming script runs on the next animation frame after each render
+        painted(page)  # the naming script runs on the next animation frame after each render
         where = f"{path} {viewport} {theme}"
         assert_accessible(page, where)
         if theme == "light" and path in CHART_PAGES_CHECKED_HERE:

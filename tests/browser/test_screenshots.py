@@ -15,7 +15,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from .axe import assert_accessible
 from .chart_boxes import CHART_PAGES_CHECKED_HERE, assert_charts_legible
-from .support import DEEP_ALL, ROOT, LocalOnly
+from .support import DEEP_ALL, ROOT, LocalOnly, painted
 
 pytestmark = pytest.mark.browser
 
@@ -130,7 +130,7 @@ def test_phone_screenshot_of_every_page(browser, server, path, ready):
     try:
         page.goto(server + path)
         page.locator(ready).first.wait_for(timeout=60_000)
-        page.wait_for_timeout(800)
+        painted(page)
         # Against the device's width: a phone's window (innerWidth) grows to hold wider content.
         overflow = page.evaluate("document.documentElement.scrollWidth") - 390
         assert overflow <= 1, f"{path}: {overflow}px of sideways scroll on a 390 px phone"
