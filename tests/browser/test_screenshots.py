@@ -49,7 +49,7 @@ def test_screenshot(browser, server, name, path, viewport, key, state, figure):
     page = context.new_page()
     page.goto(server + path)
     page.wait_for_selector('[data-kv="log"]')
-    page.wait_for_timeout(800)  # let Bokeh finish painting the canvases
+    painted(page)  # Bokeh has drawn the canvases
     if figure:
         assert page.locator(f'[data-kv="{key}"]').first.inner_text() == f"{getattr(evaluate(Scenario(**state)), figure):,}"
     IMG.mkdir(parents=True, exist_ok=True)
