@@ -2,7 +2,7 @@
 (the page fetched over HTTP, its websocket connected as a browser's is) and closed, the server
 destroys them, and nothing of any session survives: no LabStore, no Document, no widget, and the
 process's Python objects (every block Python's allocator hands out, strings included) stay flat.
-CI opens 12 sessions after the warm-up, a local run 8. benchmarks/lab_sessions.py runs the same
+It opens 8 sessions after the warm-up. benchmarks/lab_sessions.py runs the same
 loop (100 sessions) against `kvlab serve`'s own process and prints its resident memory beside
 Python's figures.
 """
@@ -10,7 +10,6 @@ Python's figures.
 from __future__ import annotations
 
 import gc
-import os
 import sys
 import time
 
@@ -27,12 +26,12 @@ from devtools.lab_client import LabClient  # noqa: E402
 from devtools.server import free_port  # noqa: E402
 
 WARM_UP = 2  # imports, caches and first-use allocations happen in the first sessions
-# Measured after the warm-up: 12 in CI, 8 locally. A session costs about 1.0-1.4 s of server time
-# on the 2-core machine, nearly all of it Panel building the page's Bokeh models: 100 sessions took
-# 122 s of the suite's 15 minutes, 50 took 52-56 s, and 25 took 37-51 s. 12 still bound a leak
-# well below 1% of a session (about 900 blocks): the test fails above 250 + BLOCKS_NOISE / 12 = 375
-# blocks a session (310 with 25).
-SESSIONS = 12 if os.environ.get("CI", "").lower() == "true" else 8
+# Measured after the warm-up. A session costs about 1.0-1.4 s of server time on the 2-core machine,
+# nearly all of it Panel building the page's Bokeh models: 100 sessions took 122 s of the suite's 15
+# minutes, 50 took 52-56 s, 25 took 37-51 s, 12 about 17 s. 8 still bound a leak well below 1% of a
+# session (about 900 blocks): the test fails above 250 + BLOCKS_NOISE / 8 = 437 blocks a session
+# (375 with 12, 310 with 25).
+SESSIONS = 8
 # A lab session allocates about 92,000 blocks (8 MB) that its close must free (measured: one
 # session alive against none). Between checkpoints the count moves by up to about 1,000 blocks with
 # no session alive (asyncio's cancelled timers, Tornado's buffers), whatever the number of sessions
