@@ -190,20 +190,31 @@ def _steady_view(view: LiveView) -> pn.viewable.Viewable:
     return _framed(view, widgets, parts)
 
 
+# The site build renders every lesson in both themes: a live view's runs (deterministic, keyed by
+# their configurations) are made for the first and shown again for the second. Build only: a served
+# lesson builds a view when a student answers, and keeping every run would grow the server.
+BUILD_LIVE_RUNS: dict = {}
+
+
 def _lab_view(view: LiveView) -> pn.viewable.Viewable:
     from kvlab.app.engine_views import distribution, summary, sweep_chart, timeline
     from kvlab.app.engine_views.controls import LabControls
     from kvlab.app.engine_views.log_console import LogConsole
     from kvlab.app.engine_views.settings import LabSettings
-    from kvlab.app.engine_views.store import LabStore
+    from kvlab.app.engine_views.store import SIZES, LabStore
     from kvlab.app.engine_views.ttft_by_prompt import TtftByPrompt
+    from kvlab.app.viewlayer.lab_session import LabSession
 
     settings = LabSettings()
     state = dict(view.state)
     if "preset" in state:
         settings.preset = state.pop("preset")
     settings.param.update(**state)
-    store = LabStore(settings, synchronous=True)
+    building = os.environ.get("KVLAB_BUILD_SITE") == "1"
+    session = LabSession(settings.values(), known_runs=BUILD_LIVE_RUNS if building else None, **SIZES)
+    store = LabStore(settings, synchronous=True, session=session)
+    if building and not session.running and session.result is not None:
+        BUILD_LIVE_RUNS[(session.config(), session.comparison_config())] = (session.result, session.compare)
     kinds = {"summary": summary.SummaryTiles, "distribution": distribution.LatencyDistribution, "timeline": timeline.Timeline,
              "sweep": sweep_chart.RateSweep, "log": LogConsole, "ttft_by_prompt": TtftByPrompt}
     controls = LabControls(store)

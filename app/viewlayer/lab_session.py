@@ -26,7 +26,7 @@ from .lab_bench import view_lab_bench
 from .lab_comparison import view_lab_comparison
 from .lab_distribution import view_lab_distribution
 from .lab_log import view_lab_log
-from .lab_runs import LabRuns
+from .lab_runs import LabRuns, finished_run
 from .lab_settings import NO_COMPARISON, RUN_FIELDS, lab_config, lab_defaults, merge_values
 from .lab_status import view_lab_notices, view_lab_status, view_lab_summary
 from .lab_sweep import sweep_rates, view_lab_sweep
@@ -65,8 +65,11 @@ def read_link(search: str) -> tuple[dict, list[dict]]:
 
 class LabSession:
     def __init__(self, values: dict | None = None, *, link_issues: list[dict] | None = None, first_events: int = 1_250,
-                 trace_first_rows: int = 20_000, slice_events: int = 1_250):
+                 trace_first_rows: int = 20_000, slice_events: int = 1_250, known_runs: dict | None = None):
         self.values = dict(values) if values is not None else lab_defaults()
+        # (config, comparison config) -> (result, comparison): finished runs to show instead of running
+        # them again (the site build renders each lesson's live views once per theme).
+        self.known_runs = known_runs
         self.trace_rows = None
         self.bench = None  # the benchmark result file the trace rows replay (sim.engine.compare.MeasuredRun)
         self.link_issues = list(link_issues or [])  # the values a link carried that were ignored, as issues
@@ -121,7 +124,13 @@ class LabSession:
         """Cancel what is running and start the chosen policy's run, then the comparison's; the first
         `first_events` events run now. The main result is published as soon as it is done; the
         comparison follows a slice later."""
-        self._apply(self._runs.start(self.config(), self.comparison_config()))
+        main, other = self.config(), self.comparison_config()
+        known = self.known_runs.get((main, other)) if self.known_runs is not None else None
+        if known is not None:
+            self._runs = LabRuns()  # nothing of an earlier run is left to publish
+            self._apply(finished_run(*known))
+            return
+        self._apply(self._runs.start(main, other))
         self._apply(self._runs.advance(self.first_events if first_events is None else first_events))
 
     def publish_link_issues(self) -> None:
