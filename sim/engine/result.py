@@ -1,6 +1,6 @@
 """The outcome of one time-domain run: distributions, goodput, throughput, time series, logs.
 
-Latencies are distributions, not means: every figure comes as p50 / p90 / p99 / max (and the mean,
+Latencies are distributions, not means: every figure comes as p50 / p90 / p95 / p99 / max (and the mean,
 for Little's law). TTFT is counted from the request's arrival (tokenization and queueing
 included); ITL is the gap between consecutive tokens of a request, over all tokens; TPOT is one
 request's mean gap, (finish - first token) / (output - 1); E2E is arrival to last token.
@@ -20,6 +20,7 @@ class Percentiles:
     max: float = 0.0
     mean: float = 0.0
     count: int = 0
+    p95: float = 0.0  # SGLang's summary prints it for ITL
 
 
 def quantile(sorted_values: list[float], q: float) -> float:
@@ -38,13 +39,15 @@ def percentiles(values: list[float]) -> Percentiles:
     v = sorted(x for x in values if x == x)
     if not v:
         return Percentiles()
-    return Percentiles(quantile(v, 0.5), quantile(v, 0.9), quantile(v, 0.99), v[-1], math.fsum(v) / len(v), len(v))
+    return Percentiles(quantile(v, 0.5), quantile(v, 0.9), quantile(v, 0.99), v[-1], math.fsum(v) / len(v), len(v),
+                       quantile(v, 0.95))
 
 
 def histogram_percentiles(h) -> Percentiles:
     if not h.count:
         return Percentiles()
-    return Percentiles(h.quantile(0.5), h.quantile(0.9), h.quantile(0.99), h.max, h.mean, int(round(h.count)))
+    return Percentiles(h.quantile(0.5), h.quantile(0.9), h.quantile(0.99), h.max, h.mean, int(round(h.count)),
+                       h.quantile(0.95))
 
 
 @dataclass(frozen=True)
