@@ -19,10 +19,10 @@ from dataclasses import fields
 from datetime import datetime
 
 from ..cliargs import Check, Parser, flag
+from ..evaluate import evaluate
 from ..fields import BENCH_FIELDS, shown
 from ..profiles import best_profile
 from ..scenario import Scenario
-from ..speculative import expected_tokens_per_step
 from .bench import (
     BENCH_TOOLS,
     DATASETS,
@@ -153,9 +153,9 @@ def print_run(r, spec: BenchSpec, cfg: EngineConfig, args: argparse.Namespace) -
     note = profile_note(s)
     if note:
         print(note)
-    # The tokens a verify step yields on average (SGLang prints it as "Accept length").
-    speculating = s.spec_method != "draft" or s.spec_draft_model is not None
-    accept = expected_tokens_per_step(s.spec_tokens, s.spec_acceptance) if speculating else None
+    # The tokens a verify step yields on average (SGLang prints it as "Accept length"): sim's figure,
+    # None without speculative decoding.
+    accept = evaluate(s).spec_tokens_per_step
     print("\n".join(summary_lines(m, spec, accept)))
     if args.save_result:
         now = datetime.now()

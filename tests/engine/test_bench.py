@@ -21,6 +21,7 @@ from kvlab.sim.engine.bench import (
 from kvlab.sim.engine.bench_summary import _peaks, bench_metrics, result_json, summary_lines
 from kvlab.sim.engine.cli import main as engine_main
 from kvlab.sim.engine.config import Workload
+from kvlab.sim.evaluate import evaluate
 from kvlab.sim.scenario import Scenario
 
 SCENARIO = Scenario(model="qwen3-0.6b", gpu="h100-sxm", engine="vllm")
@@ -246,6 +247,15 @@ def test_sglang_result_line_has_its_keys_and_compare_reads_it_back(tmp_path, cap
     from kvlab.sim.engine.compare_cli import main as compare_main
     assert compare_main([str(out), "--gpu", "h100-sxm", "--model", "qwen3-0.6b"]) == 0
     assert "(sglang client)" in capsys.readouterr().out
+
+
+def test_a_speculative_run_prints_sims_accept_length(capsys):
+    rc = engine_main(["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--spec-method", "eagle", "--bench-tool", "sglang",
+                      "--num-prompts", "20", "--input-len", "200", "--output-len", "20", "--bench"])
+    assert rc == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("Accept length:"))
+    expected = evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm", engine="sglang", spec_method="eagle")).spec_tokens_per_step
+    assert float(line.split()[-1]) == pytest.approx(expected, abs=0.005)
 
 
 def test_invalid_specs_name_their_field():
