@@ -35,6 +35,6 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install -qq --no-compile -e "$target"
   # Fail loudly if the install did not work.
   .venv/bin/python -c "import kvlab.sim, kvlab.app, panel"
-  [ -z "$KVLAB_EXTRAS" ] || .venv/bin/python -c "import playwright, hypothesis, pytest, setuptools"
+  [ -z "$KVLAB_EXTRAS" ] || .venv/bin/python -c "import playwright, hypothesis, pytest, setuptools, xdist"
   touch "$stamp"
 fi

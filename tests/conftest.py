@@ -39,6 +39,13 @@ MARK_BY_FIXTURE = {
     "wheel": "slow",  # tests/test_packaging.py: `pip wheel` of a copy of the repository
     "cpu_profile": "slow",  # tests/calibration/test_calibration_pipeline.py: a timed NumPy calibration run, 4-20 s
 }
+# Workers. scripts/test runs the suite in two pytest-xdist workers (`-n 2 --dist loadgroup`): on
+# 2 cores one pytest leaves about a third of the CPU idle while a page loads. Each tier below runs
+# whole in one worker, in collection order, as one group: its session fixtures (one `panel serve`
+# and one Chromium for the browser tests, one site build for the site tests) are made once, and
+# the browser tests, about 60% of the suite's time, run beside everything else.
+WORKER_GROUPS = ("site", "browser")  # a site test that also drives Chromium goes with the site's build
+
 # Tests over about a second of CPU each (or together, for a parametrized one) on the 2-core
 # machine that no folder or fixture above marks: CPU seconds measured in one fast-tier run at a
 # load of about 8 (time.process_time plus children), so somewhat less on a quiet machine.
@@ -119,7 +126,9 @@ def pytest_collection_modifyitems(config, items) -> None:
                 item.add_marker(mark)
         tiers = {m.name for m in item.iter_markers() if m.name in TIERS}
         checked[item.nodeid] = (Path(item.path), tuple(getattr(item, "fixturenames", ())), tiers)
-        TIERS_OF[item.nodeid] = tiers
+        group = next((g for g in WORKER_GROUPS if g in tiers), None)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
         if PROFILE == "dev":
             _cap_examples(getattr(item, "function", None), DEV_MAX_EXAMPLES)
 
@@ -177,7 +186,9 @@ SLOW_S = 5.0  # a test's call over this, unmarked, is listed at the end of the r
 
 
 def pytest_runtest_logreport(report) -> None:
-    if report.when == "call" and report.duration > SLOW_S and not TIERS_OF.get(report.nodeid):
+    # The report's keywords carry the item's markers, on pytest-xdist's controller too (which
+    # collects nothing itself).
+    if report.when == "call" and report.duration > SLOW_S and not set(TIERS) & set(report.keywords):
         SLOW_UNMARKED.append((report.duration, report.nodeid))
 
 
@@ -188,5 +199,4 @@ def pytest_terminal_summary(terminalreporter) -> None:
             terminalreporter.write_line(f"{duration:6.1f} s  {nodeid}")
 
 
-TIERS_OF: dict[str, set[str]] = {}  # nodeid -> tier markers, filled at collection
 SLOW_UNMARKED: list[tuple[float, str]] = []

@@ -25,14 +25,16 @@ def build_site(out: Path, *options: str, offline: bool = False) -> subprocess.Co
     return subprocess.run(_build_command(out, options, offline), cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
-# The default build takes about a minute of one core. It starts in the background as soon as
-# collection knows a test needs it, so it overlaps the tests that run before the site tests
-# (pytest itself uses one core; CI machines have two).
+# The default build takes about a minute of one core. In a single pytest it starts in the
+# background as soon as collection knows a test needs it, so it overlaps the tests that run before
+# the site tests (pytest itself uses one core; CI machines have two). Under pytest-xdist every
+# worker collects every test, but only the one given the site's group (tests/conftest.py) builds,
+# when its first site test asks: the other worker's tests fill the second core meanwhile.
 _background: dict = {}
 
 
 def pytest_collection_finish(session) -> None:
-    if any("real_site" in getattr(item, "fixturenames", ()) for item in session.items):
+    if not hasattr(session.config, "workerinput") and any("real_site" in getattr(item, "fixturenames", ()) for item in session.items):
         offline = can_unshare_network()
         out = session.config._tmp_path_factory.mktemp("site") / "site"
         # Files, not pipes: nobody reads a pipe until the fixture runs, and a full pipe would stop
