@@ -39,13 +39,6 @@ MARK_BY_FIXTURE = {
     "wheel": "slow",  # tests/test_packaging.py: `pip wheel` of a copy of the repository
     "cpu_profile": "slow",  # tests/calibration/test_calibration_pipeline.py: a timed NumPy calibration run, 4-20 s
 }
-# Workers. scripts/test runs the suite in two pytest-xdist workers (`-n 2 --dist loadgroup`): on
-# 2 cores one pytest leaves about a third of the CPU idle while a page loads. Each tier below runs
-# whole in one worker, in collection order, as one group: its session fixtures (one `panel serve`
-# and one Chromium for the browser tests, one site build for the site tests) are made once, and
-# the browser tests, about 60% of the suite's time, run beside everything else.
-WORKER_GROUPS = ("site", "browser")  # a site test that also drives Chromium goes with the site's build
-
 # Tests over about a second of CPU each (or together, for a parametrized one) on the 2-core
 # machine that no folder or fixture above marks: CPU seconds measured in one fast-tier run at a
 # load of about 8 (time.process_time plus children), so somewhat less on a quiet machine.
@@ -126,9 +119,6 @@ def pytest_collection_modifyitems(config, items) -> None:
                 item.add_marker(mark)
         tiers = {m.name for m in item.iter_markers() if m.name in TIERS}
         checked[item.nodeid] = (Path(item.path), tuple(getattr(item, "fixturenames", ())), tiers)
-        group = next((g for g in WORKER_GROUPS if g in tiers), None)
-        if group:
-            item.add_marker(pytest.mark.xdist_group(group))
         if PROFILE == "dev":
             _cap_examples(getattr(item, "function", None), DEV_MAX_EXAMPLES)
 
@@ -178,6 +168,38 @@ def pytest_runtest_protocol(item, nextitem):
         yield
     finally:
         _running.pop()
+
+
+# ---- two workers ---------------------------------------------------------------------------------
+
+# scripts/test and scripts/test-fast run pytest-xdist with two workers (`-n 2`): on 2 cores one
+# pytest leaves about a third of the CPU idle while the browser tests wait on page loads. The
+# folders below run whole in one worker each, in collection order, so their session fixtures are
+# made once (one `panel serve` and one Chromium for tests/browser, one site build and one visit of
+# it for tests/site); every other test module is a unit of its own. xdist hands out the largest
+# units first, so the browser tests (about 60% of the suite's time) start at once in one worker and
+# the site's build and everything else share the other. (xdist's own `--dist loadgroup` would do
+# this from markers, but it renames test ids in a way pytest 9 no longer reads.)
+WORKER_GROUPS = ("browser", "site")  # folders of tests/, as MARK_BY_FOLDER names them
+
+
+def worker_unit(nodeid: str) -> str:
+    """The unit of work a test id belongs to: its folder's group, else its module."""
+    parts = nodeid.split("/")
+    if len(parts) > 2 and parts[0] == TESTS.name and parts[1] in WORKER_GROUPS:
+        return parts[1]
+    return nodeid.split("::", 1)[0]
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, called on its controller
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FolderGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_unit(nodeid)
+
+    return FolderGroups(config, log)
 
 
 # ---- unmarked tests that took long ---------------------------------------------------------------

@@ -94,3 +94,14 @@ def test_the_profile_follows_ci_and_hypothesis_profile(monkeypatch, env, profile
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     assert conftest.hypothesis_profile() == profile
+
+
+def test_each_worker_group_is_one_unit_and_other_tests_go_by_module():
+    """scripts/test's two workers: a folder of WORKER_GROUPS runs whole in one of them (its session
+    fixtures made once); any other test goes with its module."""
+    assert set(conftest.WORKER_GROUPS) <= set(conftest.MARK_BY_FOLDER)
+    assert conftest.worker_unit("tests/browser/test_a11y.py::test_axe[/-desktop-light]") == "browser"
+    assert conftest.worker_unit("tests/browser/sub/test_x.py::test_y") == "browser"
+    assert conftest.worker_unit("tests/site/test_snapshot.py::test_z") == "site"
+    assert conftest.worker_unit("tests/sim/test_kv.py::test_a[x::y]") == "tests/sim/test_kv.py"
+    assert conftest.worker_unit("tests/test_tiers.py::test_b") == "tests/test_tiers.py"

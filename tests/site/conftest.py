@@ -28,7 +28,7 @@ def build_site(out: Path, *options: str, offline: bool = False) -> subprocess.Co
 # The default build takes about a minute of one core. In a single pytest it starts in the
 # background as soon as collection knows a test needs it, so it overlaps the tests that run before
 # the site tests (pytest itself uses one core; CI machines have two). Under pytest-xdist every
-# worker collects every test, but only the one given the site's group (tests/conftest.py) builds,
+# worker collects every test, but only the one given tests/site (tests/conftest.py, WORKER_GROUPS) builds,
 # when its first site test asks: the other worker's tests fill the second core meanwhile.
 _background: dict = {}
 
