@@ -23,7 +23,8 @@
                          wheels: info.wheels.split(" ").map(abs), live: live || null,
                          opening: info.opening && !own(search) ? abs(info.opening) : null,
                          snapshot: info.snapshot ? { url: abs(info.snapshot), pyodide: info.snapshotPyodide,
-                                                     stdlib: info.snapshotStdlib ? abs(info.snapshotStdlib) : null } : null });
+                                                     stdlib: info.snapshotStdlib ? abs(info.snapshotStdlib) : null,
+                                                     data: info.snapshotData ? abs(info.snapshotData) : null } : null });
     return worker;
   }
 

@@ -1,7 +1,7 @@
 // kvlab's web worker for the static site (see app/site/ and docs/site.md).
 //
 // Loads Pyodide's core, unpacks kvlab's two pure wheels served by the site (no micropip, no PyPI,
-// no other host), and answers each widget change with one call into kvlab.app.viewlayer.pages:
+// no other host; from the snapshot, only their data files), and answers each widget change with one call into kvlab.app.viewlayer.pages:
 // the returned patch ({Bokeh model name: {property: value}}) goes back to the page's bridge, with
 // the names it should set first when the page gives them (a panel's `first`: its numbers).
 // When the page names the site's Pyodide memory snapshot, Python starts from it (kvlab already
@@ -167,11 +167,10 @@ async function fetchOpening(url) {
   }
 }
 
-// The wheels are unpacked after every start: files are not part of a snapshot (sim's data files).
-// With zipfile, into the folder kvlab was imported from (the snapshot's) or else the working
-// directory, which is on sys.path: where unpackArchive(bytes, "wheel") puts them, without its
-// other steps (it took 3 times as long). Importing needs no cache invalidation: every module the
-// worker imports is in the snapshot, and the plain start imports after unpacking.
+// The wheels are unpacked by a start without the snapshot's data file: with zipfile, into the
+// folder kvlab was imported from (the snapshot's) or else the working directory, which is on
+// sys.path: where unpackArchive(bytes, "wheel") puts them, without its other steps (it took 3
+// times as long). A plain start imports kvlab after unpacking.
 const UNPACK_PY = `
 import os, sys, zipfile
 kvlab = sys.modules.get("kvlab")
@@ -180,8 +179,6 @@ for path in paths:
     with zipfile.ZipFile(path) as wheel:
         wheel.extractall(dest)
     os.remove(path)
-if kvlab and not os.path.isdir(os.path.join(dest, "kvlab", "sim", "data")):
-    raise RuntimeError(f"sim's data files are not in {dest}")
 `;
 
 function unpack(pyodide, wheels) {
@@ -199,12 +196,50 @@ function unpack(pyodide, wheels) {
   return pyodide.pyimport("kvlab.app.viewlayer.sessions").page_for;
 }
 
+// A start from the snapshot has every module it imports in memory already, but not sim's data files
+// (a snapshot holds no files): the build gathers them into one JSON file (app/site/snapshot.py,
+// {path in the wheel: text}), written here into the folder kvlab was imported from. Imports need
+// no cache invalidation: no module is imported from these files.
+const WRITE_DATA_PY = `
+import json, os, sys
+dest = os.path.dirname(os.path.dirname(sys.modules["kvlab"].__file__))
+for name, text in json.loads(data).items():
+    path = os.path.join(dest, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+if not os.path.isdir(os.path.join(dest, "kvlab", "sim", "data")):
+    raise RuntimeError(f"sim's data files are not in {dest}")
+`;
+
+function writeData(pyodide, text) {
+  const scope = pyodide.toPy({ data: text });
+  try {
+    pyodide.runPython(WRITE_DATA_PY, { globals: scope });
+  } finally {
+    scope.destroy();
+  }
+  return pyodide.pyimport("kvlab.app.viewlayer.sessions").page_for;
+}
+
+async function fetchText(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return response.text();
+}
+
 async function boot(m) {
   const t0 = performance.now();
   const timings = { boot: "plain" };
   try {
     progress(1, "loading Python");
-    const wheels = Promise.all(m.wheels.map(fetchBytes)); // downloads overlap Python's start-up
+    // Downloads overlap Python's start-up: from the snapshot, sim's data files only (the wheels'
+    // modules are in it); without it, or if it fails, the wheels.
+    let wheels = null;
+    const fetchWheels = () => (wheels = wheels || Promise.all(m.wheels.map(fetchBytes)));
+    const data = m.snapshot?.data ? fetchText(m.snapshot.data) : null;
+    data?.catch(() => {}); // a failure is handled where the data is used
+    if (!data) fetchWheels();
     const opening = m.opening ? fetchOpening(m.opening) : null;
     // Fetched and decompressed while Pyodide fetches and compiles its WebAssembly.
     let snapshot = m.snapshot ? fetchSnapshot(m.snapshot.url) : null;
@@ -223,7 +258,7 @@ async function boot(m) {
         pyodide = await loadPyodide({ ...options, ...stdlib, _loadSnapshot: snapshot });
         timings.python_ms = performance.now() - t0;
         progress(2, "unpacking kvlab");
-        pageFor = unpack(pyodide, await wheels);
+        pageFor = data ? writeData(pyodide, await data) : unpack(pyodide, await fetchWheels());
         timings.boot = "snapshot";
       } catch (e) {
         timings.snapshot_error = errorText(e);
@@ -234,6 +269,7 @@ async function boot(m) {
       snapshot = null; // 30 MB: let it go
     }
     if (pyodide === null) {
+      fetchWheels();
       pyodide = await loadPyodide(options);
       timings.python_ms = performance.now() - t0;
       progress(2, "unpacking kvlab");

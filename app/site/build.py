@@ -159,7 +159,7 @@ def _build_into(out: Path, pages: list[Page], opts: SiteOptions, pyodide_dir: Pa
         snapshot, note = make_snapshot(pyodide_dir, PYODIDE_VERSION, wheels, out)
     if snapshot is not None:  # the worker restores it (static/kvlab-worker.mjs); the version pins it
         shell_info.update(snapshot=f"./{snapshot['file']}", snapshot_pyodide=snapshot["pyodide_version"],
-                          snapshot_stdlib=f"./{snapshot['stdlib']}")
+                          snapshot_stdlib=f"./{snapshot['stdlib']}", snapshot_data=f"./{snapshot['data']}")
     from kvlab.app.viewlayer.lab_page import LabPage
 
     opening = write_lab_opening(out) if any(p.name == LabPage.page for p in pages) else None

@@ -24,8 +24,10 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import zipfile
 from pathlib import Path
 
+from kvlab.app.site.discover import BuildError
 from kvlab.app.site.wheels import file_sha256, kvlab_version
 
 SNAPSHOT_SCRIPT = Path(__file__).resolve().with_name("snapshot.mjs")
@@ -75,6 +77,35 @@ def make_snapshot(pyodide_dir: Path, pyodide_version: str, wheels: list[Path], o
     stdlib_digest = file_sha256(tmp_stdlib)
     stdlib = folder / f"stdlib-{stdlib_digest[:16]}.zip"
     tmp_stdlib.rename(stdlib)
+    data = write_data_files(wheels, folder)
     info.update(file=f"{SNAPSHOT_DIR}/{final.name}", sha256=digest, compression="gzip", kvlab_version=kvlab_version(),
-                wheels={w.name: file_sha256(w) for w in wheels}, stdlib=f"{SNAPSHOT_DIR}/{stdlib.name}", stdlib_sha256=stdlib_digest)
+                wheels={w.name: file_sha256(w) for w in wheels}, stdlib=f"{SNAPSHOT_DIR}/{stdlib.name}", stdlib_sha256=stdlib_digest,
+                data=f"{SNAPSHOT_DIR}/{data.name}", data_sha256=file_sha256(data))
     return info, None
+
+
+def data_files(wheels: list[Path]) -> dict[str, str]:
+    """The wheels' files other than modules and metadata, by their path in the wheel (kvlab/sim/data/...):
+    what a worker restored from the snapshot needs on its file system. All text (sim's JSON)."""
+    files = {}
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as z:
+            for name in z.namelist():
+                if name.endswith("/") or name.endswith(".py") or name.split("/", 1)[0].endswith(".dist-info"):
+                    continue
+                try:
+                    files[name] = z.read(name).decode("utf-8")
+                except UnicodeDecodeError:
+                    raise BuildError(f"{wheel.name}: {name} is not UTF-8 text; the snapshot's data file holds text only") from None
+    return dict(sorted(files.items()))
+
+
+def write_data_files(wheels: list[Path], folder: Path) -> Path:
+    """`folder`/data-<sha256>.json: {path in the wheel: text} of data_files, named by content like the
+    snapshot. JSON, not a zip: the worker writes each file as it is, and the host sends the build's
+    brotli copy of it."""
+    tmp = folder / "making-data.json"
+    tmp.write_text(json.dumps(data_files(wheels), sort_keys=True, separators=(",", ":")), encoding="utf-8")
+    final = folder / f"data-{file_sha256(tmp)[:16]}.json"
+    tmp.rename(final)
+    return final

@@ -901,14 +901,18 @@ def test_every_script_and_wheel_the_site_ships_is_requested(visit, real_site):
 
 def test_pages_started_from_the_snapshot_load_only_its_cut_standard_library(visit, real_site):
     """A worker restored from the snapshot loads the standard library it was made with, the modules
-    it holds imported (snapshot/stdlib-*.zip, a third of Pyodide's zip); Pyodide's whole zip is
-    fetched only by a page that starts Python without the snapshot (the fallback)."""
+    it holds imported (snapshot/stdlib-*.zip, a third of Pyodide's zip), and of the wheels only their
+    data files (snapshot/data-*.json); Pyodide's whole zip and the wheels are fetched only by a page
+    that starts Python without the snapshot (the fallback)."""
     info = json.loads((real_site[0] / "build-info.json").read_text())
     if info["snapshot"] is None:
         pytest.skip(f"the build made no snapshot: {info['snapshot_note']}")
     cut, full = info["snapshot"]["stdlib"], "pyodide/python_stdlib.zip"
     assert cut in visit["requested"] and full not in visit["requested"]
     assert full in visit["fallback_requested"]
+    wheels = {f"wheels/{name}" for name in info["wheels"]}
+    assert info["snapshot"]["data"] in visit["requested"] and not wheels & visit["requested"]
+    assert wheels <= visit["fallback_requested"]
     assert (real_site[0] / cut).stat().st_size < (real_site[0] / full).stat().st_size / 2
 
 
@@ -927,7 +931,7 @@ def test_the_host_sends_the_brotli_copies_and_the_pages_run_on_them(visit, real_
     assert sent["pyodide/pyodide.asm.wasm"] == "br" and sent[info["snapshot"]["file"]] == "br"
     bokeh = next(n for n in sent if n.startswith("vendor/bokeh/bokeh-3"))
     assert sent["admission.html"] == "br" and sent[bokeh] == "br"
-    assert sent[next(n for n in sent if n.endswith(".whl"))] is None  # a wheel is a zip: sent as it is
+    assert sent[info["snapshot"]["data"]] == "br"  # sim's data files, all a restored worker takes of the wheels
     for name in ("admission", "phases", LAB):
         assert visit["pages"][name]["timings"]["boot"] == "snapshot", name
 

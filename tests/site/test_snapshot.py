@@ -57,11 +57,18 @@ def test_the_snapshot_is_recorded_with_what_it_was_made_with(real_site):
         assert len(names) == snap["stdlib_modules"] and set(names) < set(full.namelist())
         assert {"zipfile/__init__.py", "json/__init__.py", "encodings/utf_8.py"} <= set(names)  # what the worker runs
         assert all(cut.read(n) == full.read(n) for n in names)
+    # sim's data files for a restored worker: the wheels' files other than modules, as text, named by content.
+    data = out / snap["data"]
+    assert snap["data_sha256"] == hashlib.sha256(data.read_bytes()).hexdigest() and data.name == f"data-{snap['data_sha256'][:16]}.json"
+    files = json.loads(data.read_text())
+    assert files == site_snapshot.data_files([out / "wheels" / name for name in info["wheels"]])
+    assert "kvlab/sim/data/gpus.json" in files and not any(n.endswith(".py") or ".dist-info/" in n for n in files)
+    assert json.loads(files["kvlab/sim/data/gpus.json"]) == json.loads((ROOT / "sim" / "data" / "gpus.json").read_text())
     assert snap["file"] in proc.stdout  # the build's summary names it
     for page in (*LIVE_PAGES, "lesson_a1"):
         text = (out / f"{page}.html").read_text()
         assert f'data-snapshot="./{snap["file"]}"' in text and f'data-snapshot-pyodide="{PYODIDE_VERSION}"' in text, page
-        assert f'data-snapshot-stdlib="./{snap["stdlib"]}"' in text, page
+        assert f'data-snapshot-stdlib="./{snap["stdlib"]}"' in text and f'data-snapshot-data="./{snap["data"]}"' in text, page
 
 
 def test_the_lock_file_lists_no_package(real_site):
