@@ -155,6 +155,11 @@ async function fetchGzip(url) {
 // imported, gzip-compressed (or decoded by the browser from the host's brotli copy). Restoring it replaces Python's start-up and kvlab's imports.
 const fetchSnapshot = async (url) => new Uint8Array(await (await fetchGzip(url)).arrayBuffer());
 
+// The standard library the snapshot was made with (app/site/snapshot.py): a zip of stored entries,
+// gzip-compressed (or decoded by the browser from the host's brotli copy), handed to Pyodide as a
+// blob: URL of the zip itself.
+const fetchStdlib = async (url) => URL.createObjectURL(await (await fetchGzip(url)).blob());
+
 // The serving lab's opening run as the build computed it (lab_page.opening_json): the page takes
 // it instead of running it again when it is the run of the page's state. Without it (any failure)
 // the page runs it.
@@ -244,6 +249,8 @@ async function boot(m) {
     // Fetched and decompressed while Pyodide fetches and compiles its WebAssembly.
     let snapshot = m.snapshot ? fetchSnapshot(m.snapshot.url) : null;
     snapshot?.catch(() => {}); // a failure is handled where the snapshot is used
+    const stdlib = m.snapshot?.stdlib ? fetchStdlib(m.snapshot.stdlib) : null;
+    stdlib?.catch(() => {});
     const { loadPyodide, version } = await import(m.pyodideUrl + "pyodide.mjs");
     const options = { indexURL: m.pyodideUrl, stdout: () => {}, stderr: (t) => console.warn(t) };
     let pyodide = null;
@@ -254,8 +261,12 @@ async function boot(m) {
       try {
         if (version !== m.snapshot.pyodide) throw new Error(`it was made with Pyodide ${m.snapshot.pyodide}, this is ${version}`);
         // With the standard library it was made with: the modules it holds imported, not the whole zip.
-        const stdlib = m.snapshot.stdlib ? { stdLibURL: m.snapshot.stdlib } : {};
-        pyodide = await loadPyodide({ ...options, ...stdlib, _loadSnapshot: snapshot });
+        const cut = stdlib ? { stdLibURL: await stdlib } : {};
+        try {
+          pyodide = await loadPyodide({ ...options, ...cut, _loadSnapshot: snapshot });
+        } finally {
+          if (cut.stdLibURL) URL.revokeObjectURL(cut.stdLibURL); // Pyodide holds its own copy of the zip
+        }
         timings.python_ms = performance.now() - t0;
         progress(2, "unpacking kvlab");
         pageFor = data ? writeData(pyodide, await data) : unpack(pyodide, await fetchWheels());

@@ -198,7 +198,10 @@ def _build_into(out: Path, pages: list[Page], opts: SiteOptions, pyodide_dir: Pa
         (out / "index.html").write_text(_index_html(built, opts.title), encoding="utf-8")
     packed = None
     if opts.precompress:  # last: every file a browser gets is written
-        packed = precompress(out, (out / snapshot["file"],) if snapshot else ())
+        # The snapshot, its standard library and the lab's opening run are gzip files the worker also
+        # reads decoded (fetchGzip): their brotli copies hold what they decode to.
+        wrapped = [out / snapshot["file"], out / snapshot["stdlib"]] if snapshot else []
+        packed = precompress(out, tuple(wrapped + ([out / opening] if opening else [])))
     originals, _ = site_bytes(out)
     info = {
         "kvlab_version": kvlab_version(), "panel_version": panel.__version__, "bokeh_version": bokeh.__version__,

@@ -9,8 +9,9 @@ compressed once, at the highest level.
 
 - gzip: Python's `gzip`, level 9, mtime 0 (the same input gives the same bytes).
 - brotli: Python's standard library has none; the build runs Node already (the snapshot), and
-  Node's `zlib.brotliCompress` is built in (`compress.mjs`, quality 11; 10 for the two largest). Without Node the site
-  gets gzip siblings only, and the build says so in a note.
+  Node's `zlib.brotliCompress` is built in (`compress.mjs`, quality 11; 10 for the snapshot, the one
+  large file compressed in every build). Without Node the site gets gzip siblings only, and the build
+  says so in a note.
 
 A sibling is written only when it is smaller than the file as served. Files that are compressed
 already (wheels, zips, PNG, WOFF) get none. The snapshot is gzip itself, and a sibling of it must
@@ -40,10 +41,16 @@ ENCODINGS = {"gzip": ".gz", "br": ".br"}  # content coding -> sibling suffix, th
 COMPRESSIBLE_SUFFIXES = frozenset((".html", ".js", ".mjs", ".css", ".json", ".wasm", ".svg", ".ico", ".txt", ".map", ".ttf"))
 GZIP_LEVEL = 9
 BROTLI_QUALITY = 11  # the highest
-# Pyodide's WebAssembly (9.6 MB) and the snapshot's memory (31 MB) at quality 11 took 50 and 87 s of
-# one core on the 2-core VM, at 10 about a third of that for 3-4% more bytes (2.86 against 2.77 MB,
-# 4.22 against 4.07 MB): 0.2 s on a 10 Mbit/s link, against a minute more of every build.
+# The snapshot's memory (31 MB) at quality 11 took 87 s of one core on the 2-core VM, at 10 about a
+# third of that for 4% more bytes (4.22 against 4.07 MB, 0.12 s on a 10 Mbit/s link), against a
+# minute more of every build. A third-party file is compressed once per machine (SiblingCache), so
+# it gets 11 at any size: Pyodide's WebAssembly, 2.74 MB against 2.86 MB at 10 (24 s of one core, once).
 BROTLI_LARGE_BYTES, BROTLI_LARGE_QUALITY = 4_000_000, 10
+# Brotli's window, log2 of bytes: 24 (16 MB) is the largest a browser decodes, and the default for
+# every file; a third-party file also tries 22, the encoder's own default, and keeps the smaller copy.
+# Pyodide's WebAssembly came out 2% smaller at 22 (2.741 against 2.767 MB at quality 11, 2.793
+# against 2.863 MB at 10; Node 20's zlib on 4 December).
+BROTLI_WINDOWS, BROTLI_WINDOWS_CACHED = (24,), (22, 24)
 TIMEOUT_S = 600
 CACHED_FOLDERS = frozenset({"pyodide", "vendor"})  # the site's folders of third-party files (SiblingCache)
 
@@ -100,10 +107,13 @@ class SiblingCache:
     def __init__(self, folder: Path | None, site: Path):
         self.folder, self.site = folder, site
 
-    def key(self, path: Path, data: bytes, coding: str, level: int) -> Path | None:
-        if self.folder is None or path.relative_to(self.site).parts[0] not in CACHED_FOLDERS:
+    def third_party(self, path: Path) -> bool:
+        return path.relative_to(self.site).parts[0] in CACHED_FOLDERS
+
+    def key(self, path: Path, data: bytes, coding: str, level: int, variant: str = "") -> Path | None:
+        if self.folder is None or not self.third_party(path):
             return None
-        return self.folder / f"{hashlib.sha256(data).hexdigest()}.{coding}{level}"
+        return self.folder / f"{hashlib.sha256(data).hexdigest()}.{coding}{level}{variant}"
 
     def get(self, key: Path | None) -> bytes | None:
         try:
@@ -123,8 +133,13 @@ class SiblingCache:
             pass
 
 
-def brotli_quality(size_bytes: int) -> int:
-    return BROTLI_LARGE_QUALITY if size_bytes >= BROTLI_LARGE_BYTES else BROTLI_QUALITY
+def _windows_tag(windows: tuple[int, ...]) -> str:
+    return "w" + "-".join(map(str, windows))  # in a cache key: a copy made with other windows is not reused
+
+
+def brotli_quality(size_bytes: int, cached: bool = False) -> int:
+    """The quality of a file's brotli copy; `cached`: a third-party file, compressed once per machine."""
+    return BROTLI_QUALITY if cached or size_bytes < BROTLI_LARGE_BYTES else BROTLI_LARGE_QUALITY
 
 
 def precompress(site: Path, gzip_wrapped: tuple[Path, ...] = (), node: str | None = None,
@@ -148,7 +163,7 @@ def precompress(site: Path, gzip_wrapped: tuple[Path, ...] = (), node: str | Non
         if len(packed) < len(data):
             path.with_name(path.name + ".gz").write_bytes(packed)
             gz_count += 1
-        br_key = kept.key(path, data, "br", brotli_quality(len(data)))
+        br_key = kept.key(path, data, "br", brotli_quality(len(data), True), _windows_tag(BROTLI_WINDOWS_CACHED))
         if br_key is not None:
             br = kept.get(br_key)
             if br is not None and len(br) < len(data):
@@ -164,12 +179,15 @@ def precompress(site: Path, gzip_wrapped: tuple[Path, ...] = (), node: str | Non
         for p in br_cached:  # gzip only, as the note says
             p.with_name(p.name + ".br").unlink()
     else:
-        jobs = [{"file": str(p), "gunzip": False} for p in files if p not in br_cached]
-        jobs += [{"file": str(p), "gunzip": True} for p in gzip_wrapped]
+        def job(path: Path, gunzip: bool) -> dict:
+            third = kept.third_party(path)
+            return {"file": str(path), "gunzip": gunzip, "quality": brotli_quality(path.stat().st_size, third),
+                    "windows": list(BROTLI_WINDOWS_CACHED if third else BROTLI_WINDOWS)}
+
+        jobs = [job(p, False) for p in files if p not in br_cached] + [job(p, True) for p in gzip_wrapped]
         try:
-            proc = subprocess.run([node, str(COMPRESS_SCRIPT), str(BROTLI_QUALITY), str(BROTLI_LARGE_BYTES),
-                                   str(BROTLI_LARGE_QUALITY)], input=json.dumps(jobs),
-                                  capture_output=True, text=True, timeout=TIMEOUT_S)
+            proc = subprocess.run([node, str(COMPRESS_SCRIPT)], input=json.dumps(jobs), capture_output=True, text=True,
+                                  timeout=TIMEOUT_S)
         except (OSError, subprocess.TimeoutExpired) as e:
             note = f"the brotli copies could not be made ({e}); the site has gzip copies only"
         else:

@@ -61,7 +61,10 @@ function zeroFreeHeap(module) {
 }
 
 // The standard library's modules the imports load, and no other, into a zip of their own: each
-// entry as the full zip holds it (its name, date and deflated bytes), in the full zip's order.
+// entry as the full zip holds it (its name, date and bytes), in the full zip's order, but stored,
+// not deflated: the build ships the zip gzip-compressed as a whole, with a brotli copy of it, and
+// both compress a stored zip better than its entries compressed one by one (0.70 and 0.53 MB
+// against 0.74 MB on 4 December).
 const CUT_STDLIB_PY = `
 import sys, zipfile
 src = f"/lib/python{sys.version_info[0]}{sys.version_info[1]}.zip"
@@ -70,7 +73,9 @@ wanted = {o[len(src) + 1:] for o in origins if isinstance(o, str) and o.startswi
 with zipfile.ZipFile(src) as full, zipfile.ZipFile("/tmp/stdlib.zip", "w") as cut:
     for info in full.infolist():
         if info.filename in wanted:
-            cut.writestr(info, full.read(info.filename))
+            data = full.read(info.filename)
+            info.compress_type = zipfile.ZIP_STORED
+            cut.writestr(info, data)
 len(wanted)
 `;
 let t0 = performance.now();

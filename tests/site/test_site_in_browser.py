@@ -932,6 +932,7 @@ def test_the_host_sends_the_brotli_copies_and_the_pages_run_on_them(visit, real_
     bokeh = next(n for n in sent if n.startswith("vendor/bokeh/bokeh-3"))
     assert sent["admission.html"] == "br" and sent[bokeh] == "br"
     assert sent[info["snapshot"]["data"]] == "br"  # sim's data files, all a restored worker takes of the wheels
+    assert sent[info["snapshot"]["stdlib"]] == "br" and sent[info["lab_opening"]] == "br"  # gzip files, sent decoded
     for name in ("admission", "phases", LAB):
         assert visit["pages"][name]["timings"]["boot"] == "snapshot", name
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 import re
 import subprocess
@@ -48,15 +49,18 @@ def test_the_snapshot_is_recorded_with_what_it_was_made_with(real_site):
     assert (snap["pyodide_version"], snap["pyodide_build_id"]) == (PYODIDE_VERSION, build_id)
     assert snap["wheels"] == info["wheels"] and snap["kvlab_version"] == kvlab_version()
     assert snap["imports"] == list(SNAPSHOT_IMPORTS)
-    # Its standard library: the modules it holds imported, cut from Pyodide's zip, named by content.
+    # Its standard library: the modules it holds imported, cut from Pyodide's zip, each entry stored,
+    # the zip gzip-compressed and named by content.
     stdlib = out / snap["stdlib"]
     stdlib_digest = hashlib.sha256(stdlib.read_bytes()).hexdigest()
-    assert snap["stdlib_sha256"] == stdlib_digest and stdlib.name == f"stdlib-{stdlib_digest[:16]}.zip"
-    with zipfile.ZipFile(stdlib) as cut, zipfile.ZipFile(out / "pyodide" / "python_stdlib.zip") as full:
+    assert snap["stdlib_sha256"] == stdlib_digest and stdlib.name == f"stdlib-{stdlib_digest[:16]}.zip.gz"
+    with zipfile.ZipFile(io.BytesIO(gzip.decompress(stdlib.read_bytes()))) as cut, \
+            zipfile.ZipFile(out / "pyodide" / "python_stdlib.zip") as full:
         names = cut.namelist()
         assert len(names) == snap["stdlib_modules"] and set(names) < set(full.namelist())
         assert {"zipfile/__init__.py", "json/__init__.py", "encodings/utf_8.py"} <= set(names)  # what the worker runs
         assert all(cut.read(n) == full.read(n) for n in names)
+        assert {i.compress_type for i in cut.infolist()} == {zipfile.ZIP_STORED}
     # sim's data files for a restored worker: the wheels' files other than modules, as text, named by content.
     data = out / snap["data"]
     assert snap["data_sha256"] == hashlib.sha256(data.read_bytes()).hexdigest() and data.name == f"data-{snap['data_sha256'][:16]}.json"
