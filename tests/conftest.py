@@ -181,14 +181,18 @@ def pytest_runtest_protocol(item, nextitem):
 # the site's build and everything else share the other. (xdist's own `--dist loadgroup` would do
 # this from markers, but it renames test ids in a way pytest 9 no longer reads.)
 WORKER_GROUPS = ("browser", "site")  # folders of tests/, as MARK_BY_FOLDER names them
+# Modules of those folders that are units of their own, so they run beside their group in the other
+# worker (which then starts its own server or Chromium): the browser group is the suite's longest.
+MODULES_APART = frozenset({"tests/browser/test_a11y_lessons.py"})
 
 
 def worker_unit(nodeid: str) -> str:
     """The unit of work a test id belongs to: its folder's group, else its module."""
-    parts = nodeid.split("/")
-    if len(parts) > 2 and parts[0] == TESTS.name and parts[1] in WORKER_GROUPS:
+    module = nodeid.split("::", 1)[0]
+    parts = module.split("/")
+    if len(parts) > 2 and parts[0] == TESTS.name and parts[1] in WORKER_GROUPS and module not in MODULES_APART:
         return parts[1]
-    return nodeid.split("::", 1)[0]
+    return module
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, called on its controller

@@ -105,3 +105,5 @@ def test_each_worker_group_is_one_unit_and_other_tests_go_by_module():
     assert conftest.worker_unit("tests/site/test_snapshot.py::test_z") == "site"
     assert conftest.worker_unit("tests/sim/test_kv.py::test_a[x::y]") == "tests/sim/test_kv.py"
     assert conftest.worker_unit("tests/test_tiers.py::test_b") == "tests/test_tiers.py"
+    for module in conftest.MODULES_APART:
+        assert (ROOT / module).is_file() and conftest.worker_unit(f"{module}::test_c[x]") == module

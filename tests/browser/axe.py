@@ -37,7 +37,7 @@ PAGES = _pages()
 
 # The phone's checks (axe included, at 320 px) run on test_screenshots' phone load of every page, in the
 # light theme (test_phone_screenshot_of_every_page); test_a11y loads the rest: 1280 px in both themes,
-# a 320 px phone in the dark one. Lessons share one template and renderer, so test_a11y loads only the first.
+# a 320 px phone in the dark one, for the first lesson; test_a11y_lessons the same for the other lessons.
 # Loading every page once more for axe alone took about 80 s of the suite.
 VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844},
              "narrow": {"width": 320, "height": 640}}  # WCAG 1.4.10's reflow width, a small phone's screen

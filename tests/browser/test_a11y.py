@@ -1,6 +1,6 @@
 """Every page the app serves passes axe-core with no critical, serious or moderate violation, in both
 themes, at 1280 px and at 320 px (the light theme's 320 px on test_screenshots' phone load of every
-page); on the same loads, no request leaves 127.0.0.1 and no script fails. And
+page; the lessons after the first in test_a11y_lessons); on the same loads, no request leaves 127.0.0.1 and no script fails. And
 the keyboard walk: skip link, visible focus, slider values in tokens, the log reachable."""
 
 from __future__ import annotations
@@ -37,22 +37,14 @@ def _open(browser, server, path, viewport, theme="light"):
 FIRST_LESSON = next(p for p, _ in PAGES if p.startswith("/lesson_"))
 
 
-# Pages of prose drawn by the lessons' renderer (lessons/render.py) with no phone-only part: on a
-# phone in the dark theme the first lesson stands for them, as for the other lessons.
-PROSE_PAGES = ("/answers", "/glossary", "/lessons")
-
-
 def _cases():
     """Every page at 1280 px in both themes and on a 320 px phone in the dark theme (the phone's light
-    theme is test_screenshots' load of every page, checked at 390 and 320 px). The lessons share one template and renderer, so
-    the first lesson stands for them here, and for the other prose pages on the dark phone;
-    test_screenshots checks each lesson on the phone."""
+    theme is test_screenshots' load of every page, checked at 390 and 320 px). Of the lessons, the
+    first; test_a11y_lessons checks the others the same way."""
     for path, ready in PAGES:
         if path.startswith("/lesson_") and path != FIRST_LESSON:
             continue
         for viewport, theme in (("desktop", "light"), ("desktop", "dark"), ("narrow", "dark")):
-            if viewport == "narrow" and path in PROSE_PAGES:
-                continue
             yield pytest.param(path, ready, viewport, theme, id=f"{path}-{viewport}-{theme}")
 
 
