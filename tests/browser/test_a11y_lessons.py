@@ -5,8 +5,8 @@ leaves 127.0.0.1 and no script fails.
 
 The lessons share one template and renderer, but each has its own content (tables, equations,
 figures, live views, choices), and a colour that passes in one theme can fail in the other. The
-module runs apart from the other browser tests, in the second pytest-xdist worker
-(tests/conftest.py, MODULES_APART), where it starts its own server and Chromium."""
+module is a unit of work of its own (tests/conftest.py, MODULES_APART), so pytest-xdist can run it
+in the other worker beside the browser tests' group (starting its own server and Chromium there)."""
 
 from __future__ import annotations
 
