@@ -1038,3 +1038,49 @@ def test_moves_made_while_the_simulator_starts_are_kept_and_answered(real_site):
             held = seen["models"][name].get(prop)
             assert _close(held, want), f"{name}.{prop} is {held!r}, CPython {want!r} (moves {EARLY_MOVES}, {seen['patches']} patches)"
     assert "Your change is kept" in seen["moved"]["banner"], seen["moved"]
+
+
+@harness.in_own_thread
+def _visit_as_files(site: Path, page_name: str, moves: list) -> dict:
+    """One live page served by a host that sends every file as it is (no precompressed copies), as
+    `python -m http.server`, which the build's next steps suggest, does."""
+    from playwright.sync_api import sync_playwright
+
+    sent: dict[str, str | None] = {}
+    with harness.serve_directory(site, precompressed=False) as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=harness.CHROMIUM, args=harness.CHROMIUM_ARGS)
+        try:
+            page = browser.new_context().new_page()
+            errors: list[str] = []
+            page.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("response", lambda r: sent.__setitem__(unquote(r.url.removeprefix(base).split("?")[0]),
+                                                           r.headers.get("content-encoding")))
+            page.goto(f"{base}{page_name}.html")
+            page.wait_for_function("['ready', 'failed'].includes(document.body.dataset.kvlabState)", timeout=BOOT_TIMEOUT_MS)
+            out = {"state": page.evaluate("document.body.dataset.kvlabState"), "sent": sent, "errors": errors,
+                   "timings": page.evaluate("window.kvlabBridge.timings || null")}
+            if out["state"] == "ready":
+                out["moves"] = _panel_moves(page, page_name, moves)
+            return out
+        finally:
+            browser.close()
+
+
+def test_a_host_that_sends_files_as_they_are_serves_the_snapshots_gzip_files(real_site):
+    """Without the precompressed copies the worker gets the snapshot, its standard library and its data
+    file as the build wrote them (the first two gzip files, decoded in the worker), still starts
+    from the snapshot, and answers a move as CPython does."""
+    site = real_site[0]
+    info = json.loads((site / "build-info.json").read_text())
+    if info["snapshot"] is None:
+        pytest.skip(f"the build made no snapshot: {info['snapshot_note']}")
+    seen = _visit_as_files(site, FALLBACK_PAGE, MOVES[FALLBACK_PAGE][:1])
+    assert seen["state"] == "ready" and seen["errors"] == [], seen["errors"]
+    assert seen["timings"]["boot"] == "snapshot", seen["timings"]
+    for name in (info["snapshot"]["file"], info["snapshot"]["stdlib"], info["snapshot"]["data"]):
+        assert name in seen["sent"] and seen["sent"][name] is None, (name, seen["sent"].get(name))
+    expected = _cpython_models(FALLBACK_PAGE, MOVES[FALLBACK_PAGE][:1])[0]
+    for name, props in expected.items():
+        for prop, value in props.items():
+            assert _close(seen["moves"][0]["models"][name].get(prop), value), f"{name}.{prop}"
