@@ -14,10 +14,10 @@ built when the step is revealed, at the state the text describes, with the lesso
 from __future__ import annotations
 
 import json
-import os
 from html import escape
 
 import panel as pn
+from kvlab.app.pages import building_site
 from kvlab.app.shell.a11y import KvTemplate
 from kvlab.app.shell.page import HEADER_COLOR, SITE
 from kvlab.app.shell.share import nav_links, page_href, picks_buttons, share_buttons, step_buttons, theme_button
@@ -210,7 +210,7 @@ def _lab_view(view: LiveView) -> pn.viewable.Viewable:
     if "preset" in state:
         settings.preset = state.pop("preset")
     settings.param.update(**state)
-    building = os.environ.get("KVLAB_BUILD_SITE") == "1"
+    building = building_site()
     session = LabSession(settings.values(), known_runs=BUILD_LIVE_RUNS if building else None, **SIZES)
     store = LabStore(settings, synchronous=True, session=session)
     if building and not session.running and session.result is not None:
@@ -240,7 +240,7 @@ def _framed(view: LiveView, widgets: list, parts: list) -> pn.Column:
 
 def live_view(view: LiveView) -> pn.viewable.Viewable:
     layout = _steady_view(view) if view.kind == "steady" else _lab_view(view)
-    if os.environ.get("KVLAB_BUILD_SITE") == "1":
+    if building_site():
         layout.css_classes = [*layout.css_classes, f"kv-live-{len(BUILD_LIVE_SPECS)}"]
         BUILD_LIVE_SPECS.append({"kind": view.kind, "views": list(view.views), "state": dict(view.state)})
     return layout
@@ -341,7 +341,7 @@ class StepView(pn.viewable.Viewer):
         self.body = pn.Column(sizing_mode="stretch_width", visible=False, margin=0, css_classes=["kv-reveal"])
         question = _md(f"**Predict first.** {p.question}")
         self.layout = _step_layout(p.key, title, (question, pn.FlexBox(*self.buttons), self.why), self.body)
-        if os.environ.get("KVLAB_BUILD_SITE") == "1":
+        if building_site():
             self._static_reveal()
         else:
             for i, b in enumerate(self.buttons):
@@ -488,7 +488,7 @@ class EstimateView(pn.viewable.Viewer):
         question = _md(f"**Estimate first.** {p.question}")
         self.layout = _step_layout(p.key, title, (question, pn.FlexBox(self.input, self.button, align_items="flex-end"), self.why),
                                    self.body)
-        if os.environ.get("KVLAB_BUILD_SITE") == "1":
+        if building_site():
             self._static_reveal()
 
     def _reveal_parts(self) -> list:
@@ -582,7 +582,7 @@ class LessonBody(pn.viewable.Viewer):
                 sv.commit(index, notify=False)
         self._show_steps()
         self._show_recap()
-        if os.environ.get("KVLAB_BUILD_SITE") == "1":  # the static site shows it once every step is answered
+        if building_site():  # the static site shows it once every step is answered
             self.recap.objects = self._recap_parts()
         missing = "".join(f"<li>{esc(t)}</li>" for t in lesson.not_captured)
         # "Copy link" carries the picks made so far (each is in the address bar), so a student can
@@ -705,7 +705,7 @@ def answers_page() -> KvTemplate:
     from .picks import reader
 
     key = answer_key()
-    if os.environ.get("KVLAB_BUILD_SITE") == "1":  # the site publishes the key as data too
+    if building_site():  # the site publishes the key as data too
         BUILD_FILES["answers.json"] = to_json(key)
     # The lessons it keys, as links: what an instructor opens beside it (and the page's keyboard stops:
     # a scrolling page needs something to focus, axe's scrollable-region-focusable).

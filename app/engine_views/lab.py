@@ -8,15 +8,13 @@
 
 from __future__ import annotations
 
-import os
-
 import panel as pn
 
+from ..pages import building_site
 from ..shell.a11y import KvTemplate
 from ..shell.page import HEADER_COLOR, LATER_CLASS, SITE
 from ..shell.share import nav_links, share_buttons, theme_button
 from ..viewlayer.html import BASE_CSS
-from ..views.base import NAME_MODELS_ENV
 from .comparison import BenchComparison, PolicyComparison
 from .controls import LabControls
 from .distribution import LatencyDistribution
@@ -108,7 +106,7 @@ def lab_with_address_bar(query: str = "", synchronous: bool = False):
 def build_lab_page() -> KvTemplate:
     # The static site's build lays out the default run finished (comparison included): no periodic
     # callback runs there, and the browser's worker reruns it anyway.
-    lab, bar = lab_with_address_bar(_query(), synchronous=os.environ.get(NAME_MODELS_ENV) == "1")
+    lab, bar = lab_with_address_bar(_query(), synchronous=building_site())
     lead = pn.pane.HTML(f'<p class="kv-caption">{LEAD}</p>', stylesheets=[BASE_CSS], sizing_mode="stretch_width", margin=(8, 10, 0, 10))
     toolbar = pn.FlexBox(lead, *share_buttons(TITLE), flex_wrap="wrap", align_items="center", sizing_mode="stretch_width", margin=0)
     toolbar[0].styles = {"flex": "1 1 320px"}

@@ -8,11 +8,20 @@ front page) and lessons/ (one page a lesson; helpers beside them publish nothing
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]  # a checkout's root, or the installed kvlab package
 CHECKOUT = (ROOT / "kvlab" / "__init__.py").is_file()
 PAGE_GLOBS = ("app/pages/*.py", "kvlab/pages/*.py", "lessons/*.py")
+# Set to "1" while `kvlab build-site` runs the pages (app/site/): links end in .html, views name their
+# Bokeh models for the browser's bridge, lessons lay out their reveals and publish the answer key.
+BUILD_ENV_VAR = "KVLAB_BUILD_SITE"
+
+
+def building_site() -> bool:
+    """Whether the pages are being run by the site build rather than served."""
+    return os.environ.get(BUILD_ENV_VAR) == "1"
 
 
 def repo_glob(pattern: str, root: Path = ROOT) -> list[Path]:

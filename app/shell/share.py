@@ -8,7 +8,6 @@ and in the static Pyodide build.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from urllib.parse import urlencode
 
@@ -16,6 +15,7 @@ import panel as pn
 import param
 from panel.reactive import ReactiveHTML
 
+from ..pages import building_site
 from ..server.patches import guard_panel_location
 from ..viewlayer.html import esc
 from ..viewlayer.query import RESERVED_KEYS
@@ -217,7 +217,7 @@ def nav_links(current: str, pages=None, query: str | None = None) -> AddressBar:
     links = [[page_href("index"), "Home", current == "index"]]
     links += [[page_href(slug), title, slug == current] for slug, title, _ in pages or PAGES]
     links.append([page_href("lessons"), "Lessons", current in ("lessons", "glossary", "answers") or current.startswith("lesson_")])
-    keep = query is None or os.environ.get("KVLAB_BUILD_SITE") == "1"
+    keep = query is None or building_site()
     return AddressBar(links=links, query=query or "", keep_url=keep, stylesheets=[NAV_CSS], margin=(0, 10))
 
 
@@ -239,7 +239,7 @@ def page_extension() -> str:
     # the dark file: through PAGE.html the shell's redirect (kvlab-bridge.js) cost a lesson 363
     # instead of 241 ms to its ready state, and the phases panel 1,015 instead of 928 ms (median of
     # 6 warm navigations each, docs/benchmarks/2026-12-02-site.md).
-    if os.environ.get("KVLAB_BUILD_SITE") == "1":
+    if building_site():
         return ".dark.html" if pn.config.theme == "dark" else ".html"
     if sys.platform == "emscripten":
         return ".html"

@@ -12,6 +12,8 @@ import tempfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from kvlab.app.pages import BUILD_ENV_VAR
+
 from . import marks
 from .assets import (
     PYODIDE_CDN,
@@ -25,7 +27,7 @@ from .assets import (
     roots_panel_dist,
 )
 from .compress import precompress, site_bytes
-from .discover import BUILD_ENV_VAR, DEFAULT_PAGE_GLOBS, BuildError, Page, discover_pages
+from .discover import DEFAULT_PAGE_GLOBS, BuildError, Page, discover_pages
 from .render import THEMES, render_page
 from .snapshot import make_snapshot
 from .wheels import ROOT, SITE_WHEELS, build_wheel, file_sha256, kvlab_version

@@ -13,8 +13,6 @@ from pathlib import Path
 from kvlab.app.pages import PAGE_GLOBS as DEFAULT_PAGE_GLOBS
 from kvlab.app.pages import ROOT, is_page, repo_glob
 
-# Set while pages run at build time: links end in .html, and views name their Bokeh models.
-BUILD_ENV_VAR = "KVLAB_BUILD_SITE"
 # Pages whose views the worker serves live (viewlayer.pages.VIEWS); others are static documents
 # with the shell's links, theme and embed mode.
 LIVE_PAGES = ("admission", "phases", "serving_lab")

@@ -12,22 +12,18 @@ part's properties on the model `build()` registered under that part's name in `s
 from __future__ import annotations
 
 import math
-import os
 
 import panel as pn
 import param
 from bokeh.models import CustomJS, CustomJSTicker, Span
 from bokeh.plotting import figure
 
+from ..pages import building_site
 from ..viewlayer import html
 from ..viewlayer.html import BASE_CSS
 from ..viewlayer.pages import _same
 from ..viewlayer.palette import ink, muted
 from .store import Store
-
-# Set while `kvlab build-site` lays pages out: their Bokeh models get the stable names the browser
-# bridge finds them by. Off elsewhere, because two panels in one notebook would repeat names.
-NAME_MODELS_ENV = "KVLAB_BUILD_SITE"
 
 
 def is_dark() -> bool:
@@ -44,7 +40,7 @@ class StoreView(pn.viewable.Viewer):
         self.dark = is_dark()
         self.parts: dict[str, object] = {}
         self._layout = self.build()
-        if os.environ.get(NAME_MODELS_ENV) == "1":
+        if building_site():  # names the bridge finds models by; off elsewhere: two panels in one notebook would repeat them
             self.name_models()
         self.store.param.watch(lambda *_: self.refresh(), list(self.watched))
         self.refresh()

@@ -9,7 +9,8 @@ from __future__ import annotations
 import signal
 
 import pytest
-from kvlab.app.site.discover import BUILD_ENV_VAR, discover_pages, run_page
+from kvlab.app.pages import BUILD_ENV_VAR
+from kvlab.app.site.discover import discover_pages, run_page
 
 from tests.site.conftest import FIXTURE_PAGES
 
