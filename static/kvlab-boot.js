@@ -24,7 +24,7 @@
                          opening: info.opening && !own(search) ? abs(info.opening) : null,
                          snapshot: info.snapshot ? { url: abs(info.snapshot), pyodide: info.snapshotPyodide,
                                                      stdlib: info.snapshotStdlib ? abs(info.snapshotStdlib) : null,
-                                                     data: info.snapshotData ? abs(info.snapshotData) : null } : null });
+                                                     data: abs(info.snapshotData) } : null });
     return worker;
   }
 

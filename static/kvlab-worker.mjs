@@ -29,11 +29,15 @@ function call(fn) {
   }
 }
 
-async function fetchBytes(url) {
+// A file of the site, or an error naming it and the HTTP status.
+async function fetchOk(url) {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  return new Uint8Array(await response.arrayBuffer());
+  return response;
 }
+
+const fetchBytes = async (url) => new Uint8Array(await (await fetchOk(url)).arrayBuffer());
+const fetchText = async (url) => (await fetchOk(url)).text();
 
 // A zero-delay yield to the worker's message queue (setTimeout is clamped to 4 ms when nested).
 const channel = new MessageChannel();
@@ -127,8 +131,7 @@ function answer(type, id, out) {
 // precompressed copies (app/site/compress.py) may send the snapshot's brotli copy, which holds its
 // content itself: the browser has decoded it, and the first bytes say so (a gzip file starts 1f 8b).
 async function fetchGzip(url) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  const response = await fetchOk(url);
   const reader = response.body.getReader();
   const head = [];
   let seen = 0;
@@ -172,19 +175,27 @@ async function fetchOpening(url) {
   }
 }
 
-// The wheels are unpacked by a start without the snapshot's data file: with zipfile, into the
-// folder kvlab was imported from (the snapshot's) or else the working directory, which is on
-// sys.path: where unpackArchive(bytes, "wheel") puts them, without its other steps (it took 3
-// times as long). A plain start imports kvlab after unpacking.
+// A start without the snapshot unpacks the wheels with zipfile into the working directory, which
+// is on sys.path: where unpackArchive(bytes, "wheel") puts them, without its other steps (it took 3
+// times as long); it imports kvlab after.
 const UNPACK_PY = `
-import os, sys, zipfile
-kvlab = sys.modules.get("kvlab")
-dest = os.path.dirname(os.path.dirname(kvlab.__file__)) if kvlab else os.getcwd()
+import os, zipfile
 for path in paths:
     with zipfile.ZipFile(path) as wheel:
-        wheel.extractall(dest)
+        wheel.extractall(os.getcwd())
     os.remove(path)
 `;
+
+// Runs `code` with `names` as its globals, then returns kvlab's page_for (the worker's one entry).
+function runThenPageFor(pyodide, code, names) {
+  const scope = pyodide.toPy(names);
+  try {
+    pyodide.runPython(code, { globals: scope });
+  } finally {
+    scope.destroy();
+  }
+  return pyodide.pyimport("kvlab.app.viewlayer.sessions").page_for;
+}
 
 function unpack(pyodide, wheels) {
   const paths = wheels.map((bytes, i) => {
@@ -192,13 +203,7 @@ function unpack(pyodide, wheels) {
     pyodide.FS.writeFile(path, bytes);
     return path;
   });
-  const scope = pyodide.toPy({ paths });
-  try {
-    pyodide.runPython(UNPACK_PY, { globals: scope });
-  } finally {
-    scope.destroy();
-  }
-  return pyodide.pyimport("kvlab.app.viewlayer.sessions").page_for;
+  return runThenPageFor(pyodide, UNPACK_PY, { paths });
 }
 
 // A start from the snapshot has every module it imports in memory already, but not sim's data files
@@ -217,21 +222,7 @@ if not os.path.isdir(os.path.join(dest, "kvlab", "sim", "data")):
     raise RuntimeError(f"sim's data files are not in {dest}")
 `;
 
-function writeData(pyodide, text) {
-  const scope = pyodide.toPy({ data: text });
-  try {
-    pyodide.runPython(WRITE_DATA_PY, { globals: scope });
-  } finally {
-    scope.destroy();
-  }
-  return pyodide.pyimport("kvlab.app.viewlayer.sessions").page_for;
-}
-
-async function fetchText(url) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  return response.text();
-}
+const writeData = (pyodide, text) => runThenPageFor(pyodide, WRITE_DATA_PY, { data: text });
 
 async function boot(m) {
   const t0 = performance.now();
@@ -239,12 +230,12 @@ async function boot(m) {
   try {
     progress(1, "loading Python");
     // Downloads overlap Python's start-up: from the snapshot, sim's data files only (the wheels'
-    // modules are in it); without it, or if it fails, the wheels.
-    let wheels = null;
-    const fetchWheels = () => (wheels = wheels || Promise.all(m.wheels.map(fetchBytes)));
-    const data = m.snapshot?.data ? fetchText(m.snapshot.data) : null;
+    // modules are in it; the build writes the data file with every snapshot); without it, or if it
+    // fails, the wheels.
+    const fetchWheels = () => Promise.all(m.wheels.map(fetchBytes));
+    const wheels = m.snapshot ? null : fetchWheels();
+    const data = m.snapshot ? fetchText(m.snapshot.data) : null;
     data?.catch(() => {}); // a failure is handled where the data is used
-    if (!data) fetchWheels();
     const opening = m.opening ? fetchOpening(m.opening) : null;
     // Fetched and decompressed while Pyodide fetches and compiles its WebAssembly.
     let snapshot = m.snapshot ? fetchSnapshot(m.snapshot.url) : null;
@@ -269,7 +260,7 @@ async function boot(m) {
         }
         timings.python_ms = performance.now() - t0;
         progress(2, "unpacking kvlab");
-        pageFor = data ? writeData(pyodide, await data) : unpack(pyodide, await fetchWheels());
+        pageFor = writeData(pyodide, await data);
         timings.boot = "snapshot";
       } catch (e) {
         timings.snapshot_error = errorText(e);
@@ -280,11 +271,11 @@ async function boot(m) {
       snapshot = null; // 30 MB: let it go
     }
     if (pyodide === null) {
-      fetchWheels();
+      const unpacked = wheels || fetchWheels(); // a failed snapshot's start fetches them now
       pyodide = await loadPyodide(options);
       timings.python_ms = performance.now() - t0;
       progress(2, "unpacking kvlab");
-      pageFor = unpack(pyodide, await wheels);
+      pageFor = unpack(pyodide, await unpacked);
     }
     progress(3, "starting the page");
     page = pageFor(m.page, m.search, m.live, opening ? await opening : null);
