@@ -142,6 +142,18 @@ def brotli_quality(size_bytes: int, cached: bool = False) -> int:
     return BROTLI_QUALITY if cached or size_bytes < BROTLI_LARGE_BYTES else BROTLI_LARGE_QUALITY
 
 
+def brotli_settings(size_bytes: int, cached: bool) -> tuple[int, tuple[int, ...]]:
+    """(quality, windows) of the brotli copy of `size_bytes` of content."""
+    return brotli_quality(size_bytes, cached), (BROTLI_WINDOWS_CACHED if cached else BROTLI_WINDOWS)
+
+
+def _gunzipped_size(path: Path) -> int:
+    """The size of a gzip file's content, from its trailer (ISIZE: the size modulo 2**32)."""
+    with open(path, "rb") as f:
+        f.seek(-4, os.SEEK_END)
+        return int.from_bytes(f.read(4), "little")
+
+
 def precompress(site: Path, gzip_wrapped: tuple[Path, ...] = (), node: str | None = None,
                 cache: Path | None | bool = True) -> Precompressed:
     """Write the siblings of every compressible file of `site`. `gzip_wrapped`: gzip files whose
@@ -163,7 +175,8 @@ def precompress(site: Path, gzip_wrapped: tuple[Path, ...] = (), node: str | Non
         if len(packed) < len(data):
             path.with_name(path.name + ".gz").write_bytes(packed)
             gz_count += 1
-        br_key = kept.key(path, data, "br", brotli_quality(len(data), True), _windows_tag(BROTLI_WINDOWS_CACHED))
+        quality, windows = brotli_settings(len(data), kept.third_party(path))
+        br_key = kept.key(path, data, "br", quality, _windows_tag(windows))
         if br_key is not None:
             br = kept.get(br_key)
             if br is not None and len(br) < len(data):
@@ -180,9 +193,9 @@ def precompress(site: Path, gzip_wrapped: tuple[Path, ...] = (), node: str | Non
             p.with_name(p.name + ".br").unlink()
     else:
         def job(path: Path, gunzip: bool) -> dict:
-            third = kept.third_party(path)
-            return {"file": str(path), "gunzip": gunzip, "quality": brotli_quality(path.stat().st_size, third),
-                    "windows": list(BROTLI_WINDOWS_CACHED if third else BROTLI_WINDOWS)}
+            size = _gunzipped_size(path) if gunzip else path.stat().st_size  # what is compressed: the content
+            quality, windows = brotli_settings(size, kept.third_party(path))
+            return {"file": str(path), "gunzip": gunzip, "quality": quality, "windows": list(windows)}
 
         jobs = [job(p, False) for p in files if p not in br_cached] + [job(p, True) for p in gzip_wrapped]
         try:

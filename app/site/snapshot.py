@@ -70,24 +70,28 @@ def make_snapshot(pyodide_dir: Path, pyodide_version: str, wheels: list[Path], o
     if failure is not None or not tmp.is_file() or not tmp_stdlib.is_file():
         shutil.rmtree(folder, ignore_errors=True)
         return None, f"the Pyodide memory snapshot could not be made ({failure}), so {without}"
-    digest = file_sha256(tmp)
-    final = folder / f"kvlab-{digest[:16]}.bin"
-    tmp.rename(final)
+    final, digest = _named_by_content(tmp, "kvlab", ".bin")
     # The standard library the snapshot was made with and is restored with: the modules it holds
-    # imported, cut from Pyodide's zip, each entry stored (2.8 MB); shipped
-    # gzip-compressed (0.70 MB) like the snapshot, whose brotli copy the host may send instead (0.53 MB),
-    # and named by content.
+    # imported, cut from Pyodide's zip, each entry stored (2.8 MB); shipped gzip-compressed (0.68 MB)
+    # like the snapshot, whose brotli copy the host may send instead (0.53 MB).
     packed_stdlib = folder / "making-stdlib.zip.gz"
     packed_stdlib.write_bytes(gzip.compress(tmp_stdlib.read_bytes(), compresslevel=9, mtime=0))
     tmp_stdlib.unlink()
-    stdlib_digest = file_sha256(packed_stdlib)
-    stdlib = folder / f"stdlib-{stdlib_digest[:16]}.zip.gz"
-    packed_stdlib.rename(stdlib)
-    data = write_data_files(wheels, folder)
+    stdlib, stdlib_digest = _named_by_content(packed_stdlib, "stdlib", ".zip.gz")
+    data, data_digest = write_data_files(wheels, folder)
     info.update(file=f"{SNAPSHOT_DIR}/{final.name}", sha256=digest, compression="gzip", kvlab_version=kvlab_version(),
                 wheels={w.name: file_sha256(w) for w in wheels}, stdlib=f"{SNAPSHOT_DIR}/{stdlib.name}", stdlib_sha256=stdlib_digest,
-                data=f"{SNAPSHOT_DIR}/{data.name}", data_sha256=file_sha256(data))
+                data=f"{SNAPSHOT_DIR}/{data.name}", data_sha256=data_digest)
     return info, None
+
+
+def _named_by_content(tmp: Path, prefix: str, suffix: str) -> tuple[Path, str]:
+    """Rename `tmp` to <prefix>-<sha256, 16 digits><suffix> beside it (a browser never uses a cached
+    copy made for other files); returns the new path and the whole sha256."""
+    digest = file_sha256(tmp)
+    final = tmp.with_name(f"{prefix}-{digest[:16]}{suffix}")
+    tmp.rename(final)
+    return final, digest
 
 
 def data_files(wheels: list[Path]) -> dict[str, str]:
@@ -106,12 +110,10 @@ def data_files(wheels: list[Path]) -> dict[str, str]:
     return dict(sorted(files.items()))
 
 
-def write_data_files(wheels: list[Path], folder: Path) -> Path:
+def write_data_files(wheels: list[Path], folder: Path) -> tuple[Path, str]:
     """`folder`/data-<sha256>.json: {path in the wheel: text} of data_files, named by content like the
-    snapshot. JSON, not a zip: the worker writes each file as it is, and the host sends the build's
-    brotli copy of it."""
+    snapshot (its path and sha256). JSON, not a zip: the worker writes each file as it is, and the
+    host sends the build's brotli copy of it."""
     tmp = folder / "making-data.json"
     tmp.write_text(json.dumps(data_files(wheels), sort_keys=True, separators=(",", ":")), encoding="utf-8")
-    final = folder / f"data-{file_sha256(tmp)[:16]}.json"
-    tmp.rename(final)
-    return final
+    return _named_by_content(tmp, "data", ".json")
