@@ -9,8 +9,9 @@
 // of a slow link's wait for it). Then boots again with that zip as its standard library and
 // `_makeSnapshot: true`, does the same, and writes `pyodide.makeMemorySnapshot()` gzip-compressed
 // to OUT_FILE: made with the zip it will be restored with (zipimport keeps the zip's table of
-// contents in memory). It then restores the snapshot as the worker does (with that zip, unpacking
-// the wheels again: files in Pyodide's in-memory file system are not part of a snapshot) and
+// contents in memory). It then restores the snapshot with that zip, as the worker does, gives kvlab
+// its data files again (files in Pyodide's in-memory file system are not part of a snapshot; here
+// by unpacking the wheels, where the worker writes the same files from the build's data-*.json) and
 // evaluates sim's default scenario, so a snapshot that cannot start is never shipped. Prints one
 // line of JSON: what the snapshot was made with and what it cost.
 //
@@ -104,7 +105,8 @@ const snapshot = py.makeMemorySnapshot();
 const gz = zlib.gzipSync(snapshot, { level: 9 });
 fs.writeFileSync(outFile, gz);
 
-// The worker's path: restore, unpack the wheels again, run sim once.
+// The worker's path: restore, then give kvlab its data files (here from the wheels; the worker
+// writes them from the build's data-*.json, the same files), run sim once.
 t0 = performance.now();
 const restored = await loadPyodide({ indexURL, stdLibURL: stdlibURL, _loadSnapshot: new Uint8Array(zlib.gunzipSync(gz)), ...quiet });
 unpack(restored);

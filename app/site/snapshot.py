@@ -8,8 +8,10 @@ worker needs for every kind of page, and nothing page-specific) and writes Pyodi
 snapshot, gzip-compressed, into the site, with the standard library's zip cut to the modules it
 holds imported (`stdlib-<sha256>.zip.gz`, gzip-compressed too: the snapshot's worker imports no
 other module), which the worker restores it with instead of Pyodide's whole zip. The worker restores it instead of booting
-(static/kvlab-worker.mjs), then unpacks the wheels again: a snapshot holds WebAssembly memory
-only, not the files of Pyodide's in-memory file system (sim's data files).
+(static/kvlab-worker.mjs), then writes sim's data files: a snapshot holds WebAssembly memory only,
+not the files of Pyodide's in-memory file system. Its modules need nothing of the wheels, so the
+build gathers the wheels' other files into `data-<sha256>.json` (write_data_files), which the
+worker fetches instead of the wheels.
 
 `_makeSnapshot`, `_loadSnapshot` and `makeMemorySnapshot` are private Pyodide APIs, locked to one
 Pyodide build: the build makes a snapshot only with the Pyodide release it copies (PYODIDE_VERSION,
