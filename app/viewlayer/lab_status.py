@@ -58,6 +58,14 @@ def view_lab_notices(run, values=None) -> dict:
     return {"pane": {"html": "".join(parts), "visible": bool(parts)}}
 
 
+def _binding_limit(b: dict) -> str:
+    """sim's verdict on which limit binds the run (sim/engine/diagnosis.py), with the signal that decided it."""
+    if not b.get("limit"):
+        return ""
+    return (f'<p class="kv-caption" data-kv="lab-limit"><strong>What binds:</strong> {html.esc(b["name"])} '
+            f'({html.esc(b["reason"])}).</p>')
+
+
 def view_lab_summary(run, values: dict) -> dict:
     r = run.result
     if r is None:
@@ -80,10 +88,12 @@ def view_lab_summary(run, values: dict) -> dict:
         html.tile("lab-cpu", "Scheduler CPU time", seconds(r.scheduler_s),
                   f"block-table writes in the steps; tokenizing {seconds(r.tokenizer_s)}; the run {seconds(r.duration_s)}",
                   COLORS["compute"]),
-    ) + (f'<p class="kv-caption" data-kv="lab-policy">{html.esc(policy_label(r.policy))}; {r.completed:,} requests on '
-         f'{r.instances} instance(s), {r.gpus} GPU(s); mean running {r.mean_running:.1f}, waiting {r.mean_waiting:.1f}; '
-         f'prefix hit rate {r.prefix_hit_rate:.0%}. The KV pool holds {r.kv_pool_tokens:,} tokens by '
-         f'{html.esc(values["engine"])}\'s accounting (whole blocks, after its memory profiling); the admission '
-         f'panel counts by the engine chosen there (its default, "textbook", has no blocks or profiling), so pick the '
-         f'same engine there to compare pools.</p>')
+    ) + _binding_limit(r.binding_limit) + (
+        f'<p class="kv-caption" data-kv="lab-policy">{html.esc(policy_label(r.policy))}; {r.completed:,} requests on '
+        f'{r.instances} instance(s), {r.gpus} GPU(s); mean running {r.mean_running:.1f}, waiting {r.mean_waiting:.1f}; '
+        f'prefix hit rate {r.prefix_hit_rate:.0%}. The KV pool holds {r.kv_pool_tokens:,} tokens by '
+        f'{html.esc(values["engine"])}\'s accounting (whole blocks, after its memory profiling); the admission '
+        f'panel counts by the engine chosen there (its default, "textbook", has no blocks or profiling), so pick the '
+        f'same engine there to compare pools.</p>'
+    )
     return {"pane": {"html": text}}

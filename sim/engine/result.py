@@ -104,6 +104,9 @@ class EngineResult:
     tokenizer_s: float = 0.0  # total tokenization time (serial on the request thread, or parallel)
     scheduler_s: float = 0.0  # host time of the block-table bookkeeping, over every instance (charged to its steps)
     log: list = field(default_factory=list)
+    # Which limit binds the run (sim/engine/diagnosis.py): its key, name, deciding figure and threshold,
+    # and the signals the rules read. Empty for a run that failed validation.
+    binding_limit: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -138,7 +141,7 @@ class EngineResult:
             f"{self.ttft_target_s:g} s and mean ITL <= {self.itl_target_s * 1e3:g} ms)",
             f"KV pool {self.kv_pool_tokens:,} tokens per instance; mean usage {self.mean_kv_usage:.0%}; "
             f"preemptions {self.preemptions:,}; prefix hit rate {self.prefix_hit_rate:.1%}",
-        ]
+        ] + ([f"binding limit: {b['name']} ({b['reason']})"] if (b := self.binding_limit).get("limit") else [])
 
 
 _PERCENTILE_FIELDS = tuple(f.name for f in fields(EngineResult) if f.default_factory is Percentiles)

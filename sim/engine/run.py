@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from ..errors import InputError, Issue
 from . import logs, prometheus
 from .config import EngineConfig, coerce_config, validate_config
+from .diagnosis import POOL_FULL_USAGE, Signals, diagnose
 from .result import EngineResult, histogram_percentiles, percentiles
 from .setup import build, check_requests
 from .simulation import Simulation, make_rng
@@ -135,7 +137,7 @@ def collect(sim: Simulation) -> EngineResult:
     usage = series["kv_usage"]
     s = cfg.scenario
     r = setup.evaluation
-    return EngineResult(
+    result = EngineResult(
         config=cfg.to_dict(),
         warnings=list(r.warnings),
         cancelled=sim.cancelled,
@@ -193,6 +195,45 @@ def collect(sim: Simulation) -> EngineResult:
         tokenizer_s=sim.tokenizer_s,
         scheduler_s=math.fsum(i.scheduler_s for i in sim.instances),
         log=list(r.log),
+    )
+    return replace(result, binding_limit=diagnose(_signals(sim, done, result)).to_dict())
+
+
+def _signals(sim: Simulation, done: list[int], r: EngineResult) -> Signals:
+    """What the diagnosis reads from a finished run (sim/engine/diagnosis.py says why each)."""
+    m, reqs, w = sim.metrics, sim.requests, sim.config.workload
+    rq = r.requests
+    missed_ttft = [t > r.ttft_target_s for t in rq["ttft_s"]]
+    missed_itl = [t > r.itl_target_s for t in rq["tpot_s"]]
+    # An opening counts as repeated from the second request that carries it on, in arrival order; the
+    # tokens a prefix cache served are not computed, so they are not counted.
+    seen: set[str] = set()
+    repeated = 0
+    for i in sorted(done, key=lambda i: m.arrival_s[i]):
+        q = reqs[i]
+        if q.prefix_id is not None:
+            if q.prefix_id in seen:
+                repeated += max(0, q.prefix_tokens - m.hit_tokens[i])
+            seen.add(q.prefix_id)
+    arrivals = sorted(m.arrival_s[i] for i in done)
+    open_loop = w.arrival != "closed" and not w.max_concurrency and len(arrivals) > 1 and arrivals[-1] > arrivals[0]
+    waiting, running, usage = r.series["waiting"], r.series["running"], r.series["kv_usage"]
+    queued = [k for k, n in enumerate(waiting) if n > 0]
+    cap = sim.setup.max_num_seqs * len(sim.instances)
+    return Signals(
+        completed=len(done),
+        missed=sum(a or b for a, b in zip(missed_ttft, missed_itl, strict=True)),
+        missed_ttft=sum(missed_ttft),
+        missed_itl=sum(missed_itl),
+        prompt_tokens_computed=r.prompt_tokens_computed,
+        repeated_prompt_tokens=repeated,
+        arrival_rate_per_s=(len(arrivals) - 1) / (arrivals[-1] - arrivals[0]) if open_loop else None,
+        completed_rate_per_s=r.throughput_per_s,
+        preempted_requests=sum(1 for n in rq["preemptions"] if n > 0),
+        waiting_share_pool_full=sum(usage[k] >= POOL_FULL_USAGE for k in queued) / len(queued) if queued else 0.0,
+        waiting_share_batch_full=sum(running[k] >= cap for k in queued) / len(queued) if queued else 0.0,
+        mean_queue_s=r.queue_s.mean,
+        mean_ttft_s=r.ttft_s.mean,
     )
 
 
