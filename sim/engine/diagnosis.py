@@ -6,13 +6,16 @@ the engine measured. The rules below read those signals in a fixed order, the fi
 the limit, and the verdict keeps the figure that decided it beside the threshold it was compared to
 (so a caller can tell a clear verdict from one on an edge):
 
-1. `none`: at most 1% of requests miss a target; nothing binds at these targets.
+1. `none`: 99% of requests or more meet both targets; nothing binds at these targets.
 2. `repeated_prefill`: half or more of the prompt tokens the GPU computed repeat an opening an earlier
    request already had (a shared system prompt or template computed again; seed 004's prefix economics).
    Removing them at least doubles what the prompt work allows, which no memory lever does, so this
    comes before the load and the pool.
-3. `arrivals`: an open loop whose requests arrive 10% or more faster than the engine completes them: the
-   queue grows for as long as the load lasts (the knee of seed 004), whatever resource sets the capacity.
+3. `arrivals`: an open loop that, when its last request arrives, still has a tenth or more of the run's
+   requests waiting to start: requests arrive faster than the engine completes them, and the queue grows
+   for as long as the load lasts (the knee of seed 004), whatever resource sets the capacity. (The
+   arrival and completion rates alone cannot tell this apart from a healthy finite run, whose
+   completions trail its arrivals by the last requests' own service time.)
 4. `pool`: requests were preempted (1% of them or more), or for half the time requests waited the pool
    was 90% used or more. Seed 002: "Cache usage pinned near 100% with a non-empty Waiting queue means
    the pool is your binding constraint", and preemptions should be zero.
@@ -21,9 +24,9 @@ the limit, and the verdict keeps the figure that decided it beside the threshold
 6. `prefill`: a quarter or more of the mean TTFT is time in the queue while the pool has room: requests
    wait their turn behind other prompts' prefill (seed 000's tail).
 7. `decode_step` or `own_prefill`: nothing queues to speak of, so the misses are each request's own
-   work: more requests miss the per-token target (every decode step reads the weights and the batch's
-   cache: memory bandwidth) than the first-token target (`decode_step`), or the other way round (a long
-   prompt's own prefill is its TTFT floor: `own_prefill`).
+   work: as many requests miss the first-token target as the per-token one or more (a long prompt's own
+   prefill is its TTFT floor: `own_prefill`), or fewer (every decode step reads the weights and the
+   batch's cache, so memory bandwidth sets the per-token time: `decode_step`).
 """
 
 from __future__ import annotations
@@ -43,13 +46,14 @@ LIMITS = {
 }
 
 # The thresholds of the rules above, each with why it sits where it does.
-MISSED_NONE = 0.01  # one request in a hundred missing is noise of a finite run, not a limit
+MET_NONE = 0.99  # one request in a hundred missing is noise of a finite run, not a limit
 REPEATED_SHARE = 0.5  # half the prompt work repeated: skipping it doubles prefill capacity
-OVERLOAD_RATIO = 1.1  # 10% more arriving than completing: a tenth of the load is left queued at the end
+QUEUED_AT_END = 0.1  # a tenth of the load still queued when arrivals stop: far more than a burst leaves
 PREEMPTED_SHARE = 0.01  # seed 002: preemptions should be zero; 1% of requests is past a stray one
 POOL_FULL_USAGE = 0.9  # "pinned near 100%": engines keep a watermark and whole blocks free below it
 WAITING_SHARE = 0.5  # the state held for most of the time requests waited
 QUEUE_SHARE = 0.25  # queueing a quarter of TTFT: the wait, not the request's own prefill, sets it
+TTFT_MISS_SHARE = 0.5  # of the targets missed, as many first-token ones as per-token ones or more
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,7 @@ class Signals:
     repeated_prompt_tokens: int  # computed prompt tokens that repeat an earlier request's opening
     arrival_rate_per_s: float | None  # open loops only: requests over the span they arrived in
     completed_rate_per_s: float
+    queued_at_last_arrival: int  # open loops only: requests waiting to start when the last one arrived
     preempted_requests: int
     waiting_share_pool_full: float  # of the sampled time with a queue, the share with the pool >= POOL_FULL_USAGE
     waiting_share_batch_full: float  # ... and the share with the sequence cap reached
@@ -75,7 +80,11 @@ class Signals:
 class Diagnosis:
     limit: str  # a key of LIMITS, "" for a run with no completed request
     figure: float  # the signal that decided it
-    threshold: float  # what the rule compared it to (the figure clears it: above, or below for `none`)
+    threshold: float  # what the rule compared it to: the figure is at or above it
+    # How close the call was: of every rule tried (the deciding one and each that failed before it), the
+    # smallest distance between its figure and its threshold, as the larger over the smaller less one
+    # (0.1: they differ by 10% of the smaller). A verdict with a small margin flips on a small change.
+    margin: float
     signals: dict
 
     @property
@@ -86,17 +95,21 @@ class Diagnosis:
     def reason(self) -> str:
         """The signal that decided the verdict, in words, with its figure."""
         s, x = self.signals, self.figure
-        if self.limit == "pool" and x == _share(s["preempted_requests"], s["completed"]):
+        n = s["completed"] or 1
+        if self.limit == "pool" and self.threshold == PREEMPTED_SHARE:
             return f"{x:.0%} of requests were preempted"
+        if self.limit in ("decode_step", "own_prefill"):
+            return (f"nothing queues; {s['missed_itl'] / n:.0%} of requests miss the per-token target and "
+                    f"{s['missed_ttft'] / n:.0%} the first-token one")
         return {
-            "none": f"{x:.1%} of requests miss a target",
+            "none": f"{x:.1%} of requests meet both targets",
             "repeated_prefill": f"{x:.0%} of the prompt tokens computed repeat an opening an earlier request had",
-            "arrivals": f"requests arrive {x:.2f}x as fast as the engine completes them",
+            "arrivals": (f"when the last request arrived, {x:.0%} of the run's requests were still waiting to start; "
+                         f"they arrive {_share(s['arrival_rate_per_s'] or 0.0, s['completed_rate_per_s']):.2f}x as "
+                         "fast as the engine completes them"),
             "pool": f"for {x:.0%} of the time requests waited, the pool was {POOL_FULL_USAGE:.0%} used or more",
             "batch_cap": f"for {x:.0%} of the time requests waited, the engine ran as many sequences as it may",
             "prefill": f"queueing is {x:.0%} of the mean TTFT, with room in the pool",
-            "decode_step": f"nothing queues; {x:.0%} of requests miss the per-token target",
-            "own_prefill": f"nothing queues; {x:.0%} of requests miss the first-token target",
         }.get(self.limit, "")
 
     def to_dict(self) -> dict:
@@ -107,35 +120,36 @@ def _share(part: float, whole: float) -> float:
     return part / whole if whole else 0.0
 
 
+def _distance(figure: float, threshold: float) -> float:
+    low, high = sorted((abs(figure), abs(threshold)))
+    return high / low - 1 if low > 0 else float("inf")
+
+
+def rules(s: Signals) -> list[tuple[str, float, float]]:
+    """Each rule as (limit, figure, threshold), in the order tried; a rule holds when its figure is at or
+    above its threshold. The last always holds."""
+    missed = s.missed_itl + s.missed_ttft
+    return [
+        ("none", 1 - _share(s.missed, s.completed), MET_NONE),
+        ("repeated_prefill", _share(s.repeated_prompt_tokens, s.prompt_tokens_computed), REPEATED_SHARE),
+        ("arrivals", _share(s.queued_at_last_arrival, s.completed) if s.arrival_rate_per_s else 0.0, QUEUED_AT_END),
+        ("pool", _share(s.preempted_requests, s.completed), PREEMPTED_SHARE),
+        ("pool", s.waiting_share_pool_full, WAITING_SHARE),
+        ("batch_cap", s.waiting_share_batch_full, WAITING_SHARE),
+        ("prefill", _share(s.mean_queue_s, s.mean_ttft_s), QUEUE_SHARE),
+        # A tie goes to the first-token side: the request's own prefill comes first.
+        ("own_prefill", _share(s.missed_ttft, missed), TTFT_MISS_SHARE),
+        ("decode_step", _share(s.missed_itl, missed), 0.0),
+    ]
+
+
 def diagnose(s: Signals) -> Diagnosis:
-    """The first rule of the module's list that holds."""
-    signals = asdict(s)
-
-    def verdict(limit: str, figure: float, threshold: float) -> Diagnosis:
-        return Diagnosis(limit, figure, threshold, signals)
-
+    """The first rule of `rules` that holds, and how close the rules tried came to their thresholds."""
     if not s.completed:
-        return verdict("", 0.0, 0.0)
-    missed = _share(s.missed, s.completed)
-    if missed <= MISSED_NONE:
-        return verdict("none", missed, MISSED_NONE)
-    repeated = _share(s.repeated_prompt_tokens, s.prompt_tokens_computed)
-    if repeated >= REPEATED_SHARE:
-        return verdict("repeated_prefill", repeated, REPEATED_SHARE)
-    if s.arrival_rate_per_s is not None and s.completed_rate_per_s > 0:
-        overload = s.arrival_rate_per_s / s.completed_rate_per_s
-        if overload >= OVERLOAD_RATIO:
-            return verdict("arrivals", overload, OVERLOAD_RATIO)
-    preempted = _share(s.preempted_requests, s.completed)
-    if preempted >= PREEMPTED_SHARE:
-        return verdict("pool", preempted, PREEMPTED_SHARE)
-    if s.waiting_share_pool_full >= WAITING_SHARE:
-        return verdict("pool", s.waiting_share_pool_full, WAITING_SHARE)
-    if s.waiting_share_batch_full >= WAITING_SHARE:
-        return verdict("batch_cap", s.waiting_share_batch_full, WAITING_SHARE)
-    queued = _share(s.mean_queue_s, s.mean_ttft_s)
-    if queued >= QUEUE_SHARE:
-        return verdict("prefill", queued, QUEUE_SHARE)
-    if s.missed_itl > s.missed_ttft:
-        return verdict("decode_step", _share(s.missed_itl, s.completed), 0.0)
-    return verdict("own_prefill", _share(s.missed_ttft, s.completed), 0.0)
+        return Diagnosis("", 0.0, 0.0, 0.0, asdict(s))
+    tried = []
+    for limit, figure, threshold in rules(s):
+        tried.append(_distance(figure, threshold) if threshold else float("inf"))
+        if figure >= threshold:
+            return Diagnosis(limit, figure, threshold, min(tried), asdict(s))
+    raise AssertionError("the last rule always holds")

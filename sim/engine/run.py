@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from dataclasses import replace
 
 from ..errors import InputError, Issue
@@ -218,6 +219,7 @@ def _signals(sim: Simulation, done: list[int], r: EngineResult) -> Signals:
     arrivals = sorted(m.arrival_s[i] for i in done)
     open_loop = w.arrival != "closed" and not w.max_concurrency and len(arrivals) > 1 and arrivals[-1] > arrivals[0]
     waiting, running, usage = r.series["waiting"], r.series["running"], r.series["kv_usage"]
+    last = bisect_right(r.series["t_s"], arrivals[-1]) - 1 if open_loop else -1
     queued = [k for k, n in enumerate(waiting) if n > 0]
     cap = sim.setup.max_num_seqs * len(sim.instances)
     return Signals(
@@ -229,6 +231,7 @@ def _signals(sim: Simulation, done: list[int], r: EngineResult) -> Signals:
         repeated_prompt_tokens=repeated,
         arrival_rate_per_s=(len(arrivals) - 1) / (arrivals[-1] - arrivals[0]) if open_loop else None,
         completed_rate_per_s=r.throughput_per_s,
+        queued_at_last_arrival=waiting[last] if last >= 0 else 0,
         preempted_requests=sum(1 for n in rq["preemptions"] if n > 0),
         waiting_share_pool_full=sum(usage[k] >= POOL_FULL_USAGE for k in queued) / len(queued) if queued else 0.0,
         waiting_share_batch_full=sum(running[k] >= cap for k in queued) / len(queued) if queued else 0.0,

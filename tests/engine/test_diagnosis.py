@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 from kvlab.sim.engine import preset, simulate
-from kvlab.sim.engine.diagnosis import LIMITS, MISSED_NONE, OVERLOAD_RATIO, QUEUE_SHARE, REPEATED_SHARE, WAITING_SHARE, Signals, diagnose
+from kvlab.sim.engine.diagnosis import LIMITS, MET_NONE, QUEUE_SHARE, QUEUED_AT_END, REPEATED_SHARE, WAITING_SHARE, Signals, diagnose
 from kvlab.sim.engine.result import EngineResult
 
 from .conftest import ROOMY, small
@@ -15,7 +15,8 @@ from .conftest import ROOMY, small
 # A run where every request misses and no rule but the last holds: nothing repeats, nothing queues,
 # the loop is closed, the pool has room and the first-token target is the one missed.
 QUIET = Signals(completed=100, missed=100, missed_ttft=100, missed_itl=0, prompt_tokens_computed=100_000,
-                repeated_prompt_tokens=0, arrival_rate_per_s=None, completed_rate_per_s=1.0, preempted_requests=0,
+                repeated_prompt_tokens=0, arrival_rate_per_s=None, completed_rate_per_s=1.0, queued_at_last_arrival=0,
+                preempted_requests=0,
                 waiting_share_pool_full=0.0, waiting_share_batch_full=0.0, mean_queue_s=0.0, mean_ttft_s=1.0)
 
 
@@ -30,9 +31,10 @@ def test_each_rule_names_its_limit_on_the_signal_it_reads():
     assert limit(waiting_share_batch_full=WAITING_SHARE) == "batch_cap"
     assert limit(waiting_share_pool_full=WAITING_SHARE) == "pool"
     assert limit(preempted_requests=1) == "pool"
-    assert limit(arrival_rate_per_s=OVERLOAD_RATIO) == "arrivals"
+    assert limit(arrival_rate_per_s=1.0, queued_at_last_arrival=round(QUEUED_AT_END * 100)) == "arrivals"
+    assert limit(queued_at_last_arrival=50) == "own_prefill"  # a closed loop's queue is its clients' own
     assert limit(repeated_prompt_tokens=int(REPEATED_SHARE * 100_000)) == "repeated_prefill"
-    assert limit(missed=int(MISSED_NONE * 100)) == "none"
+    assert limit(missed=round((1 - MET_NONE) * 100)) == "none"
     assert limit(completed=0) == ""
 
 
@@ -41,14 +43,14 @@ def test_just_below_each_threshold_the_next_rule_decides():
     assert limit(waiting_share_batch_full=WAITING_SHARE * 0.99) == "own_prefill"
     assert limit(waiting_share_pool_full=WAITING_SHARE * 0.99) == "own_prefill"
     assert limit(preempted_requests=0, waiting_share_pool_full=0.0) == "own_prefill"
-    assert limit(arrival_rate_per_s=OVERLOAD_RATIO * 0.99) == "own_prefill"
+    assert limit(arrival_rate_per_s=1.0, queued_at_last_arrival=round(QUEUED_AT_END * 100) - 1) == "own_prefill"
     assert limit(repeated_prompt_tokens=int(REPEATED_SHARE * 100_000) - 1) == "own_prefill"
-    assert limit(missed=int(MISSED_NONE * 100) + 1) == "own_prefill"
+    assert limit(missed=round((1 - MET_NONE) * 100) + 1) == "own_prefill"
 
 
 def test_the_rules_are_tried_in_order():
     """Every signal at once: the first rule wins, and taking its signal away hands the verdict to the next."""
-    everything = dict(repeated_prompt_tokens=80_000, arrival_rate_per_s=2.0, preempted_requests=10,
+    everything = dict(repeated_prompt_tokens=80_000, arrival_rate_per_s=2.0, queued_at_last_arrival=30, preempted_requests=10,
                       waiting_share_pool_full=0.9, waiting_share_batch_full=0.9, mean_queue_s=0.9, missed_itl=100,
                       missed_ttft=0)
     order = ["repeated_prefill", "arrivals", "pool", "pool", "batch_cap", "prefill", "decode_step"]
@@ -59,14 +61,17 @@ def test_the_rules_are_tried_in_order():
         seen.append(limit(**everything))
         everything[name] = value
     assert seen == order
-    assert limit(**everything) == "own_prefill"
+    assert limit(**{**everything, "missed_ttft": 100}) == "own_prefill"
 
 
 def test_the_verdict_keeps_its_figure_threshold_name_and_reason():
-    d = diagnose(replace(QUIET, arrival_rate_per_s=3.0, completed_rate_per_s=2.0))
-    assert (d.limit, d.figure, d.threshold) == ("arrivals", 1.5, OVERLOAD_RATIO)
+    d = diagnose(replace(QUIET, arrival_rate_per_s=3.0, completed_rate_per_s=2.0, queued_at_last_arrival=30))
+    assert (d.limit, d.figure, d.threshold) == ("arrivals", 0.3, QUEUED_AT_END)
+    # The closest call among the rules tried: 0.3 against 0.1 (every rule before it is far off).
+    assert d.margin == pytest.approx(2.0)
     assert d.name == LIMITS["arrivals"]
-    assert d.reason == "requests arrive 1.50x as fast as the engine completes them"
+    assert d.reason == ("when the last request arrived, 30% of the run's requests were still waiting to start; they "
+                        "arrive 1.50x as fast as the engine completes them")
     assert diagnose(replace(QUIET, preempted_requests=26)).reason == "26% of requests were preempted"
     assert d.to_dict()["signals"]["arrival_rate_per_s"] == 3.0
 
@@ -77,7 +82,7 @@ def run(cfg) -> dict:
 
 def test_a_light_load_on_a_roomy_pool_binds_nothing():
     b = run(small(rate=1.0, scenario=ROOMY, n=100))
-    assert b["limit"] == "none" and b["figure"] <= MISSED_NONE
+    assert b["limit"] == "none" and b["figure"] >= MET_NONE
 
 
 def test_the_saturation_case_binds_on_the_pool():
@@ -88,7 +93,8 @@ def test_the_saturation_case_binds_on_the_pool():
 
 def test_arrivals_far_past_what_one_engine_completes_bind_on_the_load():
     b = run(small(rate=60.0, scenario=ROOMY, n=600))
-    assert b["limit"] == "arrivals" and b["figure"] > 5
+    assert b["limit"] == "arrivals" and b["figure"] > 0.5
+    assert b["signals"]["arrival_rate_per_s"] > 5 * b["signals"]["completed_rate_per_s"]
 
 
 def test_a_small_cap_on_running_sequences_binds_a_closed_loop_of_many_users():
@@ -144,7 +150,16 @@ def test_the_verdict_survives_a_json_round_trip_and_is_printed():
 def test_every_limit_has_a_reason(key):
     assert diagnose(replace(QUIET, **{
         "none": {"missed": 0}, "repeated_prefill": {"repeated_prompt_tokens": 90_000},
-        "arrivals": {"arrival_rate_per_s": 2.0}, "pool": {"waiting_share_pool_full": 0.8},
+        "arrivals": {"arrival_rate_per_s": 2.0, "queued_at_last_arrival": 40}, "pool": {"waiting_share_pool_full": 0.8},
         "batch_cap": {"waiting_share_batch_full": 0.8}, "prefill": {"mean_queue_s": 0.5},
         "decode_step": {"missed_ttft": 0, "missed_itl": 100}, "own_prefill": {},
     }[key])).reason
+
+
+def test_a_short_run_within_capacity_is_not_called_overloaded():
+    """Twenty requests finish well after the last arrives (their own service time), so completions trail
+    arrivals by far more than 10%; the queue left when arrivals stop is what tells overload apart."""
+    b = run(small(n=20, rate=4.0, scenario=ROOMY, output_tokens=400))
+    s = b["signals"]
+    assert s["arrival_rate_per_s"] > 1.1 * s["completed_rate_per_s"]
+    assert b["limit"] != "arrivals" and s["queued_at_last_arrival"] == 0
