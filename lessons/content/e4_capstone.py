@@ -1,9 +1,12 @@
 """E4. Capstone: five cases, one set of five levers; read the signals, name the limit, pick the lever.
 
-Each case is a lab run at its starting state; each lever is the same run with one change. The simulator
-scores every pair (25 runs, a few seconds in all): goodput against the case's targets, p99 TTFT, and the
-cost of a million output tokens with every GPU billed for the run (sim.engine.cost). The key of each
-question is the lever with the highest goodput, kept only while it leads the runner-up by 10% or more.
+Each case is a lab run at its starting state; each lever is the same run with one change. Each case asks
+two questions. First, which limit binds: the key is sim's own verdict on the run (sim/engine/diagnosis.py),
+kept only while every rule it tried sits 25% or more from its threshold. Then, which lever raises goodput
+the most: the simulator scores every pair (25 runs, a few seconds in all) on goodput against the case's
+targets, p99 TTFT, and the cost of a million output tokens with every GPU billed for the run
+(sim.engine.cost); the key is the lever with the highest goodput, kept only while it leads the runner-up
+by 10% or more.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import dataclass
 from kvlab.sim.catalog import gpu
 from kvlab.sim.engine import EngineResult
 from kvlab.sim.engine.cost import dollars_per_million_output_tokens
+from kvlab.sim.engine.diagnosis import LIMITS, POOL_FULL_USAGE, Signals, rules
 from kvlab.sim.units import GIB
 
 from .. import course
@@ -21,6 +25,17 @@ from .model import Choice, Claim, Lesson, LiveView, Prediction, Step, TryThis, b
 from .runs import lab, lab_config, ms, pct, secs, tok
 
 LEVER_CONTROLS = ("kv_dtype", "gpu_memory_gib", "policy", "prefix_caching", "replicas")
+
+# The limits the "which limit binds" questions offer, keyed by sim's verdict (sim/engine/diagnosis.py), in
+# the order every card lists them.
+LIMIT_CHOICES = {
+    "prefill": "Prefill compute: prompts wait behind other prompts' prefill",
+    "pool": "The KV cache pool: requests wait for free cache blocks",
+    "arrivals": "The load: requests arrive faster than the engine completes them",
+    "repeated_prefill": "Repeated prompt work: the same tokens computed over and over",
+    "decode_step": "Decode memory reads: each token waits for one pass over weights and cache",
+}
+LIMIT_MARGIN = 0.25  # every rule sim tried sits this far from its threshold, so a small change cannot flip the key
 
 
 @dataclass(frozen=True)
@@ -175,12 +190,12 @@ def table(case: Case) -> str:
     return f"| lever | goodput, req/s | p99 TTFT | $ per M tokens |\n|---|---|---|---|\n{body}"
 
 
-def question(case: Case, card: str, whys: dict[str, str]) -> Prediction:
+def question(case: Case, whys: dict[str, str]) -> Prediction:
     (best, top), (second, runner) = ranked(case)[:2]
     r = as_is(case)
     return Prediction(
         key=f"e4-{case.key}",
-        question=f"{card} Which one lever raises goodput the most?",
+        question=f"{first_up(case.name)}: which one lever raises goodput the most?",
         choices=tuple(Choice(lv.label, whys[lv.key]) for lv in levers(case)),
         **keyed(top.goodput_per_s / runner.goodput_per_s, [(1.0, second.label)], best.label),
         reveal=(f"**{first_up(best.short)}: {top.goodput_per_s:.2f} good requests a second**, "
@@ -189,6 +204,47 @@ def question(case: Case, card: str, whys: dict[str, str]) -> Prediction:
                 f"for the whole run at {usd(PRICE)} per GPU-hour, per million output tokens.\n\n{table(case)}"),
         gives_away=(f"**{first_up(best.short)}: {top.goodput_per_s:.2f} good requests a second**",),
     )
+
+
+def verdict(case: Case) -> dict:
+    """sim's verdict on which limit binds the case as it runs."""
+    return as_is(case).binding_limit
+
+
+def signals_table(case: Case) -> str:
+    """Every rule sim tried on the case, in order, up to the one that named the limit: the signal, this
+    run's figure and the rule's threshold."""
+    b = verdict(case)
+    rows = []
+    for limit, signal, figure, threshold in rules(Signals(**b["signals"])):
+        rows.append(f"| {LIMITS[limit]} | {signal} | {figure:.0%} | {threshold:.0%} |")
+        if figure >= threshold:
+            break
+    return "| limit | signal | this run | named at |\n|---|---|---|---|\n" + "\n".join(rows)
+
+
+def limit_question(case: Case, card: str, whys: dict[str, str]) -> Prediction:
+    b = verdict(case)
+    label = LIMIT_CHOICES[b["limit"]]  # a verdict outside the five offered fails the lesson's build
+    return Prediction(
+        key=f"e4-{case.key}-limit",
+        question=f"{card} Which limit binds?",
+        choices=tuple(Choice(text, whys[key]) for key, text in LIMIT_CHOICES.items()),
+        answer=label, figure=float(b["figure"]), edges=(float(b["threshold"]),),
+        reveal=(f"**{label.split(':')[0]}.** The simulator reads the run's signals in a fixed order and names the "
+                f"first limit whose rule holds: {b['name']}, because {b['reason']}.\n\n{signals_table(case)}"),
+        gives_away=(f"**{label.split(':')[0]}.**",),
+    )
+
+
+def clear_verdict(case: Case) -> Claim:
+    b = verdict(case)
+    return holds(f"{case.name}: sim names {b['name']}, every rule it tried {LIMIT_MARGIN:.0%} or more from its threshold",
+                 b["margin"] >= LIMIT_MARGIN, f"{b['limit']}, margin {b['margin']:.3f}")
+
+
+def limit_step(case: Case, card: str, whys: dict[str, str], prose: str, claims: tuple[Claim, ...]) -> Step:
+    return Step(limit_question(case, card, whys), prose, (clear_verdict(case), *claims))
 
 
 def leads(case: Case) -> Claim:
@@ -212,6 +268,40 @@ def unchanged(case: Case, *keys: str) -> bool:
     return all(abs(change(case, lv) - 1) <= 0.03 for lv in levers(case) if lv.key in keys)
 
 
+def sig(case: Case) -> dict:
+    return verdict(case)["signals"]
+
+
+def share(part: float, whole: float) -> float:
+    return part / whole if whole else 0.0
+
+
+def step_tail_limit() -> Step:
+    case = CASE["tail"]
+    r, s = as_is(case), sig(case)
+    queued = share(r.queue_s.mean, r.ttft_s.mean)
+    whys = {
+        "prefill": ("Most prompts meet the first-token target at p50; the misses are the ones that arrive while a "
+                    "prompt tens of thousands of tokens long is being computed, and wait for it to finish."),
+        "pool": f"The pool is {pct(r.mean_kv_usage)} used: no request waits for memory.",
+        "arrivals": (f"The engine completes {r.throughput_per_s:.2f} requests a second and keeps up with what arrives; "
+                     "the queue clears between long prompts."),
+        "repeated_prefill": "These prompts share no opening: nothing is computed twice.",
+        "decode_step": f"ITL p99 is {ms(r.itl_s.p99)}: the per-token target holds; the misses are first tokens.",
+    }
+    prose = f"""
+The binding limit is prefill compute: the longest prompts' own prefill, and every short prompt that arrives while
+one runs. Nothing else is short. The pool is {pct(r.mean_kv_usage)} used, the engine keeps up with arrivals, and no
+two prompts share an opening. Queueing is {pct(queued)} of the mean TTFT, time spent waiting for the GPU's compute.
+"""
+    claims = (
+        holds("the tail's pool is under 5% used", r.mean_kv_usage < 0.05, f"{r.mean_kv_usage:.3f}"),
+        holds("the tail leaves no request waiting to start when its last request arrives",
+              s["queued_at_last_arrival"] == 0, f"{s['queued_at_last_arrival']}"),
+    )
+    return limit_step(case, card_tail(r), whys, prose, claims)
+
+
 def step_tail() -> Step:
     case = CASE["tail"]
     r, lv = as_is(case), {x.key: x for x in levers(case)}
@@ -227,8 +317,7 @@ def step_tail() -> Step:
                     "engine gives them a free one to go to, at twice the bill."),
     }
     prose = f"""
-The binding limit is prefill compute: the longest prompts' own prefill, and every short prompt that arrives while
-one runs. Memory is idle, so the two memory levers score what the case already had. Lanes interleave the long
+Memory is idle, so the two memory levers score what the case already had. Lanes interleave the long
 prefill with decode steps, which cuts the worst ITL ({ms(r.itl_s.p99)} to {ms(lanes.itl_s.p99)} at p99) but
 makes first tokens later, not earlier. A second replica halves the queue: p99 TTFT falls from {secs(r.ttft_s.p99)}
 to {secs(two.ttft_s.p99)}, while a million output tokens cost {usd(cost(two))} instead of {usd(cost(r))}. At this load
@@ -237,7 +326,6 @@ the GPUs idle much of the time, and the bill counts that too. The longest prompt
 """
     claims = (
         leads(case),
-        holds("the tail's pool is under 5% used", r.mean_kv_usage < 0.05, f"{r.mean_kv_usage:.3f}"),
         holds("in the tail, prompts of 1k to 4k tokens meet the first-token target at p50 and miss it at p99",
               short_p50 < r.ttft_target_s < short_p99, f"{short_p50:.3f} and {short_p99:.3f}"),
         holds("FP8 KV, twice the HBM and prefix caching leave the tail's goodput within 3%",
@@ -247,9 +335,31 @@ the GPUs idle much of the time, and the bill counts that too. The longest prompt
               f"ITL {r.itl_s.p99:.3f} -> {lanes.itl_s.p99:.3f}, TTFT {r.ttft_s.p99:.2f} -> {lanes.ttft_s.p99:.2f}"),
         near("a second replica doubles the tail's cost per million tokens", cost(two) / cost(r), 2.0, 0.02),
     )
-    return Step(question(case, card_tail(r), whys), prose, claims,
+    return Step(question(case, whys), prose, claims,
                 view(case, ("summary", "ttft_by_prompt"), "The long-prompt tail as the card describes it; pull one "
                      "lever and read TTFT by prompt length."), (try_this(case),))
+
+
+def step_saturation_limit() -> Step:
+    case = CASE["saturation"]
+    r, s = as_is(case), sig(case)
+    whys = {
+        "prefill": ("The prompts are a few hundred tokens; the queue is not waiting for them to be computed but for "
+                    "room to keep each new request's cache."),
+        "pool": (f"{tok(r.preemptions)} requests were preempted and {r.mean_waiting:.0f} wait on average: requests "
+                 "are admitted, outgrow the blocks left, and are sent back to wait for blocks again."),
+        "arrivals": "In a closed loop each user sends the next request only when the last answer ends: load cannot outrun the engine.",
+        "repeated_prefill": "Each user's prompt is their own: nothing is computed twice.",
+        "decode_step": f"ITL p50 is {ms(r.itl_s.p50)}, inside the per-token target; the misses are first tokens held in the queue.",
+    }
+    prose = f"""
+The binding limit is the pool: requests wait for cache blocks, and the engine preempts when answers outgrow it.
+{pct(share(s['preempted_requests'], s['completed']))} of the requests were preempted at least once. An engine's log
+reads the same way when the pool binds: cache usage pinned high with a waiting queue, and a preemption count that
+should be zero.
+"""
+    claims = (holds("the saturated case preempts requests", r.preemptions > 0, f"{r.preemptions}"),)
+    return limit_step(case, card_saturation(r), whys, prose, claims)
 
 
 def step_saturation() -> Step:
@@ -268,7 +378,6 @@ def step_saturation() -> Step:
                     "still holds fewer tokens than one card of twice the memory."),
     }
     prose = f"""
-The binding limit is the pool: requests wait for cache blocks, and the engine preempts when answers outgrow it.
 Read the pool's size before choosing how to grow it. The engine's share of an 80 GiB card, less the weights, leaves
 {tok(r.kv_pool_tokens)} tokens; with twice the memory the same share leaves {tok(big.kv_pool_tokens)}
 ({multiple(big.kv_pool_tokens / r.kv_pool_tokens)}), more than an FP8 cache's {multiple(fp8.kv_pool_tokens / r.kv_pool_tokens)}.
@@ -283,11 +392,41 @@ memory at the same bandwidth and price is a counterfactual; the comparison shows
         holds("twice the HBM raises running requests and p50 ITL and stays within the ITL target",
               big.mean_running > r.mean_running and r.itl_s.p50 < big.itl_s.p50 < big.itl_target_s,
               f"running {r.mean_running:.1f} -> {big.mean_running:.1f}, ITL {r.itl_s.p50:.4f} -> {big.itl_s.p50:.4f}"),
-        holds("the saturated case preempts requests", r.preemptions > 0, f"{r.preemptions}"),
     )
-    return Step(question(case, card_saturation(r), whys), prose, claims,
+    return Step(question(case, whys), prose, claims,
                 view(case, ("summary", "timeline"), "The saturated pool as the card describes it; pull one lever and "
                      "watch running and waiting requests."), (try_this(case),))
+
+
+def overload(case: Case) -> float:
+    """Arrivals over completions as sim measured them for its verdict (the realised arrival rate, not the nominal)."""
+    s = sig(case)
+    return s["arrival_rate_per_s"] / s["completed_rate_per_s"]
+
+
+def step_cliff_limit() -> Step:
+    case = CASE["cliff"]
+    r, s = as_is(case), sig(case)
+    left = share(s["queued_at_last_arrival"], s["completed"])
+    whys = {
+        "prefill": ("Prompts of about 6k tokens take prefill time, but the queue grows because more requests arrive "
+                    "than complete, whichever work fills the steps."),
+        "pool": (f"The pool is {pct(r.mean_kv_usage)} used and it does set what one engine completes; but arrivals "
+                 f"outrun that by {multiple(overload(case))}, and the queue grows however the pool is spent."),
+        "arrivals": (f"When the last request arrives, {pct(left)} of the run's requests have not started: the queue "
+                     "grows for as long as the load lasts."),
+        "repeated_prefill": "The prompts share no opening: nothing is computed twice.",
+        "decode_step": f"ITL p50 is {ms(r.itl_s.p50)}; the misses are first tokens of requests that wait.",
+    }
+    prose = f"""
+The binding limit is the load: requests arrive {multiple(overload(case))} as fast as one engine completes
+them, and when the last one arrives {tok(s['queued_at_last_arrival'])} requests are still waiting to start. The pool
+is {pct(r.mean_kv_usage)} used and is what sets the engine's capacity, but the first question is how far past the
+knee the load is.
+"""
+    claims = (holds("past the cliff, a tenth or more of the requests are still waiting when the last one arrives",
+                    left >= 0.1, f"{left:.3f}"),)
+    return limit_step(case, card_cliff(r), whys, prose, claims)
 
 
 def step_cliff() -> Step:
@@ -302,12 +441,11 @@ def step_cliff() -> Step:
                 f"{big.throughput_per_s:.2f} a second completes, short of the arrivals."),
         "lanes": "The queue is longer than any schedule can drain: requests arrive faster than the engine finishes them.",
         "prefix": "The prompts share no opening; prefix caching has nothing to reuse.",
-        "replica": (f"Arrivals exceed what one engine completes by {multiple(rate / r.throughput_per_s)}; only a lever that "
+        "replica": (f"Arrivals exceed what one engine completes by {multiple(overload(case))}; only a lever that "
                     "at least matches that factor takes the deployment back below its knee."),
     }
     prose = f"""
-The pool binds ({pct(r.mean_kv_usage)} used), but the question is how far past the knee the load is. Requests
-arrive at {rate:.1f} a second and one engine completes {r.throughput_per_s:.2f}. FP8 lifts that to
+Requests arrive at {rate:.1f} a second and one engine completes {r.throughput_per_s:.2f}. FP8 lifts that to
 {fp8.throughput_per_s:.2f} and twice the HBM to {big.throughput_per_s:.2f}: both move the knee, neither far enough, so
 the queue still grows and most first tokens come late. Two engines complete {two.throughput_per_s:.2f} a second,
 all that arrives, for {usd(cost(two))} per million output tokens against {usd(cost(r))} for one overloaded engine.
@@ -324,9 +462,35 @@ Name the limit, then check the lever moves it far enough.
         holds("past the cliff, two engines cost more per million tokens than one", cost(two) > cost(r),
               f"{cost(r):.3f} -> {cost(two):.3f}"),
     )
-    return Step(question(case, card_cliff(r), whys), prose, claims,
+    return Step(question(case, whys), prose, claims,
                 view(case, ("summary", "timeline"), "Past the cliff as the card describes it; pull one lever and watch "
                      "whether the queue still grows."), (try_this(case),))
+
+
+def step_rag_limit() -> Step:
+    case = CASE["rag"]
+    r, s = as_is(case), sig(case)
+    repeated = share(s["repeated_prompt_tokens"], s["prompt_tokens_computed"])
+    whys = {
+        "prefill": ("Prompt computation is what the queue waits for, but most of it computes the same opening again: "
+                    "name the waste before the resource."),
+        "pool": (f"Requests waited with the pool {pct(POOL_FULL_USAGE)} used or more for only {pct(s['waiting_share_pool_full'])} "
+                 "of the time they waited; they wait for prompts to be computed, not for blocks."),
+        "arrivals": ("Requests do arrive faster than they complete, but most of the work that slows the engine is one "
+                     "opening computed again; take that away first, then see whether the load still binds."),
+        "repeated_prefill": (f"{pct(repeated)} of the prompt tokens the GPU computes repeat an opening an earlier "
+                             "request already had."),
+        "decode_step": "The per-token target holds; the misses are first tokens.",
+    }
+    prose = f"""
+The binding limit is prefill compute spent again and again on the same opening: {pct(repeated)} of the prompt
+tokens the GPU computes repeat what an earlier request already had. The queue does grow, so the load outruns the
+engine too; the simulator's rule for repeated work comes first because removing the waste changes what the engine
+can carry.
+"""
+    claims = (between("in the retrieval chat, 60% to 90% of the prompt tokens computed repeat an earlier opening",
+                      repeated, 0.6, 0.9),)
+    return limit_step(case, card_rag(r), whys, prose, claims)
 
 
 def step_rag() -> Step:
@@ -338,14 +502,13 @@ def step_rag() -> Step:
         "fp8": "Halving the bytes of the cache leaves the prompt's compute as it was, and the prompts are the work here.",
         "hbm": "A larger pool admits more prompts to prefill, but the GPU's compute, not its memory, is what they wait for.",
         "lanes": "Reordering the steps does not shrink them; the same prompt tokens still need computing.",
-        "prefix": (f"Almost every prompt repeats the same {tok(w['prefix_tokens'])} opening tokens; kept once, only "
-                   "each question is computed, and the prompt tokens the GPU computes fall to about a quarter."),
+        "prefix": (f"Almost every prompt opens with the shared {tok(w['prefix_tokens'])}-token template; kept once, "
+                   "only each question is computed, and the prompt tokens the GPU computes fall to about a quarter."),
         "replica": (f"Two engines double the compute and reach {two.throughput_per_s:.2f} completed a second, but each "
                     "still computes every shared opening, and the queue does not clear."),
     }
     prose = f"""
-The binding limit is prefill compute spent again and again on the same opening. With prefix caching the engine
-computes {tok(cached.prompt_tokens_computed)} prompt tokens instead of {tok(r.prompt_tokens_computed)}
+With prefix caching the engine computes {tok(cached.prompt_tokens_computed)} prompt tokens instead of {tok(r.prompt_tokens_computed)}
 ({pct(cached.prefix_hit_rate)} of the prompt tokens are read from the cache), TTFT p50 falls from
 {secs(r.ttft_s.p50)} to {secs(cached.ttft_s.p50)}, and a million output tokens cost {usd(cost(cached))} instead of
 {usd(cost(r))}. A second replica doubles the compute and the bill ({usd(cost(two))}) and still leaves a queue.
@@ -361,9 +524,33 @@ computes {tok(cached.prompt_tokens_computed)} prompt tokens instead of {tok(r.pr
         holds("prefix caching cuts the retrieval chat's cost per million tokens and p50 TTFT",
               cost(cached) < cost(r) and cached.ttft_s.p50 < r.ttft_s.p50, f"{cost(r):.3f} -> {cost(cached):.3f}"),
     )
-    return Step(question(case, card_rag(r), whys), prose, claims,
+    return Step(question(case, whys), prose, claims,
                 view(case, ("summary", "timeline"), "The retrieval chat as the card describes it; tick prefix caching "
                      "or try another lever."), (try_this(case),))
+
+
+def step_single_limit() -> Step:
+    case = CASE["single"]
+    r, s = as_is(case), sig(case)
+    n = s["completed"]
+    whys = {
+        "prefill": (f"TTFT p50 is {secs(r.ttft_s.p50)} against a target of {secs(r.ttft_target_s)}: most of these long "
+                    "prompts prefill in time; more requests miss the per-token target."),
+        "pool": f"The pool is {pct(r.mean_kv_usage)} used: one user's cache fits with room to spare.",
+        "arrivals": "One user waits for each answer before sending the next; the load cannot outrun the engine.",
+        "repeated_prefill": "Each document is new: nothing is computed twice.",
+        "decode_step": ("Nothing queues, so each token waits only for its decode step, and that step reads the weights "
+                        "and this user's whole cache."),
+    }
+    prose = f"""
+The binding limit is memory bandwidth within one request. With one user nothing queues, and each token waits for
+a decode step that streams the weights and the whole context. {pct(share(s['missed_itl'], n))} of the requests
+miss the per-token target of {ms(r.itl_target_s, 0)}, and {pct(share(s['missed_ttft'], n))} miss the first-token one.
+"""
+    claims = (holds("the single user's requests never queue", r.queue_s.max == 0, f"{r.queue_s.max:.3f}"),
+              holds("more of the single user's requests miss the per-token target than the first-token one",
+                    s["missed_itl"] > s["missed_ttft"], f"{s['missed_itl']} vs {s['missed_ttft']}"))
+    return limit_step(case, card_single(r), whys, prose, claims)
 
 
 def step_single() -> Step:
@@ -379,8 +566,7 @@ def step_single() -> Step:
         "replica": "A single user's request runs on one engine; a second engine idles and doubles the bill.",
     }
     prose = f"""
-The binding limit is memory bandwidth within one request: every decode step streams the weights and the user's
-whole context. FP8 halves the context's share of that read: ITL p50 falls from {ms(r.itl_s.p50)} to
+FP8 halves the context's share of that read: ITL p50 falls from {ms(r.itl_s.p50)} to
 {ms(fp8.itl_s.p50)}, and the share of requests whose mean ITL meets {secs(r.itl_target_s)} rises from
 {pct(r.goodput_fraction)} to {pct(fp8.goodput_fraction)}. TTFT does not move ({secs(r.ttft_s.p50)} at p50 either way):
 prefill is compute. The second replica scores as the case already did and costs {usd(cost(two))} per million output
@@ -396,7 +582,7 @@ tokens instead of {usd(cost(r))}.
               unchanged(case, "hbm", "lanes", "prefix", "replica"), ", ".join(f"{change(case, x):.3f}" for x in levers(case))),
         near("a second replica doubles the single user's cost per million tokens", cost(two) / cost(r), 2.0, 0.02),
     )
-    return Step(question(case, card_single(r), whys), prose, claims,
+    return Step(question(case, whys), prose, claims,
                 view(case, ("summary", "distribution"), "One long-context user as the card describes it; switch KV "
                      "cache precision and read ITL."), (try_this(case),))
 
@@ -424,7 +610,8 @@ def build() -> Lesson:
                "decide which limit binds, then pick the one lever that raises goodput the most: requests a second that "
                "meet both the first-token and the per-token targets stated on the card. The simulator runs every lever "
                "on every case and prices each run."),
-        steps=(step_tail(), step_saturation(), step_cliff(), step_rag(), step_single()),
+        steps=(step_tail_limit(), step_tail(), step_saturation_limit(), step_saturation(), step_cliff_limit(),
+               step_cliff(), step_rag_limit(), step_rag(), step_single_limit(), step_single()),
         recap=("Find the binding limit first: prefill compute, the pool, the load against one engine's capacity, "
                "repeated prompt work, or one request's memory reads. Then check the lever moves it far enough.",
                "Goodput with each lever against the case as it runs (x1.00: no change):", *matrix_rows(),
@@ -432,6 +619,9 @@ def build() -> Lesson:
                "goodput, lowers the cost of a token."),
         not_captured=("Each case is one simulated deployment with one lever pulled at a time; real systems mix these "
                       "problems and combine levers.",
+                      "The simulator names one limit by trying fixed rules in order over the whole run's averages; two "
+                      "limits can bind at once (past the cliff the pool sets the capacity the load outruns), and a "
+                      "run that changes over time can bind on different limits in turn.",
                       "Twice the HBM at the same bandwidth and price is a counterfactual card.",
                       "Cost bills every GPU for the run's whole duration, idle time included; host, network and "
                       "input-token pricing are not modelled.",

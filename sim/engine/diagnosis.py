@@ -125,21 +125,25 @@ def _distance(figure: float, threshold: float) -> float:
     return high / low - 1 if low > 0 else float("inf")
 
 
-def rules(s: Signals) -> list[tuple[str, float, float]]:
-    """Each rule as (limit, figure, threshold), in the order tried; a rule holds when its figure is at or
-    above its threshold. The last always holds."""
+def rules(s: Signals) -> list[tuple[str, str, float, float]]:
+    """Each rule as (limit, the signal it reads, figure, threshold), in the order tried; a rule holds when
+    its figure is at or above its threshold. The last always holds."""
     missed = s.missed_itl + s.missed_ttft
     return [
-        ("none", 1 - _share(s.missed, s.completed), MET_NONE),
-        ("repeated_prefill", _share(s.repeated_prompt_tokens, s.prompt_tokens_computed), REPEATED_SHARE),
-        ("arrivals", _share(s.queued_at_last_arrival, s.completed) if s.arrival_rate_per_s else 0.0, QUEUED_AT_END),
-        ("pool", _share(s.preempted_requests, s.completed), PREEMPTED_SHARE),
-        ("pool", s.waiting_share_pool_full, WAITING_SHARE),
-        ("batch_cap", s.waiting_share_batch_full, WAITING_SHARE),
-        ("prefill", _share(s.mean_queue_s, s.mean_ttft_s), QUEUE_SHARE),
+        ("none", "share of requests that meet both targets", 1 - _share(s.missed, s.completed), MET_NONE),
+        ("repeated_prefill", "share of the prompt tokens computed that repeat an earlier request's opening",
+         _share(s.repeated_prompt_tokens, s.prompt_tokens_computed), REPEATED_SHARE),
+        ("arrivals", "share of the requests still waiting to start when the last one arrived (open loops)",
+         _share(s.queued_at_last_arrival, s.completed) if s.arrival_rate_per_s else 0.0, QUEUED_AT_END),
+        ("pool", "share of requests preempted", _share(s.preempted_requests, s.completed), PREEMPTED_SHARE),
+        ("pool", f"share of the time requests waited with the pool {POOL_FULL_USAGE:.0%} used or more",
+         s.waiting_share_pool_full, WAITING_SHARE),
+        ("batch_cap", "share of the time requests waited with the cap of running sequences reached",
+         s.waiting_share_batch_full, WAITING_SHARE),
+        ("prefill", "queueing's share of the mean TTFT", _share(s.mean_queue_s, s.mean_ttft_s), QUEUE_SHARE),
         # A tie goes to the first-token side: the request's own prefill comes first.
-        ("own_prefill", _share(s.missed_ttft, missed), TTFT_MISS_SHARE),
-        ("decode_step", _share(s.missed_itl, missed), 0.0),
+        ("own_prefill", "first-token misses' share of the targets missed", _share(s.missed_ttft, missed), TTFT_MISS_SHARE),
+        ("decode_step", "per-token misses' share of the targets missed", _share(s.missed_itl, missed), 0.0),
     ]
 
 
@@ -148,7 +152,7 @@ def diagnose(s: Signals) -> Diagnosis:
     if not s.completed:
         return Diagnosis("", 0.0, 0.0, 0.0, asdict(s))
     tried = []
-    for limit, figure, threshold in rules(s):
+    for limit, _, figure, threshold in rules(s):
         tried.append(_distance(figure, threshold) if threshold else float("inf"))
         if figure >= threshold:
             return Diagnosis(limit, figure, threshold, min(tried), asdict(s))
