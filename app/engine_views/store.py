@@ -102,6 +102,11 @@ class LabStore(param.Parameterized):
         self.session.load_trace(data, filename)
         self._after()
 
+    def choose_bench_run(self, label: str) -> None:
+        """Replay another run of the loaded result file (the session's `choose_bench_run`)."""
+        self.session.choose_bench_run(label)
+        self._after()
+
     def sweep_rates(self) -> list[float]:
         return self.session.sweep_rates()
 

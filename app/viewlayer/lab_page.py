@@ -16,6 +16,7 @@ import json
 from kvlab.sim.engine.result import EngineResult
 from kvlab.sim.engine.trace import MAX_TRACE_BYTES
 
+from .lab_bench import CHOOSER as BENCH_CHOOSER
 from .lab_controls import RADIO_FIELDS, lab_widget_value, view_lab_controls
 from .lab_runs import finished_run
 from .lab_session import LAB_VIEWS, LabSession, read_link
@@ -185,6 +186,10 @@ class LabPage(LabSession):
         if not widget.startswith("w.lab-"):  # the page's other widgets (the copy box) are not settings
             return self._out()
         self.input_notice = ""
+        if widget == BENCH_CHOOSER:  # which run of a result file to replay: a choice of the file, not a setting
+            self._shown.setdefault(widget, {})["value"] = value  # the browser shows it already: no echo
+            self.choose_bench_run(str(value))
+            return self._out()
         try:
             name, new = lab_widget_value(widget, value)
             new, why = check_value(name, new)

@@ -22,7 +22,7 @@ from kvlab.sim.engine.bench import workload
 from kvlab.sim.engine.compare import ResultFileProblem, read_runs
 from kvlab.sim.engine.trace import TraceReader
 
-from .lab_bench import view_lab_bench
+from .lab_bench import run_labels, sending, view_lab_bench
 from .lab_comparison import view_lab_comparison
 from .lab_distribution import view_lab_distribution
 from .lab_log import view_lab_log
@@ -71,7 +71,8 @@ class LabSession:
         # them again (the site build renders each lesson's live views once per theme).
         self.known_runs = known_runs
         self.trace_rows = None
-        self.bench = None  # the benchmark result file the trace rows replay (sim.engine.compare.MeasuredRun)
+        self.bench = None  # the run of a benchmark result file the trace rows replay (sim.engine.compare.MeasuredRun)
+        self.bench_runs: list = []  # every run of that file, in its order (a file may hold several)
         self.link_issues = list(link_issues or [])  # the values a link carried that were ignored, as issues
         for name, value in RUN_STATE.items():
             setattr(self, name, list(value) if isinstance(value, list) else value)
@@ -192,12 +193,22 @@ class LabSession:
         except ResultFileProblem as e:
             self._apply({"trace_note": f"Benchmark result {self._trace_name} refused: " + "; ".join(e.lines[:6])})
             return
-        run = runs[0]
+        self.bench_runs = runs
+        self._replay(0)
+
+    def choose_bench_run(self, label: str) -> None:
+        """Replay another run of the loaded result file, chosen by its label (`lab_bench.run_labels`);
+        the run being replayed, or a label the file has not, changes nothing."""
+        labels = run_labels(self.bench_runs)
+        if label in labels and self.bench_runs[labels.index(label)] is not self.bench:
+            self._replay(labels.index(label))
+
+    def _replay(self, index: int) -> None:
+        runs = self.bench_runs
+        run = runs[index]
         self.bench = run
         self.trace_rows = workload(run.spec).trace
-        rate = "all at once" if run.spec.request_rate is None else f"{run.spec.request_rate:g} per second"
-        cap = "" if run.spec.max_concurrency is None else f", at most {run.spec.max_concurrency} in flight"
-        more = f" (run 1 of {len(runs)})" if len(runs) > 1 else ""
+        more = f" (run {index + 1} of {len(runs)})" if len(runs) > 1 else ""
         # The file names its model and its client's engine; the GPU, TP and version stay the lab's.
         changes = {"arrival": "trace", "engine": run.bench_tool}
         model = model_for_repo(run.model_id) if run.model_id else None
@@ -205,7 +216,7 @@ class LabSession:
             changes["model"] = model
         named = f" on {model}" if model else ""
         self._apply({"trace_note": f"Benchmark result {self._trace_name}{more}: {len(self.trace_rows):,} requests sent "
-                                   f"{rate}{cap}{named}; arrivals now follow it."})
+                                   f"{sending(run.spec)}{named}; arrivals now follow it."})
         self.values = {**self.values, **changes}
         self._changed_settings.update(changes)
         self.run()
@@ -225,7 +236,7 @@ class LabSession:
             return
         rows = reader.rows
         self.trace_rows = rows
-        self.bench = None  # a plain trace replaces a replayed benchmark run
+        self.bench, self.bench_runs = None, []  # a plain trace replaces a replayed benchmark run
         span = rows[-1].arrival_s - rows[0].arrival_s
         self._apply({"trace_note": f"{len(rows):,} requests from {self._trace_name} over {span:,.1f} s; "
                                    "arrivals now follow the trace."})

@@ -61,3 +61,40 @@ def test_a_bad_result_file_is_refused_naming_its_keys_and_a_trace_replaces_it():
     finished(s)
     assert s.bench is None and "<table" not in s.view_data("lab_bench")["pane"]["html"]
     assert s.trace_note.startswith("2 requests from t.csv")
+
+
+def test_a_file_of_several_runs_replays_the_one_chosen():
+    """vLLM's --append-result file holds three runs: the chooser lists them, run 1 is replayed first, and
+    choosing run 2 replays its requests with its own measured figures; a plain trace clears the choice."""
+    s = finished(LabSession())
+    s.load_trace(REAL.read_bytes(), "results.json")
+    finished(s)
+    choice = s.view_data("lab_bench")["w.lab-bench-run"]
+    assert choice["visible"] and len(choice["options"]) == 3 and choice["value"] == choice["options"][0]
+    first = s.bench
+    s.choose_bench_run(choice["options"][1])
+    finished(s)
+    assert s.bench is s.bench_runs[1] and s.bench is not first
+    assert s.trace_note.startswith("Benchmark result results.json (run 2 of 3): ")
+    assert s.view_data("lab_bench")["w.lab-bench-run"]["value"] == choice["options"][1]
+    page = s.view_data("lab_bench")["pane"]["html"]
+    assert f"<td>{s.bench.measured['duration']:,.2f}</td>" in page
+    assert s.result.completed == len(s.trace_rows) == s.bench.spec.num_prompts
+    before = s.result
+    s.choose_bench_run("Run 9: no such run")  # a label the file has not: nothing changes
+    s.choose_bench_run(choice["options"][1])  # the run already replayed: nothing reruns
+    assert s.result is before and not s.busy
+    s.load_trace(b"arrival_s,prompt_tokens,output_tokens\n0,100,10\n", "t.csv")
+    finished(s)
+    assert s.bench_runs == [] and not s.view_data("lab_bench")["w.lab-bench-run"]["visible"]
+
+
+def test_a_file_of_one_run_shows_no_chooser(tmp_path):
+    run = {"model_id": "Qwen/Qwen3-8B", "num_prompts": 10, "request_rate": "inf", "duration": 5.0,
+           "completed": 10, "total_input_tokens": 3000, "total_output_tokens": 300, "mean_tpot_ms": 8.0}
+    s = LabSession()
+    s.load_trace(json.dumps(run).encode(), "one.json")
+    finished(s)
+    choice = s.view_data("lab_bench")["w.lab-bench-run"]
+    assert choice == {"options": ["Run 1: 10 requests, all at once"], "value": "Run 1: 10 requests, all at once",
+                      "visible": False}

@@ -108,3 +108,31 @@ def test_a_sweep_shows_the_same_in_both(server):
     assert expected["lab_sweep.src"]["data"]["rate"] == server.lab.store.sweep_rates()
     assert len(expected["lab_sweep.band"]["data"]["rate"]) == 3 and expected["w.lab-sweep-chart"]["visible"] is True
     server.compare(expected, "a sweep of seed004-cliff")
+
+
+def test_a_chosen_run_of_a_result_file_shows_the_same_in_both():
+    """vLLM's --append-result file of three runs, uploaded in both runtimes, then its second run chosen
+    in the chooser: the same run replayed, the same table, the same chooser. (A lab of its own: the
+    module's has run a sweep.)"""
+    import base64
+    from pathlib import Path
+
+    server = _Server()
+    data = (Path(__file__).parents[1] / "engine" / "data" / "vllm_append_result_l40s.jsonl").read_bytes()
+    store, chooser = server.lab.store, server.lab.views["bench"].chooser
+    store.load_trace(data, "results.json")
+    assert chooser.visible and len(chooser.options) == 3 and chooser.value == chooser.options[0]
+    chooser.value = chooser.options[1]  # the student's pick
+    assert store.session.trace_note.startswith("Benchmark result results.json (run 2 of 3)")
+    page = LabPage()
+    page.values = {**store.settings.values(), "metric": server.lab.views["distribution"].metric.value,
+                   "log_source": server.lab.views["log"].source.value, "arrival": "poisson"}
+    page.run()
+    page.upload("results.json", base64.b64encode(data).decode())
+    page.finish()
+    patch = page.change("w.lab-bench-run", chooser.options[1])
+    assert "w.lab-bench-run" not in patch["patch"] or "value" not in patch["patch"]["w.lab-bench-run"]  # no echo
+    page.finish()
+    expected = page.models()
+    assert expected["w.lab-bench-run"]["value"] == chooser.options[1]
+    server.compare(expected, "run 2 of a result file")

@@ -193,6 +193,13 @@ def test_a_trace_upload_runs_it_and_a_bad_one_is_refused(lab, tmp_path):
     table = lab.page.locator('table[data-kv="lab-bench"]').first
     expect(table).to_contain_text("Benchmark duration (s)", timeout=20_000)
     expect(table).to_contain_text("35.84")  # the file's own figure, beside the prediction
+    # The file holds three runs: the chooser replays the one picked, with its own measured figures.
+    chooser = lab.widget("lab-bench-run").locator("select").first
+    expect(chooser).to_be_visible()
+    chooser.select_option(label="Run 2: 900 requests, 30 per second")
+    expect(notice).to_contain_text(f"Benchmark result {RESULT_FILE.name} (run 2 of 3): 900 requests sent 30 per second",
+                                   timeout=10_000)
+    expect(table).to_contain_text("40.72", timeout=20_000)
 
 
 def test_bad_input_names_the_field_and_the_range(lab):

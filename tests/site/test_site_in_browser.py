@@ -54,6 +54,7 @@ LAB = "serving_lab"
 AXE_PAGES = ("index", "admission", "phases", LAB, LESSON)
 LAB_MOVE = ("w.lab-seed", 2)  # a new 600-request run (and its 600-request comparison) of the default workload
 RESULT_FILE = Path(__file__).parents[1] / "engine" / "data" / "vllm_append_result_l40s.jsonl"  # a real --save-result file
+SECOND_RUN = "Run 2: 900 requests, 30 per second"  # its second run, as the lab's chooser lists it
 TRACE_CSV = "arrival_s,prompt_tokens,output_tokens\n" + "".join(f"{i * 0.2:.1f},{500 + i},{20 + i}\n" for i in range(40))
 READ_MODELS_JS = """(wanted) => { const d = Bokeh.documents[0]; const out = {};
     for (const [name, props] of Object.entries(wanted)) { const m = d.get_model_by_name(name);
@@ -155,6 +156,9 @@ def _cpython_lab() -> list[tuple[LabPage, dict]]:
     page.upload(RESULT_FILE.name, base64.b64encode(RESULT_FILE.read_bytes()).decode())
     page.finish()
     states.append(page.models())
+    page.change("w.lab-bench-run", SECOND_RUN)
+    page.finish()
+    states.append(page.models())
     return states
 
 
@@ -195,6 +199,10 @@ def _drive_lab(page, site: Path) -> dict:
     out["lab_url"] = page.url
     runs = page.evaluate("window.kvlabBridge.runs")
     page.locator(".kv-w-lab-trace input[type=file]").first.set_input_files(str(RESULT_FILE))
+    page.wait_for_function(f"window.kvlabBridge.runs > {runs} && !window.kvlabBridge.busy", timeout=60_000)
+    out["lab_models"].append(json.loads(page.evaluate(READ_MODELS_JS, wanted)))
+    runs = page.evaluate("window.kvlabBridge.runs")
+    page.locator(".kv-w-lab-bench-run select").first.select_option(label=SECOND_RUN)  # the file's second run
     page.wait_for_function(f"window.kvlabBridge.runs > {runs} && !window.kvlabBridge.busy", timeout=60_000)
     out["lab_models"].append(json.loads(page.evaluate(READ_MODELS_JS, wanted)))
     return out
@@ -720,9 +728,9 @@ def test_the_lab_runs_in_the_browser_and_matches_cpython_exactly(visit):
     time series, its event count) equal `sim.engine.simulate` of that state's configuration."""
     seen = visit["pages"][LAB]
     states = _cpython_lab()
-    assert len(seen["lab_models"]) == 4
-    for label, held_models, expected in zip(("opening run", "after the move", "after the upload", "after the result file"),
-                                            seen["lab_models"], states, strict=True):
+    assert len(seen["lab_models"]) == 5
+    for label, held_models, expected in zip(("opening run", "after the move", "after the upload", "after the result file",
+                                             "after choosing its second run"), seen["lab_models"], states, strict=True):
         for name, props in expected.items():
             for prop, value in props.items():
                 held = held_models.get(name, {}).get(prop)
@@ -739,6 +747,7 @@ def test_the_lab_runs_in_the_browser_and_matches_cpython_exactly(visit):
     # A vllm bench serve result file replayed in Pyodide: its measured figures beside the prediction.
     bench = html.unescape(seen["lab_models"][3]["lab_bench.pane"]["text"])  # the pane's model holds escaped HTML
     assert "Benchmark duration (s)" in bench and "<td>35.84</td>" in bench
+    assert "<td>40.72</td>" in html.unescape(seen["lab_models"][4]["lab_bench.pane"]["text"])  # the second run's own
 
 
 def test_a_lab_run_shows_its_progress_and_the_page_answers(visit):
