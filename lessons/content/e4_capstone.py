@@ -211,16 +211,18 @@ def verdict(case: Case) -> dict:
     return as_is(case).binding_limit
 
 
-def signals_table(case: Case) -> str:
+def signals_list(case: Case) -> str:
     """Every rule sim tried on the case, in order, up to the one that named the limit: the signal, this
-    run's figure and the rule's threshold."""
+    run's figure and the rule's threshold (a list, not a table: it wraps on a phone)."""
     b = verdict(case)
     rows = []
     for limit, signal, figure, threshold in rules(Signals(**b["signals"])):
-        rows.append(f"| {LIMITS[limit]} | {signal} | {figure:.0%} | {threshold:.0%} |")
+        rule = (f"the rule for \u201c{LIMITS[limit]}\u201d needs {threshold:.0%} or more" if threshold
+                else f"no rule above held: \u201c{LIMITS[limit]}\u201d")
+        rows.append(f"- {first_up(signal)}: **{figure:.0%}** ({rule})")
         if figure >= threshold:
             break
-    return "| limit | signal | this run | named at |\n|---|---|---|---|\n" + "\n".join(rows)
+    return "\n".join(rows)
 
 
 def limit_question(case: Case, card: str, whys: dict[str, str]) -> Prediction:
@@ -232,7 +234,7 @@ def limit_question(case: Case, card: str, whys: dict[str, str]) -> Prediction:
         choices=tuple(Choice(text, whys[key]) for key, text in LIMIT_CHOICES.items()),
         answer=label, figure=float(b["figure"]), edges=(float(b["threshold"]),),
         reveal=(f"**{label.split(':')[0]}.** The simulator reads the run's signals in a fixed order and names the "
-                f"first limit whose rule holds: {b['name']}, because {b['reason']}.\n\n{signals_table(case)}"),
+                f"first limit whose rule holds: {b['name']}, because {b['reason']}.\n\n{signals_list(case)}"),
         gives_away=(f"**{label.split(':')[0]}.**",),
     )
 
