@@ -29,7 +29,8 @@ class BenchComparison(PolicyComparison):
     def build(self):
         table = super().build()
         self.chooser = pn.widgets.Select(label="Run of the result file to replay", options=[], visible=False,
-                                         css_classes=["kv-w-lab-bench-run"], margin=(5, 10), width=360)
+                                         css_classes=["kv-w-lab-bench-run"], margin=(5, 10),
+                                         sizing_mode="stretch_width", max_width=420)
         self.chooser.param.watch(lambda e: self.store.choose_bench_run(e.new), "value")
         self.parts[CHOOSER] = self.chooser
         return pn.Column(self.chooser, table, margin=0, sizing_mode="stretch_width")
