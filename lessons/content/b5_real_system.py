@@ -67,15 +67,21 @@ arrival rate x time each spends there. In the lab's default run, {ll['arrival_ra
                 "counted in the metrics."),
         gives_away=("**Preemptions.**",),
     )
-    s2 = """
+    decode = run()  # 32 users at 4k, the panels' default
+    tensor_share = decode.decode_arithmetic_intensity / decode.ridge_intensity
+    s2 = f"""
 Watch three things: usage near full with a queue (saturation), preemptions above zero (the pool could not hold
 what was admitted), and the ratio of requests in the system to the ceiling. GPU "utilization" from
-nvidia-smi only says a kernel was running, not how much of the GPU it used; DCGM's SM activity and memory
-bandwidth counters say more. And FlashAttention speeds attention but does not shrink the cache: the bytes per
-token are set by the model.
+nvidia-smi only says a kernel was running, not how much of the GPU it used. DCGM's counters split it. Take the
+decode step of {decode.batch} users at 4k on {decode.model_name}: it does {decode.decode_arithmetic_intensity:.0f} FLOP
+for each byte it reads, against the GPU's ridge of {decode.ridge_intensity:.0f}. While memory streams at full
+bandwidth the tensor cores have work for about {tensor_share:.0%} of the step, so DCGM's DRAM activity reads high and its
+tensor-pipe activity low, while nvidia-smi shows the GPU close to 100% busy. And FlashAttention speeds attention but
+does not shrink the cache: the bytes per token are set by the model.
 """
     step2 = Step(q2, s2, (
         holds("the saturated run logs preemption warnings", any("preempted" in x for x in sat.vllm_log), str(sat.preemptions)),
+        between("the default decode step keeps the tensor cores busy 5% to 12% of the time", tensor_share, 0.05, 0.12),
     ), LiveView("lab", ("log",), {"preset": "preemption-demo"}, (), "The vLLM-style log and metrics of the saturated run."),
         (TryThis("In the serving lab, open the engine log of the preemption demo and find the first warning.",
                  {"preset": "preemption-demo"}, panel="serving_lab"),))

@@ -153,7 +153,9 @@ A third policy gives the answers their own lane: decode steps and prefill steps 
 computes at most one chunk. The stall stays bounded (p99 ITL {secs(busy_lanes.itl_s.p99)}, worst gap
 {secs(busy_lanes.itl_s.max)}), but the decodes no longer ride inside the prefill steps, so the capacity effect
 is lost: p99 TTFT is {secs(busy_lanes.ttft_s.p99)}, against {secs(busy_chunk.ttft_s.p99)} chunked. Lanes protect
-the streaming answers; they do not buy throughput.
+the streaming answers; they do not buy throughput. A published account credits lanes with a much lower p99 TTFT;
+what the simulator reproduces of that fix is the bounded stall, and lesson C1 shows why its TTFT figure cannot hold
+for prompts as long as these.
 """
     step2 = Step(q2, s2, (
         holds("near saturation chunking cuts p99 ITL at least 5x", busy_whole.itl_s.p99 >= 5 * busy_chunk.itl_s.p99,
