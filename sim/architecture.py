@@ -383,6 +383,13 @@ class Architecture:
         return self.kv_bytes_per_token(dtype_bytes, tp) * held
 
     # ----- attention arithmetic ---------------------------------------------------------
+    def attention_scores_bytes(self, prompt_tokens: int, dtype_bytes: float = 2.0) -> float:
+        """Bytes of one layer's full score matrix for a prefill of `prompt_tokens` (every query head, every
+        query against every key, in the activations' 16-bit type): what attention without FlashAttention
+        materialises and FlashAttention never holds, computing it tile by tile in on-chip memory (Dao et
+        al. 2022). Activation memory, not cache: it exists only while the layer runs."""
+        return float(self.num_q_heads) * prompt_tokens * prompt_tokens * dtype_bytes
+
     @cached_property
     def attention_flops_per_pair(self) -> float:
         """FLOPs of one (query, cached key) pair summed over heads and layers: QK^T and AV."""

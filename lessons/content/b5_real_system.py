@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from kvlab.sim import Scenario
+from kvlab.sim.resolve import resolve_architecture
+from kvlab.sim.units import GIB
+
 from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, between, holds, keyed, near
 from .runs import lab, run
 
 MAX_LEN = 32768
+LONG = 32768  # the prefill whose score matrix step 2 sizes
 
 
 def build() -> Lesson:
@@ -68,6 +73,8 @@ arrival rate x time each spends there. In the lab's default run, {ll['arrival_ra
         gives_away=("**Preemptions.**",),
     )
     decode = run()  # 32 users at 4k, the panels' default
+    long_prompt = run(prompt_tokens=LONG)
+    scores = resolve_architecture(Scenario(prompt_tokens=LONG)).attention_scores_bytes(LONG)
     tensor_share = decode.decode_arithmetic_intensity / decode.ridge_intensity
     s2 = f"""
 Watch three things: usage near full with a queue (saturation), preemptions above zero (the pool could not hold
@@ -76,12 +83,19 @@ nvidia-smi only says a kernel was running, not how much of the GPU it used. DCGM
 decode step of {decode.batch} users at 4k on {decode.model_name}: it does {decode.decode_arithmetic_intensity:.0f} FLOP
 for each byte it reads, against the GPU's ridge of {decode.ridge_intensity:.0f}. While memory streams at full
 bandwidth the tensor cores have work for about {tensor_share:.0%} of the step, so DCGM's DRAM activity reads high and its
-tensor-pipe activity low, while nvidia-smi shows the GPU close to 100% busy. And FlashAttention speeds attention but
-does not shrink the cache: the bytes per token are set by the model.
+tensor-pipe activity low, while nvidia-smi shows the GPU close to 100% busy.
+
+FlashAttention speeds attention, but it does not shrink the cache: the bytes per token are set by the model. What it
+removes is the score matrix. For one {long_prompt.model_name} prefill of {LONG:,} tokens, that matrix holds every
+query against every key for every query head: {scores / GIB:.0f} GiB for one layer, which FlashAttention computes tile by
+tile and never stores. The sequence's cache is {long_prompt.kv_bytes_per_sequence / GIB:.1f} GiB either way. It is a
+saving in activation memory and prefill time, not in the cache.
 """
     step2 = Step(q2, s2, (
         holds("the saturated run logs preemption warnings", any("preempted" in x for x in sat.vllm_log), str(sat.preemptions)),
         between("the default decode step keeps the tensor cores busy 5% to 12% of the time", tensor_share, 0.05, 0.12),
+        holds("a 32k prefill's score matrix for one layer is over ten times the sequence's whole cache",
+              scores > 10 * long_prompt.kv_bytes_per_sequence, f"{scores / GIB:.1f} vs {long_prompt.kv_bytes_per_sequence / GIB:.2f} GiB"),
     ), LiveView("lab", ("log",), {"preset": "preemption-demo"}, (), "The vLLM-style log and metrics of the saturated run."),
         (TryThis("In the serving lab, open the engine log of the preemption demo and find the first warning.",
                  {"preset": "preemption-demo"}, panel="serving_lab"),))

@@ -47,3 +47,15 @@ def test_clear_caches_makes_a_changed_profile_take_effect(monkeypatch, tmp_path)
     finally:
         monkeypatch.undo()
         clear_caches()
+
+
+def test_the_score_matrix_flashattention_never_stores_is_heads_times_tokens_squared():
+    """Qwen3-8B has 32 query heads: a 32k prefill's BF16 scores for one layer are 32 x 32,768^2 x 2 B = 64 GiB,
+    and the size grows with the square of the prompt while the cache grows linearly."""
+    from kvlab.sim import Scenario
+    from kvlab.sim.resolve import resolve_architecture
+
+    arch = resolve_architecture(Scenario(model="qwen3-8b"))
+    assert arch.num_q_heads == 32
+    assert arch.attention_scores_bytes(32768) == 64 * 2**30
+    assert arch.attention_scores_bytes(16384) * 4 == arch.attention_scores_bytes(32768)
