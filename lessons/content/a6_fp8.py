@@ -103,8 +103,9 @@ FP8 weights free memory the pool can use, and on an H100 (FP8 tensor cores) they
 which is compute-bound. FP8 KV halves the cache per token. Which one helps depends on the bar: a large model
 with a thin pool gains most from FP8 weights; a long-context workload whose pool binds, from FP8 KV.
 
-Both are quantization, and both can cost accuracy; check the model's quality on your own prompts before
-relying on either. INT8 would halve bytes just like FP8: one byte per number either way, not a quarter.
+Both are quantization, and both can cost accuracy. The cache's rounding error adds up over a long context,
+because every new token attends to all the rounded keys and values before it, so check quality on your longest
+sequences, not on an average prompt. INT8 would halve bytes just like FP8: one byte per number either way, not a quarter.
 """
     step3 = Step(q3, s3, (
         near("Qwen3-32B's BF16 pool is about 9.8 GiB", big.kv_pool_bytes / 2**30, 9.77, 0.01),

@@ -37,7 +37,9 @@ def build() -> Lesson:
     s1 = """
 Offloading adds a slower, larger tier beneath the GPU pool: blocks evicted from HBM go to host memory instead
 of disappearing, and a later request with the same prefix copies them back. It adds capacity for reuse; it
-does not make anything on the GPU faster.
+does not make anything on the GPU faster. SGLang calls it the hierarchical cache (`--enable-hierarchical-cache`),
+sized as a multiple of the GPU pool (`--hicache-ratio`) or in gigabytes (`--hicache-size`). Size it against the
+memory the host has free: a tier larger than that overflows the host before it helps the GPU.
 """
     step1 = Step(q1, s1, (
         holds("the host tier at least doubles the hit rate", on.prefix_hit_rate > 2 * off.prefix_hit_rate,
