@@ -22,6 +22,9 @@ def build() -> Lesson:
     ratio = real.max_sequences / boot.max_concurrency
     busy = lab("default")
     ll = busy.littles_law
+    q = busy.requests
+    mean_tokens = sum(q["prompt_tokens"]) / len(q["prompt_tokens"]) + sum(q["output_tokens"]) / len(q["output_tokens"])
+    room = busy.kv_pool_tokens / mean_tokens  # requests of the run's mean length that fit the pool at once
     sat = lab("preemption-demo")
 
     q1 = Prediction(
@@ -45,6 +48,10 @@ max_model_len tokens. It is your ceiling only if every request is that long; div
 request length instead. Then check the ceiling against demand with **Little's law**: requests in the system =
 arrival rate x time each spends there. In the lab's default run, {ll['arrival_rate_per_s']:.2f} requests/s x
 {ll['mean_e2e_s']:.2f} s = {ll['rate_x_e2e']:.1f}, and the engine held {ll['mean_in_system']:.1f} on average.
+Set that against the ceiling: that run's pool holds {busy.kv_pool_tokens:,} tokens, room for about {room:.0f} of its
+requests at their mean length, so demand is {ll['mean_in_system'] / room:.0%} of what the pool could hold. At the
+same time per request, the pool alone would allow about {room / ll['mean_e2e_s']:.1f} requests a second. The GPU's
+compute can run out sooner, and then the time per request grows: the sweep in lesson C2 finds where.
 """
     step1 = Step(q1, s1, (
         between("vLLM logs about 12x for Qwen3-8B at 32,768 tokens", boot.max_concurrency, 10, 14),
@@ -52,6 +59,8 @@ arrival rate x time each spends there. In the lab's default run, {ll['arrival_ra
              boot.kv_pool_tokens / MAX_LEN, 0.01),
         holds("3k requests really fit about 10x the logged figure", 8 <= ratio <= 14, f"x{ratio:.2f}"),
         near("Little's law holds in the lab run", ll["rate_x_e2e"], ll["mean_in_system"], 0.05),
+        holds("the lab run's demand is under half of what its pool could hold", ll["mean_in_system"] < room / 2,
+              f"{ll['mean_in_system']:.1f} of {room:.0f}"),
     ), LiveView("steady", ("engine_log",), {"engine": "vllm", "max_model_len": MAX_LEN}, ("max_model_len",),
                 "The boot log vLLM's accounting would print."),
         (TryThis("On the admission panel with vllm accounting, set max_model_len to 32768 and read the log; then set "
