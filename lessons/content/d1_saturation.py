@@ -23,6 +23,12 @@ def build() -> Lesson:
     short = lab(PRESET, num_requests=REQUESTS, output_tokens=1500)
     slots = r.config["scenario"]["max_num_seqs"]
     running, usage = steady(r, "running"), steady(r, "kv_usage")
+    # The published figures the prose sets beside these: ../shared/seeds/001 ("server-side gen throughput of 780-890
+    # tok/s", "0.1 req/s at 4,116 tokens each yields ~411 tok/s effective", the client's figure later found misleading).
+    gen = steady(r, "generation_tokens_per_s")  # the log's generation rate, mid-run
+    q = r.requests
+    mean_output = sum(q["output_tokens"]) / len(q["output_tokens"])
+    prompt_tokens, prompt_computed = sum(q["prompt_tokens"]), r.prompt_tokens_computed
 
     q1 = Prediction(
         key="d1-running",
@@ -46,10 +52,22 @@ everything it has generated, so long answers mean few running requests.
 
 Generation throughput (tokens per second while decoding) stays high; what users feel is effective
 throughput, completed requests per second, which the queue caps at {r.throughput_per_s:.2f} requests/s here.
+In the same unit: mid-run the engine generates {gen:,.0f} tokens a second (the log's `gen throughput`), and
+completed requests deliver {r.output_tokens_per_s:,.0f} output tokens a second over the whole run
+({r.throughput_per_s:.2f} requests/s x {mean_output:,.0f} tokens). The gap is the run's start and end, when fewer
+requests run, and work done twice: preempted requests recompute their tokens, and the engine computed
+{prompt_computed / prompt_tokens:.1f}x the prompt tokens the requests hold. A published account of such a deployment
+set 780-890 generated tokens a second against about 411 effective, and later found the client's figure misleading:
+it came from a different stream of requests. Measured on the same requests the two differ by {1 - r.output_tokens_per_s / gen:.0%}
+here, not by half.
 """
     step1 = Step(q1, s1, (
         holds("fewer than half the slots run at saturation", running < 0.5 * slots, f"{running:.1f} of {slots}"),
         holds("the cache is more than 85% full", usage > 0.85, f"{usage:.3f}"),
+        holds("effective output tokens/s trail the mid-run generation rate by 5% to 25%",
+              0.75 <= r.output_tokens_per_s / gen <= 0.95, f"{r.output_tokens_per_s:.0f} vs {gen:.0f}"),
+        holds("preemptions make the engine compute more prompt tokens than the requests hold",
+              prompt_computed > prompt_tokens and r.preemptions > 0, f"{prompt_computed} vs {prompt_tokens}"),
     ), LiveView("lab", ("timeline", "log"), {"preset": PRESET, "num_requests": REQUESTS}, ("output_tokens",),
                 "KV usage, running and waiting over time, and the SGLang-style log."),
         (TryThis("In the serving lab, watch running, waiting and KV usage over time, then halve the output median.",
