@@ -6,7 +6,7 @@ from kvlab.sim.units import GIB
 
 from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, equation, estimate, holds, keyed, near, number
-from .runs import gib, run
+from .runs import gib, run, tok
 
 BIG = dict(model="qwen3-32b", prompt_tokens=32768)
 
@@ -20,6 +20,8 @@ def build() -> Lesson:
     big = run(**BIG)
     tight = run(model="qwen3-32b", gpu_memory_utilization=0.72)
     tight_fewer = run(model="qwen3-32b", gpu_memory_utilization=0.72, max_num_seqs=64)
+    full = run(concurrency=run().max_sequences)  # as many 4k users as Qwen3-8B's pool holds
+    capped = run(concurrency=full.batch, max_num_seqs=32)
     f85 = run(**BIG, gpu_memory_utilization=0.85)
     f80 = run(**BIG, gpu_memory_utilization=0.80)
     vllm = run(**BIG, engine="vllm")
@@ -92,12 +94,19 @@ engine still holds {tight_fewer.max_sequences} requests. Where the weights fit, 
 through the activation reserve (the sampler's logits for up to that many sequences): under vLLM's
 accounting, 1,024 down to 64 grows the pool from {gib(vllm.kv_pool_bytes)} to {gib(vllm_64.kv_pool_bytes)}.
 The knob says how many sequences the scheduler *may* run; the pool says how many it *can*.
+
+Set below what the pool holds, the knob costs throughput. With {full.batch} users at 4k, {full.model_name}'s pool
+runs them all and decodes {tok(full.decode_tokens_per_s)} tokens a second; with max_num_seqs {capped.batch} it runs
+{capped.batch}, decodes {tok(capped.decode_tokens_per_s)}, and the rest wait.
 """
     step2 = Step(q2, s2, (
         equal("at 0.72 Qwen3-32B holds no request", tight.max_sequences, 0),
         holds("at 0.72 the simulator says the weights do not fit", any("weights need" in w for w in tight.warnings),
               repr(tight.warnings)),
         equal("max_num_seqs 64 does not make the weights fit at 0.72", tight_fewer.max_sequences, 0),
+        holds("max_num_seqs 32 under a pool that holds over 90 users cuts decode throughput by over a quarter",
+              full.batch > 90 and capped.decode_tokens_per_s < 0.75 * full.decode_tokens_per_s,
+              f"{full.batch} users: {full.decode_tokens_per_s:.0f} vs {capped.decode_tokens_per_s:.0f} tok/s"),
         equal("at 0.85 no 32k request fits", f85.max_sequences, 0),
         holds("under vLLM's accounting, lowering max_num_seqs grows the pool (the sampler reserve shrinks)",
               vllm_64.kv_pool_bytes > vllm.kv_pool_bytes, f"{vllm.kv_pool_bytes:.4g} -> {vllm_64.kv_pool_bytes:.4g} B"),
