@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import course
-from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, keyed, near
+from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, equal, holds, keyed, near
 from .runs import pct, run, times, tok
 
 FP8_32K = dict(prompt_tokens=32768, weight_dtype="fp8", kv_dtype="fp8")
@@ -47,13 +47,20 @@ def build() -> Lesson:
                 "tokens per second."),
         gives_away=(f"**{times(gain)}**",),
     )
-    s1 = """
-Batching pays because the weights are read once per step and shared by every sequence in it. The cache is not
-shared: each sequence adds its own. Once the cache is most of what a step reads, another sequence adds almost
-as much time as it adds tokens, and decode-only throughput flattens while each user slows down.
+    one, shared = run(concurrency=1), run(concurrency=32)  # BF16, 4k prompts: where batching pays
+    s1 = f"""
+Batching pays because the weights are read once per step and shared by every sequence in it. At 4k in BF16 a
+{one.model_name} step for one user takes {one.decode_step_s * 1e3:.2f} ms, and for {shared.batch} users
+{shared.decode_step_s * 1e3:.2f} ms: {shared.batch} times the tokens for {shared.decode_step_s / one.decode_step_s:.1f} times
+the time, so decode-only throughput grows from {tok(one.decode_tokens_per_s)} to {tok(shared.decode_tokens_per_s)}
+tokens a second. The cache is not shared: each sequence adds its own. Once the cache is most of what a step reads,
+another sequence adds almost as much time as it adds tokens, and decode-only throughput flattens while each user
+slows down.
 """
     step1 = Step(q1, s1, (
         equal("the FP8 32k batch goes from 8 to 27", (few.batch, many.batch), (8, 27)),
+        holds("at 4k, 32 users' step takes under 3x one user's", shared.decode_step_s < 3 * one.decode_step_s,
+              f"{one.decode_step_s:.5f} vs {shared.decode_step_s:.5f} s"),
         near("decode-only throughput grows about 1.26x", gain, 1.26, 0.03),
         near("each stream is about 2.7x slower", many.itl_s / few.itl_s, 2.7, 0.03),
         equal("weight share falls from 30% to 11%", (round(few.weight_share * 100), round(many.weight_share * 100)), (30, 11)),
