@@ -83,8 +83,10 @@ class Diagnosis:
     threshold: float  # what the rule compared it to: the figure is at or above it
     # How close the call was: of every rule tried (the deciding one and each that failed before it), the
     # smallest distance between its figure and its threshold, as the larger over the smaller less one
-    # (0.1: they differ by 10% of the smaller). A verdict with a small margin flips on a small change.
-    margin: float
+    # (0.1: they differ by 10% of the smaller). A verdict with a small margin flips on a small change. A rule
+    # whose figure or threshold is zero is infinitely far from flipping and is left out; None when every rule
+    # tried is (JSON has no infinity).
+    margin: float | None
     signals: dict
 
     @property
@@ -122,7 +124,7 @@ def _share(part: float, whole: float) -> float:
 
 def _distance(figure: float, threshold: float) -> float:
     low, high = sorted((abs(figure), abs(threshold)))
-    return high / low - 1 if low > 0 else float("inf")
+    return high / low - 1
 
 
 def rules(s: Signals) -> list[tuple[str, str, float, float]]:
@@ -150,10 +152,11 @@ def rules(s: Signals) -> list[tuple[str, str, float, float]]:
 def diagnose(s: Signals) -> Diagnosis:
     """The first rule of `rules` that holds, and how close the rules tried came to their thresholds."""
     if not s.completed:
-        return Diagnosis("", 0.0, 0.0, 0.0, asdict(s))
+        return Diagnosis("", 0.0, 0.0, None, asdict(s))
     tried = []
     for limit, _, figure, threshold in rules(s):
-        tried.append(_distance(figure, threshold) if threshold else float("inf"))
+        if figure and threshold:
+            tried.append(_distance(figure, threshold))
         if figure >= threshold:
-            return Diagnosis(limit, figure, threshold, min(tried), asdict(s))
+            return Diagnosis(limit, figure, threshold, min(tried, default=None), asdict(s))
     raise AssertionError("the last rule always holds")

@@ -163,3 +163,13 @@ def test_a_short_run_within_capacity_is_not_called_overloaded():
     s = b["signals"]
     assert s["arrival_rate_per_s"] > 1.1 * s["completed_rate_per_s"]
     assert b["limit"] != "arrivals" and s["queued_at_last_arrival"] == 0
+
+
+def test_a_verdict_every_rule_of_which_was_at_zero_has_no_margin_and_stays_json():
+    """The fuzz case that found it: one request in flight and a 0.1 ms per-token target. Every rule tried read
+    zero except the last, so no distance is finite; the margin is None, not infinity."""
+    import json
+
+    b = run(small(n=6, scenario=ROOMY, max_concurrency=1, itl_target_s=0.0001))
+    assert b["limit"] == "decode_step" and b["margin"] is None
+    json.dumps(b, allow_nan=False)
