@@ -98,6 +98,11 @@ of memory for one conversation. {qwen.model_name}, with 36 layers and 8 KV heads
 
 The formula has KV heads in it, not attention heads. Grouped-query attention exists to shrink exactly
 this number: several query heads read the same keys and values.
+
+So when a write-up puts a 70B model's cache at tens of kilobytes per token, check which slip it made. Counting
+the attention heads overshoots, to {_size(mha_guess)}. Tens of kilobytes is what one GPU of eight holds under tensor
+parallelism ({_size(llama.kv_bytes_per_token)}, one KV head each) or what a single shared head would cost
+({_size(mqa_guess)}); the whole model's cache is {_size(llama_bytes)} per token.
 """
     step1 = Step(q1, s1, (
         equal("Llama-3.1-70B caches 320 KiB per token in BF16", llama_bytes, 320 * KIB),
