@@ -91,9 +91,9 @@ admission and their first token waits.
 The lab's rate sweep finds where p99 TTFT leaves its floor: {_band(base_knees, 2)} with 80 GiB over three random
 draws, just about the most the engine sustains. Past it the tail does not grow, it leaps: on the first draw p99
 TTFT is {secs(below.ttft_p99_s)} at {below.rate_per_s:g} req/s and {secs(above.ttft_p99_s)} at {above.rate_per_s:g}
-req/s, {above.ttft_p99_s / below.ttft_p99_s:.0f} times the wait for a third more load. The knee is a band, not a
-point, and a sweep reads it only to the spacing of its rates; the sustained rate, measured with the engine kept
-full, is the steadier figure to compare.
+req/s, {above.ttft_p99_s / below.ttft_p99_s:.0f} times the wait for a third more load.
+The knee is a band, not a point, and a sweep reads it only to the spacing of its rates; the sustained rate,
+measured with the engine kept full, is the steadier figure to compare.
 """
     step1 = Step(q1, s1, (
         holds("2x HBM at the same bandwidth raises the sustained rate in every seed", min(cap["double"]) > max(cap["base"]),
