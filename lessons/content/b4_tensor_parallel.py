@@ -35,12 +35,19 @@ The pool is what the weights leave. Splitting the weights four ways frees most o
 grows by much more than the GPU count when the model nearly filled one card. Each step also reads a quarter of
 the bytes per GPU, so inter-token latency falls from {ms(one.itl_s)} to {ms(four.itl_s)}, but every layer now ends
 with an **all-reduce** that exchanges partial results between GPUs: {ms(four.decode_allreduce_s, 2)} of each decode
-step here.
+step here. ITL falls {one.itl_s / four.itl_s:.1f} times, not 4, mostly because the four GPUs now run {four.batch}
+requests instead of {one.batch}, and every step reads all their caches ({ms(four.decode_kv_read_s)} of its
+{ms(four.decode_step_s)}). In a prefill the all-reduce carries every prompt token's activations, so it weighs more:
+{ms(four.prefill_allreduce_s)} of a 4k prompt's {ms(four.ttft_s, 0)} TTFT. That exchange, once per layer, is why tensor
+parallelism scales below linearly and why it wants GPUs joined by NVLink.
 """
     step1 = Step(q1, s1, (
         equal("Qwen3-32B: 9 requests at TP 1, 209 at TP 4", (one.max_sequences, four.max_sequences), (9, 209)),
         holds("the all-reduce is a cost only with TP > 1", (one.decode_allreduce_s or 0) == 0 and four.decode_allreduce_s > 0,
               f"{one.decode_allreduce_s} / {four.decode_allreduce_s}"),
+        holds("a prefill's all-reduce is over 10% of its TTFT at TP 4, a decode step's under 5% of the step",
+              four.prefill_allreduce_s > 0.1 * four.ttft_s and four.decode_allreduce_s < 0.05 * four.decode_step_s,
+              f"{four.prefill_allreduce_s:.4f} of {four.ttft_s:.4f}; {four.decode_allreduce_s:.5f} of {four.decode_step_s:.4f}"),
     ), LiveView("steady", ("hbm_bar", "step_breakdown"), {**MODEL, "tp": 4}, ("tp",),
                 "One GPU's memory and one decode step at the chosen tensor-parallel size."),
         (TryThis("Switch Tensor parallel size from 1 to 4 and compare one GPU's bar.", MODEL),))
