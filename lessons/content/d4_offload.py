@@ -6,11 +6,12 @@ from kvlab.sim import catalog
 
 from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, holds, keyed
-from .runs import lab, ms, pct, run
+from .runs import gib, lab, ms, pct, run
 
 PRESET = "prefix-eviction"
 HOST_GIB = 64.0
 PREFIX_TOKENS = 2000
+LONG_TOKENS = 32768  # the running sequence step 2 imagines decoding from host memory
 
 
 def build() -> Lesson:
@@ -65,14 +66,24 @@ memory the host has free: a tier larger than that overflows the host before it h
         reveal=f"**{ms(copy_s)} to copy, against {ms(recompute_s)} to recompute** on an idle GPU.",
         gives_away=(f"**{ms(copy_s)} to copy",),
     )
-    s2 = """
+    # A running sequence decoded from host memory instead of HBM: its cache read over the host link each step.
+    resident = run(prompt_tokens=LONG_TOKENS, concurrency=1)
+    host_read_s = resident.kv_bytes_per_sequence / link
+    s2 = f"""
 A host hit is cheaper than a recompute but dearer than a GPU hit, and the copy competes with everything else on
 the host link. That is why offloading is a capacity tool: it widens the set of prefixes you can reuse. The
 same link carries swapped-out sequences in preemption by swap (lesson D3).
+
+It would be a poor tier to decode from. A running {resident.model_name} sequence of {LONG_TOKENS:,} tokens holds
+{gib(resident.kv_bytes_per_sequence)} of cache, and every decode step reads all of it: {ms(resident.decode_kv_read_s)} from
+HBM, {ms(host_read_s, 0)} over the {link / 1e9:.0f} GB/s host link. Engines copy blocks back before they are read, which is
+why a host tier adds room for reuse and no speed.
 """
     step2 = Step(q2, s2, (
         holds("copying a 2,000-token prefix from host is faster than recomputing it", copy_s < recompute_s,
               f"{copy_s:.4f} vs {recompute_s:.4f} s"),
+        holds("reading a 32k sequence's cache over the host link takes over 20x as long as from HBM",
+              host_read_s > 20 * resident.decode_kv_read_s, f"{host_read_s:.4f} vs {resident.decode_kv_read_s:.4f} s"),
     ), None, ())
     return Lesson(
         **course.header("D4"),
