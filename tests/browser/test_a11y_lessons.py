@@ -27,9 +27,6 @@ def _load(browser, server, path: str, ready: str, theme: str):
     local = LocalOnly(page, server)
     page.goto(server + path + ("?theme=dark" if theme == "dark" else ""))
     page.locator(ready).first.wait_for(timeout=60_000)
-    # The title is drawn by BokehJS like the rest; under load the ready element can come first (a loaded CI
-    # run once axed /lesson_e1 with no h1 yet), so wait for the heading axe requires as well.
-    page.locator("h1").first.wait_for(timeout=60_000)
     painted(page)
     return context, page, local
 
