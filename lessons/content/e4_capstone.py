@@ -281,7 +281,7 @@ def share(part: float, whole: float) -> float:
 def step_tail_limit() -> Step:
     case = CASE["tail"]
     r, s = as_is(case), sig(case)
-    queued = share(r.queue_s.mean, r.ttft_s.mean)
+    queued = verdict(case)["figure"]  # sim's deciding figure: queueing's share of the mean TTFT
     whys = {
         "prefill": ("Most prompts meet the first-token target at p50; the misses are the ones that arrive while a "
                     "prompt tens of thousands of tokens long is being computed, and wait for it to finish."),
@@ -344,7 +344,7 @@ the GPUs idle much of the time, and the bill counts that too. The longest prompt
 
 def step_saturation_limit() -> Step:
     case = CASE["saturation"]
-    r, s = as_is(case), sig(case)
+    r = as_is(case)
     whys = {
         "prefill": ("The prompts are a few hundred tokens; the queue is not waiting for them to be computed but for "
                     "room to keep each new request's cache."),
@@ -356,7 +356,7 @@ def step_saturation_limit() -> Step:
     }
     prose = f"""
 The binding limit is the pool: requests wait for cache blocks, and the engine preempts when answers outgrow it.
-{pct(share(s['preempted_requests'], s['completed']))} of the requests were preempted at least once. An engine's log
+{pct(verdict(case)['figure'])} of the requests were preempted at least once. An engine's log
 reads the same way when the pool binds: cache usage pinned high with a waiting queue, and a preemption count that
 should be zero.
 """
@@ -409,7 +409,7 @@ def overload(case: Case) -> float:
 def step_cliff_limit() -> Step:
     case = CASE["cliff"]
     r, s = as_is(case), sig(case)
-    left = share(s["queued_at_last_arrival"], s["completed"])
+    left = verdict(case)["figure"]  # sim's deciding figure: the share not started at the last arrival
     whys = {
         "prefill": ("Prompts of about 6k tokens take prefill time, but the queue grows because more requests arrive "
                     "than complete, whichever work fills the steps."),
@@ -472,7 +472,7 @@ Name the limit, then check the lever moves it far enough.
 def step_rag_limit() -> Step:
     case = CASE["rag"]
     r, s = as_is(case), sig(case)
-    repeated = share(s["repeated_prompt_tokens"], s["prompt_tokens_computed"])
+    repeated = verdict(case)["figure"]  # sim's deciding figure: the repeated share of computed prompt tokens
     whys = {
         "prefill": ("Prompt computation is what the queue waits for, but most of it computes the same opening again: "
                     "name the waste before the resource."),
