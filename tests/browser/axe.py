@@ -13,6 +13,8 @@ from pathlib import Path
 from kvlab.app.server.serve import page_scripts
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
+from .support import PAINTED_JS
+
 AXE_JS = Path(__file__).resolve().parent / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING = ("critical", "serious", "moderate")
 
@@ -53,14 +55,18 @@ RUN_JS = """async () => {
 
 
 def run_axe(page) -> list[dict]:
-    """Inject axe-core into `page` (once) and return its violations. Every page has a level-one heading,
-    drawn by BokehJS like the rest: under load a page's ready element can come before it (loaded CI runs
-    axed /lesson_e1 and the built site's lesson_a1 with no h1 yet), so wait for it first; a page still
-    without one after 30 s is axe's to report."""
+    """Inject axe-core into `page` (once) and return its violations, once the page is drawn. Every
+    page has a level-one heading, drawn by BokehJS like the rest: under load a page's ready element
+    can come before it (loaded CI runs axed /lesson_e1 and the built site's lesson_a1 with no h1 yet),
+    so wait for it first; then for every Bokeh document to be idle and named (PAINTED_JS: a loaded run
+    axed the built site's index while its links were still undrawn, and its empty scrolling main
+    failed scrollable-region-focusable). A page still unfinished after these waits is axe's to report."""
     try:
         page.locator("h1").first.wait_for(state="attached", timeout=30_000)
     except PlaywrightTimeoutError:
         pass
+    if page.evaluate("((window.Bokeh && window.Bokeh.documents) || []).length > 0"):
+        page.evaluate(PAINTED_JS)
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=str(AXE_JS))
     return page.evaluate(RUN_JS)
