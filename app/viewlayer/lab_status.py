@@ -60,10 +60,10 @@ def view_lab_notices(run, values=None) -> dict:
 
 def _binding_limit(b: dict) -> str:
     """sim's verdict on which limit binds the run (sim/engine/diagnosis.py), with the signal that decided it."""
-    if not b.get("limit"):
+    if not b.get("verdict"):
         return ""
-    return (f'<p class="kv-caption" data-kv="lab-limit"><strong>What binds:</strong> {html.esc(b["name"])} '
-            f'({html.esc(b["reason"])}).</p>')
+    return f'<p class="kv-caption" data-kv="lab-limit"><strong>What binds:</strong> {html.esc(b["verdict"])}.</p>'
+
 
 
 def view_lab_summary(run, values: dict) -> dict:

@@ -114,8 +114,13 @@ class Diagnosis:
             "prefill": f"queueing is {x:.0%} of the mean TTFT, with room in the pool",
         }.get(self.limit, "")
 
+    @property
+    def verdict(self) -> str:
+        """The verdict as every view prints it: the limit's name, then the signal that decided it."""
+        return f"{self.name} ({self.reason})" if self.limit else ""
+
     def to_dict(self) -> dict:
-        return {**asdict(self), "name": self.name, "reason": self.reason}
+        return {**asdict(self), "name": self.name, "reason": self.reason, "verdict": self.verdict}
 
 
 def _share(part: float, whole: float) -> float:

@@ -141,7 +141,7 @@ class EngineResult:
             f"{self.ttft_target_s:g} s and mean ITL <= {self.itl_target_s * 1e3:g} ms)",
             f"KV pool {self.kv_pool_tokens:,} tokens per instance; mean usage {self.mean_kv_usage:.0%}; "
             f"preemptions {self.preemptions:,}; prefix hit rate {self.prefix_hit_rate:.1%}",
-        ] + ([f"binding limit: {b['name']} ({b['reason']})"] if (b := self.binding_limit).get("limit") else [])
+        ] + ([f"binding limit: {v}"] if (v := self.binding_limit.get("verdict")) else [])
 
 
 _PERCENTILE_FIELDS = tuple(f.name for f in fields(EngineResult) if f.default_factory is Percentiles)

@@ -98,7 +98,11 @@ def collect(sim: Simulation) -> EngineResult:
     e2e = [m.finish_s[i] - arrival[i] for i in done]
     queue = [m.admitted_s[i] - m.ready_s[i] for i in done]
     tpot = [(m.finish_s[i] - m.first_token_s[i]) / (reqs[i].output_tokens - 1) if reqs[i].output_tokens > 1 else 0.0 for i in done]
-    met = sum(1 for a, b in zip(ttft, tpot, strict=True) if a <= cfg.ttft_target_s and b <= cfg.itl_target_s)
+    # The goodput rule, in one place: a request meets the targets when neither its TTFT nor its TPOT
+    # is over its target; the diagnosis reads the same two lists.
+    missed_ttft = [t > cfg.ttft_target_s for t in ttft]
+    missed_itl = [t > cfg.itl_target_s for t in tpot]
+    met = sum(1 for a, b in zip(missed_ttft, missed_itl, strict=True) if not (a or b))
     start = min((arrival[i] for i in done), default=0.0)
     end = max((m.finish_s[i] for i in done), default=0.0)
     duration = max(end - start, 1e-12)
@@ -197,15 +201,14 @@ def collect(sim: Simulation) -> EngineResult:
         scheduler_s=math.fsum(i.scheduler_s for i in sim.instances),
         log=list(r.log),
     )
-    return replace(result, binding_limit=diagnose(_signals(sim, done, result)).to_dict())
+    return replace(result, binding_limit=diagnose(_signals(sim, done, result, missed_ttft, missed_itl)).to_dict())
 
 
-def _signals(sim: Simulation, done: list[int], r: EngineResult) -> Signals:
-    """What the diagnosis reads from a finished run (sim/engine/diagnosis.py says why each)."""
+def _signals(sim: Simulation, done: list[int], r: EngineResult, missed_ttft: list[bool], missed_itl: list[bool]) -> Signals:
+    """What the diagnosis reads from a finished run (sim/engine/diagnosis.py says why each);
+    `missed_ttft` and `missed_itl` are collect's, request by request in `done`'s order."""
     m, reqs, w = sim.metrics, sim.requests, sim.config.workload
     rq = r.requests
-    missed_ttft = [t > r.ttft_target_s for t in rq["ttft_s"]]
-    missed_itl = [t > r.itl_target_s for t in rq["tpot_s"]]
     # An opening counts as repeated from the second request that carries it on, in arrival order; the
     # tokens a prefix cache served are not computed, so they are not counted.
     seen: set[str] = set()
