@@ -2,7 +2,8 @@
 
 Data in `sim/data/engine_rules.json`, each figure with its source. `rules(engine, version)` returns
 the frozen rule set one evaluation applies: the per-step CPU cost added to every decode step (ITL),
-the front-end overhead added to the served TTFT, and for vLLM the profiling rules of that
+the front-end overhead added to the served TTFT, the host time per row a release adds to every step
+(`host_rules`), and for vLLM the profiling rules of that
 version's memory accounting (sampler term per logit, sum or max of forward and sampler peaks,
 non-torch memory). A version is "major.minor" ("0.10.2" reads as "0.10"); None is the engine's
 default (its current release).
@@ -77,20 +78,27 @@ def normalise_version(engine: str, version) -> str:
                                              f"got {text!r}"))
 
 
+def _since(table_rules: list[dict], version: str) -> dict:
+    """The last of `table_rules` (each with the release it starts at, in order) that applies to `version`."""
+    chosen: dict = {}
+    for rule in table_rules:
+        if _key(rule["since"]) <= _key(version):
+            chosen = rule
+    return chosen
+
+
 @cache
 def rules(engine: str, version: str | None = None) -> EngineRules:
     table = _table()[engine]
     v = normalise_version(engine, version)
-    memory = {}
-    for rule in table.get("memory_rules", []):
-        if _key(rule["since"]) <= _key(v):
-            memory = rule
+    memory = _since(table.get("memory_rules", []), v)
+    host = _since(table.get("host_rules", []), v)
     return EngineRules(
         engine=engine,
         version=v,
         mode=memory.get("mode", ""),
         cpu_step_s=float(table["cpu_step_s"]),
-        cpu_row_s=float(table.get("cpu_step_per_row_s", 0.0)),
+        cpu_row_s=float(host.get("cpu_step_per_row_s", table.get("cpu_step_per_row_s", 0.0))),
         frontend_s=float(table["frontend_s"]),
         sampler_bytes_per_logit=float(memory.get("sampler_bytes_per_logit", 0)),
         peak=memory.get("peak", "sum"),

@@ -12,7 +12,7 @@ from kvlab.sim.fidelity import fidelity
 from . import bench_report
 from .report import load, summarize
 
-# Median |error| when the set was first replayed (docs/benchmarks/2026-12-04-bench-runs.md) plus a
+# Median |error| when the set was first replayed (docs/benchmarks/2026-12-05-bench-runs.md) plus a
 # small margin, so a change that makes the replays worse fails here. MoE and MLA runs are far off
 # (issue 36's step model): their bounds only guard.
 BOUNDS = {"duration_s": 0.23, "output_throughput": 0.24, "mean_ttft_ms": 0.60, "mean_tpot_ms": 0.40,
