@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from kvlab.sim.catalog import gpu
 from kvlab.sim.engine import EngineResult
 from kvlab.sim.engine.cost import dollars_per_million_output_tokens
-from kvlab.sim.engine.diagnosis import LIMITS, POOL_FULL_USAGE, Signals, rules
+from kvlab.sim.engine.diagnosis import LIMITS, POOL_FULL_USAGE
 from kvlab.sim.units import GIB
 
 from .. import course
@@ -214,14 +214,12 @@ def verdict(case: Case) -> dict:
 def signals_list(case: Case) -> str:
     """Every rule sim tried on the case, in order, up to the one that named the limit: the signal, this
     run's figure and the rule's threshold (a list, not a table: it wraps on a phone)."""
-    b = verdict(case)
     rows = []
-    for limit, signal, figure, threshold in rules(Signals(**b["signals"])):
-        rule = (f"the rule for \u201c{LIMITS[limit]}\u201d needs {threshold:.0%} or more" if threshold
-                else f"no rule above held: \u201c{LIMITS[limit]}\u201d")
-        rows.append(f"- {first_up(signal)}: **{figure:.0%}** ({rule})")
-        if figure >= threshold:
-            break
+    for t in verdict(case)["tried"]:
+        name = LIMITS[t["limit"]]
+        rule = (f"the rule for \u201c{name}\u201d needs {t['threshold']:.0%} or more" if t["threshold"]
+                else f"no rule above held: \u201c{name}\u201d")
+        rows.append(f"- {first_up(t['signal'])}: **{t['figure']:.0%}** ({rule})")
     return "\n".join(rows)
 
 
@@ -272,10 +270,6 @@ def unchanged(case: Case, *keys: str) -> bool:
 
 def sig(case: Case) -> dict:
     return verdict(case)["signals"]
-
-
-def share(part: float, whole: float) -> float:
-    return part / whole if whole else 0.0
 
 
 def step_tail_limit() -> Step:
@@ -402,8 +396,7 @@ memory at the same bandwidth and price is a counterfactual; the comparison shows
 
 def overload(case: Case) -> float:
     """Arrivals over completions as sim measured them for its verdict (the realised arrival rate, not the nominal)."""
-    s = sig(case)
-    return s["arrival_rate_per_s"] / s["completed_rate_per_s"]
+    return sig(case)["overload"]
 
 
 def step_cliff_limit() -> Step:
@@ -534,7 +527,6 @@ With prefix caching the engine computes {tok(cached.prompt_tokens_computed)} pro
 def step_single_limit() -> Step:
     case = CASE["single"]
     r, s = as_is(case), sig(case)
-    n = s["completed"]
     whys = {
         "prefill": (f"TTFT p50 is {secs(r.ttft_s.p50)} against a target of {secs(r.ttft_target_s)}: most of these long "
                     "prompts prefill in time; more requests miss the per-token target."),
@@ -546,8 +538,8 @@ def step_single_limit() -> Step:
     }
     prose = f"""
 The binding limit is memory bandwidth within one request. With one user nothing queues, and each token waits for
-a decode step that streams the weights and the whole context. {pct(share(s['missed_itl'], n))} of the requests
-miss the per-token target of {ms(r.itl_target_s, 0)}, and {pct(share(s['missed_ttft'], n))} miss the first-token one.
+a decode step that streams the weights and the whole context. {pct(s['missed_itl_share'])} of the requests
+miss the per-token target of {ms(r.itl_target_s, 0)}, and {pct(s['missed_ttft_share'])} miss the first-token one.
 """
     claims = (holds("the single user's requests never queue", r.queue_s.max == 0, f"{r.queue_s.max:.3f}"),
               holds("more of the single user's requests miss the per-token target than the first-token one",

@@ -75,6 +75,24 @@ class Signals:
     mean_queue_s: float
     mean_ttft_s: float
 
+    @property
+    def missed_ttft_share(self) -> float:
+        return _share(self.missed_ttft, self.completed)
+
+    @property
+    def missed_itl_share(self) -> float:
+        return _share(self.missed_itl, self.completed)
+
+    @property
+    def overload(self) -> float | None:
+        """Arrivals over completions (open loops only): how much faster requests came than the engine served them."""
+        return _share(self.arrival_rate_per_s, self.completed_rate_per_s) if self.arrival_rate_per_s else None
+
+    def to_dict(self) -> dict:
+        """The counts and the shares every view quotes, so that no view divides them again."""
+        return {**asdict(self), "missed_ttft_share": self.missed_ttft_share, "missed_itl_share": self.missed_itl_share,
+                "overload": self.overload}
+
 
 @dataclass(frozen=True)
 class Diagnosis:
@@ -88,6 +106,8 @@ class Diagnosis:
     # tried is (JSON has no infinity).
     margin: float | None
     signals: dict
+    # Every rule tried, in order, up to the deciding one: {"limit", "signal", "figure", "threshold"} each.
+    tried: tuple = ()
 
     @property
     def name(self) -> str:
@@ -97,17 +117,16 @@ class Diagnosis:
     def reason(self) -> str:
         """The signal that decided the verdict, in words, with its figure."""
         s, x = self.signals, self.figure
-        n = s["completed"] or 1
         if self.limit == "pool" and self.threshold == PREEMPTED_SHARE:
             return f"{x:.0%} of requests were preempted"
         if self.limit in ("decode_step", "own_prefill"):
-            return (f"nothing queues; {s['missed_itl'] / n:.0%} of requests miss the per-token target and "
-                    f"{s['missed_ttft'] / n:.0%} the first-token one")
+            return (f"nothing queues; {s['missed_itl_share']:.0%} of requests miss the per-token target and "
+                    f"{s['missed_ttft_share']:.0%} the first-token one")
         return {
             "none": f"{x:.1%} of requests meet both targets",
             "repeated_prefill": f"{x:.0%} of the prompt tokens computed repeat an opening an earlier request had",
             "arrivals": (f"when the last request arrived, {x:.0%} of the run's requests were still waiting to start; "
-                         f"they arrive {_share(s['arrival_rate_per_s'] or 0.0, s['completed_rate_per_s']):.2f}x as "
+                         f"they arrive {s['overload'] or 0.0:.2f}x as "
                          "fast as the engine completes them"),
             "pool": f"for {x:.0%} of the time requests waited, the pool was {POOL_FULL_USAGE:.0%} used or more",
             "batch_cap": f"for {x:.0%} of the time requests waited, the engine ran as many sequences as it may",
@@ -120,7 +139,8 @@ class Diagnosis:
         return f"{self.name} ({self.reason})" if self.limit else ""
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "name": self.name, "reason": self.reason, "verdict": self.verdict}
+        return {**asdict(self), "tried": [dict(t) for t in self.tried], "name": self.name, "reason": self.reason,
+                "verdict": self.verdict}
 
 
 def _share(part: float, whole: float) -> float:
@@ -157,11 +177,12 @@ def rules(s: Signals) -> list[tuple[str, str, float, float]]:
 def diagnose(s: Signals) -> Diagnosis:
     """The first rule of `rules` that holds, and how close the rules tried came to their thresholds."""
     if not s.completed:
-        return Diagnosis("", 0.0, 0.0, None, asdict(s))
-    tried = []
-    for limit, _, figure, threshold in rules(s):
+        return Diagnosis("", 0.0, 0.0, None, s.to_dict())
+    distances, tried = [], []
+    for limit, signal, figure, threshold in rules(s):
+        tried.append({"limit": limit, "signal": signal, "figure": figure, "threshold": threshold})
         if figure and threshold:
-            tried.append(_distance(figure, threshold))
+            distances.append(_distance(figure, threshold))
         if figure >= threshold:
-            return Diagnosis(limit, figure, threshold, min(tried, default=None), asdict(s))
+            return Diagnosis(limit, figure, threshold, min(distances, default=None), s.to_dict(), tuple(tried))
     raise AssertionError("the last rule always holds")

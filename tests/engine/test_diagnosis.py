@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 from kvlab.sim.engine import preset, simulate
-from kvlab.sim.engine.diagnosis import LIMITS, MET_NONE, QUEUE_SHARE, QUEUED_AT_END, REPEATED_SHARE, WAITING_SHARE, Signals, diagnose
+from kvlab.sim.engine.diagnosis import LIMITS, MET_NONE, QUEUE_SHARE, QUEUED_AT_END, REPEATED_SHARE, WAITING_SHARE, Signals, diagnose, rules
 from kvlab.sim.engine.result import EngineResult
 
 from .conftest import ROOMY, small
@@ -173,3 +173,15 @@ def test_a_verdict_every_rule_of_which_was_at_zero_has_no_margin_and_stays_json(
     b = run(small(n=6, scenario=ROOMY, max_concurrency=1, itl_target_s=0.0001))
     assert b["limit"] == "decode_step" and b["margin"] is None
     json.dumps(b, allow_nan=False)
+
+
+def test_the_verdict_carries_the_shares_and_the_rules_tried_so_no_view_divides_again():
+    s = replace(QUIET, completed=200, missed=60, missed_ttft=20, missed_itl=50, arrival_rate_per_s=6.0, completed_rate_per_s=4.0)
+    d = diagnose(s).to_dict()
+    assert d["signals"]["missed_itl_share"] == 0.25 and d["signals"]["missed_ttft_share"] == 0.1
+    assert d["signals"]["overload"] == 1.5
+    tried = d["tried"]
+    assert [t["limit"] for t in tried] == [limit for limit, *_ in rules(s)][:len(tried)]
+    assert tried[-1]["limit"] == d["limit"] and tried[-1]["figure"] >= tried[-1]["threshold"]
+    assert all(t["figure"] < t["threshold"] for t in tried[:-1])
+    assert d["verdict"] == f"{d['name']} ({d['reason']})"
