@@ -56,7 +56,7 @@ CATALOG: dict[str, CatalogEntry] = {
     "D2": CatalogEntry("mem_fraction_static: five points of memory", 10, "d2_mem_fraction"),
     "D3": CatalogEntry("Admission, eviction, preemption", 8, "d3_preemption"),
     "D4": CatalogEntry("Offloading to a host tier", 6, "d4_offload"),
-    "E1": CatalogEntry("Prefix caching: compute only the suffix", 8, "e1_prefix"),
+    "E1": CatalogEntry("Prefix caching: compute only the suffix", 10, "e1_prefix"),
     "E2": CatalogEntry("Disaggregating prefill and decode is a sizing problem", 8, "e2_disaggregation"),
     "E3": CatalogEntry("Bytes per dollar", 8, "e3_cost"),
     "E4": CatalogEntry("Capstone: choose the lever", 10, "e4_capstone"),

@@ -14,6 +14,16 @@ PRESET = "prefix-rag"
 RATES = (4.0, 8.0, 12.0, 16.0, 20.0)
 
 
+# A second prompt design for step 3: the same application with the user's details written into the
+# instructions' first line, so no two prompts share a start, trimmed to about half the length.
+SPECIFIC = {"prompt_tokens": 1200, "prompt_min_tokens": 900, "prefix_fraction": 0.0, "prefix_tokens": 0}
+
+
+def computed_per_request(r) -> float:
+    """Prompt tokens the GPU computed per completed request (a cache hit is not computed)."""
+    return r.prompt_tokens_computed / r.completed
+
+
 @cache
 def capacity(caching: bool) -> float:
     """Highest completed requests/s over a sweep: what the GPU finishes when offered more than it can."""
@@ -83,15 +93,64 @@ survives and a cold one goes.
     ), LiveView("lab", ("sweep",), {"preset": PRESET}, ("prefix_caching",), "The rate sweep with prefix caching; run it."),
         (TryThis("In the serving lab, run the rate sweep with prefix caching on, then off.", {"preset": PRESET},
                  panel="serving_lab"),))
+    step3 = step_design(on)
     return Lesson(
         **course.header("E1"),
         objective="Quantify what prefix caching does to TTFT and to capacity, and design prompts that share prefixes.",
         prerequisites=("C1", "B1"),
         setup="Many applications send the same long instructions with every request. Must the GPU read them anew each time?",
-        steps=(step1, step2),
+        steps=(step1, step2, step3),
         recap=("A prefix hit computes only the suffix: TTFT falls and capacity rises.",
-               "Shared text first, varying text last, byte-for-byte identical."),
+               "Shared text first, varying text last, byte-for-byte identical: a longer shared prompt can cost less "
+               "than a shorter one that shares nothing."),
         not_captured=("The workload's shared prefix is one group; real applications have many, and hit rates depend on "
                       "their popularity and the pool's size.",),
         ideas=("prefix-caching", "prompt-design-prefix", "prefix-economics"),
     )
+
+
+def step_design(shared) -> Step:
+    """Seed 004: a prompt built to share its start, even a longer one, can cost less than a shorter prompt
+    that never hits the cache."""
+    specific = lab(PRESET, **SPECIFIC)
+    w, ws = lab_config(PRESET).workload, lab_config(PRESET, **SPECIFIC).workload
+    per_shared, per_specific = computed_per_request(shared), computed_per_request(specific)
+    ratio = per_shared / per_specific
+    q = Prediction(
+        key="e1-design",
+        question=(f"Two designs of the same app, both with prefix caching on. Design A writes each user's details into "
+                  f"the first line of the instructions and trims the prompt to about {ws.prompt_tokens:,} tokens, so no "
+                  f"two prompts start alike. Design B keeps {w.prompt_tokens:,}-token prompts whose first "
+                  f"{w.prefix_tokens:,} tokens are identical for {w.prefix_fraction:.0%} of requests. Which makes the GPU "
+                  "compute fewer prompt tokens per request?"),
+        choices=(
+            Choice("A, half as long", "Length is not the work here: with a cache, the work is the part no earlier "
+                                      "request computed, and A's prompts have no such part."),
+            Choice("about the same", "A hit skips the shared start entirely; B's requests compute only their suffix."),
+            Choice("B, twice as long", "B's shared start is computed once and then found in the cache; each request "
+                                       "computes its suffix, a few hundred tokens."),
+        ),
+        **keyed(ratio, [(0.9, "B, twice as long"), (1.1, "about the same")], "A, half as long"),
+        reveal=(f"**B computes {per_shared:,.0f} prompt tokens a request, A {per_specific:,.0f}** (x{ratio:.2f}); median "
+                f"TTFT {secs(shared.ttft_s.p50)} against {secs(specific.ttft_s.p50)}."),
+        gives_away=(f"**B computes {per_shared:,.0f}",),
+    )
+    prose = f"""
+Prompt design decides what the cache can save. Design A is the shorter prompt, yet every one of its tokens is
+new, so the GPU computes {per_specific:,.0f} tokens a request. Design B sends twice the text, but its
+instructions come first and never change: they are computed once and then read from the cache, and the GPU
+computes {per_shared:,.0f} tokens a request ({pct(shared.prefix_hit_rate)} of prompt tokens hit). Counted in
+GPU time, the longer shared prompt is the cheaper one. Keep anything personal (a name, a date, a retrieved
+document) after the shared part.
+"""
+    claims = (
+        holds("the longer shared-prefix design computes at least 25% fewer prompt tokens per request",
+              ratio < 0.75, f"{per_shared:.0f} vs {per_specific:.0f}"),
+        holds("and its median TTFT is lower", shared.ttft_s.p50 < specific.ttft_s.p50,
+              f"{shared.ttft_s.p50:.4f} vs {specific.ttft_s.p50:.4f}"),
+    )
+    return Step(q, prose, claims,
+                LiveView("lab", ("summary",), {"preset": PRESET, **SPECIFIC}, ("prefix_fraction", "prompt_tokens"),
+                         "Design A: nothing shared. Raise the shared fraction and watch the prompt tokens computed."),
+                (TryThis("In the serving lab, set the shared fraction to 0 and then back to 0.9 with prefix caching on.",
+                         {"preset": PRESET}, panel="serving_lab"),))
