@@ -54,7 +54,7 @@ CATALOG: dict[str, CatalogEntry] = {
     "C4": CatalogEntry("Not the GPU: CPU-side costs", 7, "c4_cpu_costs"),
     "D1": CatalogEntry("Saturation: what sets the running count", 8, "d1_saturation"),
     "D2": CatalogEntry("mem_fraction_static: five points of memory", 10, "d2_mem_fraction"),
-    "D3": CatalogEntry("Admission, eviction, preemption", 8, "d3_preemption"),
+    "D3": CatalogEntry("Admission, eviction, preemption", 10, "d3_preemption"),
     "D4": CatalogEntry("Offloading to a host tier", 6, "d4_offload"),
     "E1": CatalogEntry("Prefix caching: compute only the suffix", 10, "e1_prefix"),
     "E2": CatalogEntry("Disaggregating prefill and decode is a sizing problem", 8, "e2_disaggregation"),

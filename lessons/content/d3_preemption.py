@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from .. import course
 from .model import Choice, Lesson, LiveView, Prediction, Step, TryThis, holds, keyed
-from .runs import lab, secs
+from .runs import lab, lab_config, pct, secs
 
 PRESET = "preemption-demo"
+# Step 3: many shared prefixes on a pool too small for them all (the preset D4 starts from), with few
+# or many distinct ones.
+EVICTION = "prefix-eviction"
+FEW, MANY = 50, 400
 
 
 def build() -> Lesson:
@@ -70,16 +74,71 @@ admission that leaves room, or a pool that fits the load.
                 "Swap preemption: the engine log shows each preemption."),
         (TryThis("In the serving lab, switch Preemption to swap and read the engine log's warnings.", {"preset": PRESET},
                  panel="serving_lab"),))
+    step3 = step_eviction()
     return Lesson(
         **course.header("D3"),
         objective="Tell the three moves apart, compare watermark and reserve admission, and know why preemptions must "
                   "stay at zero.",
         prerequisites=("D1",),
         setup="The pool is full and answers keep growing. Something has to give.",
-        steps=(step1, step2),
+        steps=(step1, step2, step3),
         recap=("Admit with room to grow, or preempt later.", "Recompute or swap matters less than the full pool.",
-               "Alert on the preemption counter."),
+               "Alert on the preemption counter.",
+               "When the prefixes that recur outgrow the pool, eviction drops each before its next use: the hit rate "
+               "collapses."),
         not_captured=("Swap traffic shares the host link with nothing else here; real hosts also serve networking and "
                       "storage.",),
         ideas=("admission-watermark", "preemption-recompute-swap", "eviction", "preemption-alert"),
     )
+
+
+def step_eviction() -> Step:
+    """Seed 003: eviction is cheap until it drops prefixes that come back; then a high-hit workload thrashes."""
+    few, many = lab(EVICTION, prefix_groups=FEW), lab(EVICTION, prefix_groups=MANY)
+    w = lab_config(EVICTION).workload
+    per = {n: r.prompt_tokens_computed / r.completed for n, r in ((FEW, few), (MANY, many))}
+    pool = many.kv_pool_tokens
+
+    def working_set(n: int) -> int:
+        return n * w.prefix_tokens
+
+    q = Prediction(
+        key="d3-evict",
+        question=(f"Every request opens with one of {FEW} customers' {w.prefix_tokens:,}-token instructions, each customer "
+                  f"as busy as the next; the pool holds {pool:,} tokens, and {pct(few.prefix_hit_rate)} of prompt tokens "
+                  f"hit the cache. Now {MANY} customers share the same traffic. The hit rate becomes..."),
+        choices=(
+            Choice("about the same", "Each customer now comes back eight times less often, and the pool cannot wait "
+                                     "that long for all of them."),
+            Choice("about half", "The pool still holds some of the starts, but far fewer than half of them."),
+            Choice("under a quarter", f"The {MANY} starts need {working_set(MANY):,} tokens, several pools' worth: "
+                                      "least-recently-used eviction drops most of them before they recur."),
+        ),
+        **keyed(many.prefix_hit_rate, [(0.25, "under a quarter"), (few.prefix_hit_rate * 0.8, "about half")], "about the same"),
+        reveal=(f"**{pct(many.prefix_hit_rate)}**: the GPU computes {per[MANY]:,.0f} prompt tokens a request instead of "
+                f"{per[FEW]:,.0f}, and median TTFT goes from {secs(few.ttft_s.p50)} to {secs(many.ttft_s.p50)}."),
+        gives_away=(f"**{pct(many.prefix_hit_rate)}**",),
+    )
+    prose = f"""
+Eviction is the cheap move only while what it drops is not needed again. {FEW} starts of
+{w.prefix_tokens:,} tokens are {working_set(FEW):,} tokens, which the pool of {pool:,} holds beside the running
+requests. {MANY} are {working_set(MANY):,} tokens: the pool must evict cached blocks under pressure, and
+least-recently-used eviction knows only when a start was last used, not how soon it will be back. Each start is
+dropped before it recurs, so a workload that hit {pct(few.prefix_hit_rate)} of the time now hits
+{pct(many.prefix_hit_rate)} and recomputes its instructions again and again: it thrashes. The engine drops
+{many.prefix_evicted_blocks:,} blocks over the run. A larger pool, fewer distinct starts, or a slower tier that
+keeps what HBM drops (lesson D4) turns it back into a hit workload.
+"""
+    claims = (
+        holds(f"{MANY} prefixes hit less than half as often as {FEW}", many.prefix_hit_rate < few.prefix_hit_rate / 2,
+              f"{few.prefix_hit_rate:.3f} -> {many.prefix_hit_rate:.3f}"),
+        holds(f"with {MANY} prefixes the GPU computes at least 2.5x the prompt tokens a request",
+              per[MANY] > 2.5 * per[FEW], f"{per[FEW]:.0f} -> {per[MANY]:.0f}"),
+        holds(f"{FEW} starts fit the pool and {MANY} do not", working_set(FEW) < pool < working_set(MANY),
+              f"{working_set(FEW)} < {pool} < {working_set(MANY)}"),
+    )
+    return Step(q, prose, claims,
+                LiveView("lab", ("summary",), {"preset": EVICTION, "prefix_groups": FEW}, ("prefix_groups",),
+                         f"{FEW} distinct prefixes on a small pool: raise Distinct prefixes and watch the hit rate."),
+                (TryThis(f"In the serving lab, set Distinct prefixes from {FEW} to {MANY} and compare the prefix hit rate.",
+                         {"preset": EVICTION, "prefix_groups": FEW}, panel="serving_lab"),))
