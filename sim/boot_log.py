@@ -13,11 +13,11 @@ import math
 from dataclasses import dataclass
 
 from .architecture import Architecture
-from .engine_defaults import EngineLimits
+from .engine_defaults import EngineLimits, sglang_mem_fraction_static, sglang_reserve_estimate_bytes
 from .memory import MemoryBudget, vllm_layer_blocks_per_request
 from .parallelism import rank_holds_line
 from .scenario import Scenario
-from .units import GIB
+from .units import GIB, MIB
 
 
 def gib(x: float) -> str:
@@ -62,7 +62,8 @@ def _header(f: BootFacts) -> list[str]:
             f"mem_fraction_static={f.limits.mem_fraction_static:.3f}"
             + ("" if s.mem_fraction_static is not None else " (SGLang's default for this GPU)")
             + f": weights + KV pool may use {f.limits.mem_fraction_static:.3f} x {gib(total)} = {gib(mem.usable_bytes)}; "
-              f"the rest ({gib(total - mem.usable_bytes)}) is left for activations and CUDA graphs.",
+              f"the rest ({gib(mem.activation_room_bytes)}) is left for activations and CUDA graphs.",
+            _sglang_room_line(f),
         ]
     if s.engine == "tensorrt-llm":
         f_kv = f.limits.kv_cache_free_gpu_mem_fraction
@@ -90,6 +91,17 @@ def _header(f: BootFacts) -> list[str]:
                      f"min(max_num_seqs={f.limits.max_num_seqs:,}, that) rows: torch peak memory increase "
                      f"{gib(mem.activation_reserve_bytes)}; non-torch forward increase memory {gib(mem.non_torch_bytes)}.")
     return parallel + lines
+
+
+def _sglang_room_line(f: BootFacts) -> str:
+    """SGLang's own estimate of what activations and CUDA graphs need, beside what the fraction leaves them."""
+    mem, limits, tp = f.mem, f.limits, f.scenario.tp
+    estimate = sglang_reserve_estimate_bytes(mem.capacity_bytes, tp, limits)
+    default = sglang_mem_fraction_static(mem.capacity_bytes / MIB, tp, limits.max_num_batched_tokens, limits.cuda_graph_max_bs or 0)
+    return (f"SGLang sets its default fraction ({default:.3f}) from its own estimate of that need: {gib(estimate)} for "
+            f"{limits.max_num_batched_tokens:,}-token prefill chunks and CUDA graphs up to batch {limits.cuda_graph_max_bs}. "
+            f"This setting leaves {mem.activation_room_bytes / estimate:.0%} of it; much less can run out of memory at "
+            "start-up or at the first long prefill.")
 
 
 def _weights_do_not_fit(f: BootFacts) -> str:

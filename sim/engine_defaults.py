@@ -109,23 +109,36 @@ def sglang_tier(gpu_memory_mib: float, tp: int) -> tuple[int, int]:
     return chunk, (bs_small_tp if tp < 4 else bs_large_tp)
 
 
-def sglang_mem_fraction_static(gpu_memory_mib: float, tp: int, chunked_prefill_size: int, cuda_graph_max_bs: int) -> float:
-    """SGLang's default mem_fraction_static: (memory - reserved) / memory, rounded to 3 places.
-
-    reserved (MiB) = 512 + 1.5 x max(chunk, 2048) + 2 x cuda_graph_max_bs + 1024 x tp / 8,
-    at least 10 GiB on cards above 60 GiB. Worked example, H100 SXM at tp 1 (79.19 GiB reported,
-    81,090 MiB): 512 + 12,288 + 512 + 128 = 13,440 MiB, so (81,090 - 13,440) / 81,090 = 0.834.
-    """
+def sglang_reserved_mib(gpu_memory_mib: float, tp: int, chunked_prefill_size: int, cuda_graph_max_bs: int) -> float:
+    """What SGLang reserves outside weights and pool for activations, CUDA graphs and metadata, MiB:
+    512 + 1.5 x max(chunk, 2048) + 2 x cuda_graph_max_bs + 1024 x tp / 8, at least 10 GiB on cards
+    above 60 GiB. Example, H100 SXM at tp 1: 512 + 12,288 + 512 + 128 = 13,440 MiB."""
     reserved = (SGLANG_RESERVED_CONSTANT_MIB
                 + SGLANG_RESERVED_MIB_PER_CHUNK_TOKEN * max(chunked_prefill_size, 2048)
                 + SGLANG_RESERVED_MIB_PER_GRAPH_BS * cuda_graph_max_bs
                 + tp / 8 * 1024)
     if gpu_memory_mib > SGLANG_RESERVED_FLOOR_ABOVE_MIB:
         reserved = max(reserved, SGLANG_RESERVED_FLOOR_MIB)
+    return reserved
+
+
+def sglang_mem_fraction_static(gpu_memory_mib: float, tp: int, chunked_prefill_size: int, cuda_graph_max_bs: int) -> float:
+    """SGLang's default mem_fraction_static: (memory - reserved) / memory, rounded to 3 places
+    (reserved: `sglang_reserved_mib`). Worked example, H100 SXM at tp 1 (79.19 GiB reported, 81,090
+    MiB): (81,090 - 13,440) / 81,090 = 0.834."""
+    reserved = sglang_reserved_mib(gpu_memory_mib, tp, chunked_prefill_size, cuda_graph_max_bs)
     # A card smaller than SGLang's own reserve would give a negative fraction; SGLang would then
     # fail to start. Keep the fraction inside the field's range so the budget reports "weights
     # do not fit" instead of arithmetic on a negative share.
     return min(max(round((gpu_memory_mib - reserved) / gpu_memory_mib, 3), 0.05), 1.0)
+
+
+def sglang_reserve_estimate_bytes(gpu_memory_bytes: float, tp: int, limits: EngineLimits) -> float:
+    """SGLang's own estimate of what activations and CUDA graphs need beside weights and pool under
+    `limits` (`sglang_reserved_mib` at its chunk and CUDA-graph batch), from which it sets its default
+    fraction. A fraction that leaves much less can run out of memory at start-up or at the first long
+    prefill (seed 001: 0.85 served; 0.93, which left under half of it, did not)."""
+    return sglang_reserved_mib(gpu_memory_bytes / MIB, tp, limits.max_num_batched_tokens, limits.cuda_graph_max_bs or 0) * MIB
 
 
 def sglang_max_running_requests(pool_tokens: int, context_len: int) -> int:

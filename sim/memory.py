@@ -215,6 +215,12 @@ class MemoryBudget:
     free_bytes: float = 0.0  # tensorrt-llm: total - peak (start-up, weights, warm-up), of which its fraction goes to KV
 
     @property
+    def activation_room_bytes(self) -> float:
+        """sglang: what its fraction leaves for activations and CUDA graphs, (1 - f) of the total it measures
+        (the card less the start-up)."""
+        return self.capacity_bytes - self.startup_bytes - self.usable_bytes
+
+    @property
     def context_reserve_bytes(self) -> float:
         """The part of the card outside the budget (1 - utilization, or 1 - mem_fraction_static)."""
         return self.capacity_bytes - self.usable_bytes

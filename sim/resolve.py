@@ -385,6 +385,9 @@ def setup(s: Scenario) -> Setup:
         kv_num_blocks=mem.num_blocks,
         effective_max_num_batched_tokens=limits.max_num_batched_tokens,
         effective_mem_fraction_static=limits.mem_fraction_static,
+        activation_room_bytes=mem.activation_room_bytes if s.engine == "sglang" else None,
+        engine_reserve_estimate_bytes=(engine_defaults.sglang_reserve_estimate_bytes(mem.capacity_bytes, s.tp, limits)
+                                       if s.engine == "sglang" else None),
         effective_kv_cache_free_gpu_mem_fraction=limits.kv_cache_free_gpu_mem_fraction,
         peak_flops=machine.peak_flops,
         hbm_bandwidth_bytes_per_s=gpu.hbm_bandwidth_bytes_per_s,

@@ -60,6 +60,10 @@ class Result:
     effective_max_num_batched_tokens: int = 0  # the limits used: the user's, or the engine's default
     effective_max_num_seqs: int = 0
     effective_mem_fraction_static: float | None = None  # sglang only
+    # sglang only: the 1 - f share of its measured total, left for activations and CUDA graphs, and SGLang's
+    # own estimate of what they need (engine_defaults.sglang_reserve_estimate_bytes)
+    activation_room_bytes: float | None = None
+    engine_reserve_estimate_bytes: float | None = None
     effective_kv_cache_free_gpu_mem_fraction: float | None = None  # tensorrt-llm only
     vllm_longest_max_model_len: int | None = None  # set when vLLM would refuse to start: the longest that fits
     decode_step_s: float | None = None  # GPU time of one decode step

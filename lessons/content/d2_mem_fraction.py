@@ -101,20 +101,23 @@ its pool. The server's own log line, not arithmetic, is the figure to trust.
         (TryThis("Open the case study's deployment (Kimi-K2, eight RTX PRO 6000, SGLang accounting) and read the bytes per "
                  "token in the formula: 61 x 576 x 2, on every GPU.", CASE),))
     step3 = three_engines()
+    step4 = too_high()
     return Lesson(
         **course.header("D2"),
-        objective=("Compute SGLang's pool from mem_fraction_static, what a change of a few points does to it, and what "
-                   "vLLM's, SGLang's and TensorRT-LLM's fractions are each a fraction of."),
+        objective=("Compute SGLang's pool from mem_fraction_static, what a change of a few points does to it, what it "
+                   "takes from activations, and what vLLM's, SGLang's and TensorRT-LLM's fractions are each a fraction of."),
         prerequisites=("A3",),
         setup="A case study tuned SGLang's memory fraction by reasoning about percentages. Check the arithmetic.",
-        steps=(step1, step2, step3),
+        steps=(step1, step2, step3, step4),
         recap=("SGLang: pool = f x total - weights.",
                "Each engine's fraction is of a different base: vLLM's of the card, SGLang's of the card after its start-up, "
                "TensorRT-LLM's of what is still free after the weights and its warm-up.",
-               "With large weights, small changes of f are large changes of the pool; too high a value starves activations.",
+               "With large weights, small changes of f are large changes of the pool; too high a value starves activations "
+               "and CUDA graphs, which live in the 1 - f share.",
                "An MLA cache is not split by tensor parallelism: every GPU holds every token's latent."),
-        not_captured=("kvlab does not check that the 1 - f share fits SGLang's activations and CUDA graphs, so it shows no "
-                      "out-of-memory error at high fractions.",
+        not_captured=("kvlab compares the 1 - f share with SGLang's own estimate of what activations and CUDA graphs need, "
+                      "but does not predict an out-of-memory error: the estimate is a margin, and another public server "
+                      "started its pool with less (docs/sim.md).",
                       "TensorRT-LLM's measured peak also holds CUDA graph pools and autotuner workspaces, which kvlab does not "
                       "model, so kvlab's TensorRT-LLM pool comes out a few percent larger than a real boot's.",),
         ideas=("mem-fraction-static", "mem-fraction-oom", "mla-per-gpu"),
@@ -216,3 +219,56 @@ setting from one to the other, ask what the fraction is a fraction of.
                 (TryThis("Choose Qwen3-32B on an H100 and switch Memory accounting between vllm, sglang and tensorrt-llm; then "
                          "move TensorRT-LLM's kv_cache_free_gpu_mem_fraction from 0.90 to 0.80.",
                          {**THREE, "engine": "tensorrt-llm"}),))
+
+
+# Seed 001's two settings: the fraction its server ran at, and the one it tried next ("which OOMs").
+RAN, TRIED = 0.85, 0.93
+
+
+def too_high() -> Step:
+    """Seed 001: raising mem_fraction_static to grow the pool takes the memory activations and CUDA graphs need."""
+    ran, tried = run(**{**CASE, "mem_fraction_static": RAN}), run(**{**CASE, "mem_fraction_static": TRIED})
+    default = run(**{**CASE, "mem_fraction_static": None}).effective_mem_fraction_static
+    estimate_bytes = tried.engine_reserve_estimate_bytes
+    share = {f: r.activation_room_bytes / r.engine_reserve_estimate_bytes for f, r in ((RAN, ran), (TRIED, tried))}
+    gain = tried.kv_pool_tokens / ran.kv_pool_tokens - 1
+    q = Prediction(
+        key="d2-too-high",
+        question=(f"Step 2's deployment ran at mem_fraction_static {RAN:.2f}. To grow the pool, the case study tried "
+                  f"{TRIED:.2f}, which kvlab's accounting says would hold {gain:.0%} more tokens. SGLang itself estimates "
+                  f"that activations and CUDA graphs need {gib(estimate_bytes)} on each of these GPUs, outside weights "
+                  f"and pool. How much of that does {TRIED:.2f} leave them?"),
+        choices=(
+            Choice("all of it", f"The pool's {gain:.0%} has to come from somewhere: the 1 - f share shrinks from "
+                                f"{1 - RAN:.2f} to {1 - TRIED:.2f} of the card."),
+            Choice("about half", f"{1 - TRIED:.2f} of the card is less than half of {1 - RAN:.2f}, and at {RAN:.2f} the share "
+                                 "was already close to SGLang's estimate."),
+            Choice("none", "The 1 - f share is never zero below f = 1; it is small, not empty."),
+        ),
+        **keyed(share[TRIED], [(0.1, "none"), (0.75, "about half")], "all of it"),
+        reveal=(f"**{gib(tried.activation_room_bytes)}, {share[TRIED]:.0%} of SGLang's {gib(estimate_bytes)}** (at {RAN:.2f}: "
+                f"{gib(ran.activation_room_bytes)}, {share[RAN]:.0%}). The case study's server ran out of memory at "
+                f"{TRIED:.2f}."),
+        gives_away=(f"**{gib(tried.activation_room_bytes)}, {share[TRIED]:.0%}",),
+    )
+    prose = f"""
+SGLang's pool is what the fraction gives weights and cache; everything else a running server allocates lives
+in the 1 - f share: the activations of a prefill chunk of {tried.effective_max_num_batched_tokens:,} tokens, the
+CUDA graphs captured for every decode batch size, the attention metadata. SGLang's own estimate of that need
+here is {gib(estimate_bytes)}, and its default fraction on these GPUs, {default:.3f}, is set from it. At
+{RAN:.2f} the share holds {share[RAN]:.0%} of the estimate; at
+{TRIED:.2f}, {share[TRIED]:.0%}, and the case study's server ran out of memory: what does not fit fails at start-up
+or under the first long prompt. The pool's {gain:.0%} more tokens were never available: grow the pool with a smaller cache per token, a
+host tier (D4) or more GPUs instead.
+"""
+    claims = (
+        holds(f"at {TRIED:.2f} the 1 - f share holds less than half of SGLang's own estimate", share[TRIED] < 0.5,
+              f"{share[TRIED]:.3f}"),
+        holds(f"at {RAN:.2f} it holds at least 90% of it", share[RAN] >= 0.9, f"{share[RAN]:.3f}"),
+        holds(f"{TRIED:.2f} would grow the pool by more than half", gain > 0.5, f"{gain:.3f}"),
+    )
+    return Step(q, prose, claims,
+                LiveView("steady", ("hbm_bar", "admission_numbers"), {**CASE, "mem_fraction_static": TRIED},
+                         ("mem_fraction_static",), "The case study's deployment at 0.93: read the boot log's line on SGLang's estimate."),
+                (TryThis(f"Open the case study's deployment and move mem_fraction_static from {RAN:.2f} to {TRIED:.2f}; read "
+                         "the log's line on what the rest leaves for activations and CUDA graphs.", CASE),))

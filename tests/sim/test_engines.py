@@ -220,3 +220,19 @@ def test_textbook_concurrency_line_counts_whole_blocks_like_the_fit_count(prompt
     r = evaluate(Scenario(prompt_tokens=prompt_tokens))
     assert int(r.max_concurrency) == r.max_sequences
     assert f"{r.max_concurrency:.2f}x" in next(line for line in r.log if line.startswith("Maximum concurrency"))
+
+
+def test_sglang_reports_what_its_fraction_leaves_against_its_own_estimate():
+    # SGLang's reserve for an H100 at tp 1 (server_args._handle_gpu_memory_settings): 512 + 1.5 x 8192 +
+    # 2 x 256 + 1024 / 8 = 13,440 MiB; seed 001's eight RTX PRO 6000: 512 + 12,288 + 2 x 512 + 1024 = 14,848.
+    h100 = run(engine="sglang", model="qwen3-32b")
+    assert h100.engine_reserve_estimate_bytes == 13_440 * MIB
+    case = dict(engine="sglang", model="kimi-k2", gpu="rtx-pro-6000", tp=8, weight_dtype="nvfp4")
+    ran, tried = run(**case, mem_fraction_static=0.85), run(**case, mem_fraction_static=0.93)
+    assert ran.engine_reserve_estimate_bytes == tried.engine_reserve_estimate_bytes == 14_848 * MIB
+    for r, f in ((ran, 0.85), (tried, 0.93)):
+        assert r.activation_room_bytes == pytest.approx((1 - f) * (r.capacity_bytes - r.startup_bytes))
+        share = r.activation_room_bytes / r.engine_reserve_estimate_bytes
+        assert any(line.startswith("SGLang sets its default fraction") and f"leaves {share:.0%} of it" in line for line in r.log)
+    assert tried.activation_room_bytes < 0.5 * tried.engine_reserve_estimate_bytes < ran.activation_room_bytes
+    assert run(engine="vllm").activation_room_bytes is None and run(engine="vllm").engine_reserve_estimate_bytes is None
