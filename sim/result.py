@@ -75,6 +75,7 @@ class Result:
     decode_overhead_s: float | None = None
     decode_bytes: float | None = None
     decode_flops: float | None = None
+    decode_flops_per_s: float | None = None  # decode_flops over the step's GPU time: its point on the roofline
     decode_arithmetic_intensity: float | None = None
     decode_tokens_per_s: float = 0.0
     per_stream_tokens_per_s: float = 0.0
@@ -89,6 +90,8 @@ class Result:
     prefill_allreduce_s: float | None = None
     prefill_overhead_s: float | None = None
     prefill_flops: float | None = None
+    prefill_flops_per_s: float | None = None  # prefill_flops over ttft_s: its point on the roofline
+    prefill_tensor_duty: float | None = None  # prefill_compute_s over ttft_s
     prefill_bytes: float | None = None
     prefill_arithmetic_intensity: float | None = None
     prefill_bound: str | None = None

@@ -93,6 +93,11 @@ class StepCost:
         return self.kv_bytes / self.kv_read_s if self.kv_read_s else 0.0
 
     @property
+    def delivered_flops_per_s(self) -> float:
+        """FLOPs over the whole step's time: the rate the step delivers, its point on the roofline."""
+        return self.flops / self.time_s if self.time_s else 0.0
+
+    @property
     def flops_per_s(self) -> float:
         """The arithmetic rate the step's FLOPs achieve (its compute roof, all kernels together)."""
         return self.flops / self.compute_time_s if self.compute_time_s else 0.0

@@ -35,7 +35,7 @@ def view_phase_numbers(result) -> dict:
                     ("weight_share", "Weight share of decode bytes", "weights")))]
         return {"pane": {"html": html.tiles(*dash, *cost_tiles(r), columns=3)}}
     running = ok and r.itl_s is not None
-    prefill_duty = r.prefill_compute_s / r.ttft_s if ok and r.ttft_s else None
+    prefill_duty = r.prefill_tensor_duty if ok else None
     return {"pane": {"html": html.tiles(
         html.tile("ttft", "Time to first token", fmt.ms(r.ttft_s) if ok else fmt.DASH,
                   f"one {fmt.tokens(s['prompt_tokens'])}-token prefill on an idle GPU, {_bound(r.prefill_bound)}" if ok else "",

@@ -92,10 +92,10 @@ def roofline_summary(result, bandwidth_achieved_bytes_per_s: float, prompt_token
             f"datasheet peak {fmt.flops(result.peak_flops)}).")
     if result.ttft_s:
         text += (f" Prefill of {prompt_tokens:,} tokens: {result.prefill_arithmetic_intensity:,.0f} FLOP/byte, "
-                 f"{fmt.flops(result.prefill_flops / result.ttft_s)}.")
+                 f"{fmt.flops(result.prefill_flops_per_s)}.")
     if result.decode_step_s:
         text += (f" Decode at batch {result.batch:,}: {result.decode_arithmetic_intensity:,.1f} FLOP/byte, "
-                 f"{fmt.flops(result.decode_flops / result.decode_step_s)}.")
+                 f"{fmt.flops(result.decode_flops_per_s)}.")
     return text
 
 

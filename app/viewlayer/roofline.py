@@ -39,10 +39,10 @@ def _view_roofline(result) -> dict:
     peak_achieved = r.ridge_intensity * bw_achieved  # sim's ridge = achieved peak / achieved bandwidth
     pts = []
     if r.ttft_s:
-        pts.append(("prefill", r.prefill_arithmetic_intensity, r.prefill_flops / r.ttft_s, "triangle",
+        pts.append(("prefill", r.prefill_arithmetic_intensity, r.prefill_flops_per_s, "triangle",
                     f"prefill ({fmt.tokens(r.scenario['prompt_tokens'])} tokens)"))
     if r.decode_step_s:
-        pts.append(("decode", r.decode_arithmetic_intensity, r.decode_flops / r.decode_step_s, "circle",
+        pts.append(("decode", r.decode_arithmetic_intensity, r.decode_flops_per_s, "circle",
                     f"decode (batch {r.batch:,})"))
     xs = [p[1] for p in pts if p[1] > 0] or [1.0]
     x0 = min(0.3, min(xs) / 4)
