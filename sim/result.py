@@ -97,6 +97,8 @@ class Result:
     prefill_bound: str | None = None
     ridge_intensity: float = 0.0
     hbm_bandwidth_achieved_bytes_per_s: float = 0.0  # the roofline's memory roof: HBM bandwidth x the profile's bandwidth_efficiency
+    achieved_peak_flops: float = 0.0  # the roofline's flat roof: peak_flops x the profile's large-GEMM efficiency
+    datasheet_ridge_intensity: float = 0.0  # peak_flops / hbm_bandwidth_bytes_per_s: the ridge of the datasheet's roofline
     peak_flops: float = 0.0
     hbm_bandwidth_bytes_per_s: float = 0.0
     decode_dollars_per_million_tokens: float | None = None  # price / decode_tokens_per_s: decode steps only

@@ -111,9 +111,17 @@ class Machine:
     @cached_property
     def ridge_intensity(self) -> float:
         """FLOPs per byte where the large-GEMM rate meets the weight-read bandwidth."""
-        p = self.profile
-        return (self.peak_flops * p.compute_efficiency(1e9, self.low_precision_compute)
-                / (self.gpu.hbm_bandwidth_bytes_per_s * p.bandwidth_efficiency))
+        return self.achieved_peak_flops / self.achieved_bandwidth_bytes_per_s
+
+    @property
+    def achieved_peak_flops(self) -> float:
+        """The large-GEMM rate the profile reaches: the roofline's flat roof."""
+        return self.peak_flops * self.profile.compute_efficiency(1e9, self.low_precision_compute)
+
+    @property
+    def achieved_bandwidth_bytes_per_s(self) -> float:
+        """HBM bandwidth at the profile's efficiency: the roofline's sloped roof."""
+        return self.gpu.hbm_bandwidth_bytes_per_s * self.profile.bandwidth_efficiency
 
     @cached_property
     def moe_gemm_efficiency(self) -> float:

@@ -81,7 +81,7 @@ def view_lab_summary(run, values: dict) -> dict:
                   COLORS["compute"]),
         html.tile("lab-throughput", "Throughput", f"{r.output_tokens_per_s:,.0f} tok/s", f"{r.throughput_per_s:.2f} requests/s",
                   COLORS["weights"]),
-        html.tile("lab-kv", "KV cache in use", f"{r.mean_kv_usage:.0%}", f"mean; peak {r.peak_kv_blocks / r.kv_pool_blocks:.0%} "
+        html.tile("lab-kv", "KV cache in use", f"{r.mean_kv_usage:.0%}", f"mean; peak {r.peak_kv_usage:.0%} "
                   f"of {r.kv_pool_tokens:,} tokens", COLORS["kv"]),
         html.tile("lab-preemptions", "Preemptions", f"{r.preemptions:,}", pre_caption, COLORS["kv"]),
         # Host time the GPU waits on (seed 000's CPU costs): zero unless the run's CPU costs are switched on.

@@ -36,7 +36,7 @@ def _view_roofline(result) -> dict:
                 "points": {"data": {k: [] for k in POINT_COLUMNS}}, "ridge": {"location": None},
                 "x_range": {"start": 0.3, "end": 3e4}, "y_range": {"start": 1e9, "end": 1e16}, "title": readouts.title(TITLE)}
     bw_achieved = r.hbm_bandwidth_achieved_bytes_per_s
-    peak_achieved = r.ridge_intensity * bw_achieved  # sim's ridge = achieved peak / achieved bandwidth
+    peak_achieved = r.achieved_peak_flops
     pts = []
     if r.ttft_s:
         pts.append(("prefill", r.prefill_arithmetic_intensity, r.prefill_flops_per_s, "triangle",
@@ -47,7 +47,7 @@ def _view_roofline(result) -> dict:
     xs = [p[1] for p in pts if p[1] > 0] or [1.0]
     x0 = min(0.3, min(xs) / 4)
     x1 = max(3e4, max(xs) * 4)
-    datasheet_ridge = r.peak_flops / r.hbm_bandwidth_bytes_per_s
+    datasheet_ridge = r.datasheet_ridge_intensity
     return {
         "roof": {"data": {"x": [x0, r.ridge_intensity, x1], "y": [x0 * bw_achieved, peak_achieved, peak_achieved]}},
         "datasheet": {"data": {"x": [x0, datasheet_ridge, x1],

@@ -112,6 +112,11 @@ class EngineResult:
     def ok(self) -> bool:
         return not self.errors
 
+    @property
+    def peak_kv_usage(self) -> float:
+        """The fullest any instance's pool got: peak_kv_blocks over kv_pool_blocks."""
+        return self.peak_kv_blocks / self.kv_pool_blocks if self.kv_pool_blocks else 0.0
+
     def to_dict(self) -> dict:
         return asdict(self)
 
