@@ -115,6 +115,7 @@ def _evaluate(s: Scenario) -> Result:
         "scenario": _safe_scenario(s),
         "kv_bytes_per_sequence": a.per_seq_bytes,
         "kv_pool_used_bytes": batch * a.per_seq_bytes,
+        "kv_pool_free_bytes": max(mem.kv_pool_bytes - batch * a.per_seq_bytes, 0.0),
         "max_sequences": a.max_sequences,
         "batch": batch,
         "batch_limited_by": a.limited_by,

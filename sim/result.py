@@ -50,6 +50,7 @@ class Result:
     kv_pool_tokens: int = 0
     kv_bytes_per_sequence: float = 0.0
     kv_pool_used_bytes: float = 0.0
+    kv_pool_free_bytes: float = 0.0  # the pool left after the batch's sequences
     max_sequences: int = 0
     batch: int = 0
     batch_limited_by: str = ""

@@ -41,7 +41,7 @@ def segment_bytes(result) -> dict[str, float]:
         "weights": r.weight_bytes,
         "activation": r.activation_reserve_bytes,
         "kv_used": r.kv_pool_used_bytes,
-        "kv_free": max(r.kv_pool_bytes - r.kv_pool_used_bytes, 0.0),
+        "kv_free": r.kv_pool_free_bytes,
     }
 
 
