@@ -193,6 +193,9 @@ def _evaluate(s: Scenario) -> Result:
             result["decode_dollars_per_million_tokens"] = dollars_per_s / tokens_per_s * 1e6
             served_rate = result["served_tokens_per_s"]
             result["served_dollars_per_million_tokens"] = dollars_per_s / served_rate * 1e6 if served_rate else None
+            # Bytes per dollar: what holding one request's whole cache resident costs, the GPUs' hour over the
+            # sequences the pool holds (seed 004's framing of cost).
+            result["dollars_per_sequence_hour"] = s.dollars_per_gpu_hour * s.tp * s.pp / a.max_sequences
 
     def build_log() -> list[str]:
         log: list[str] = []

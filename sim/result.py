@@ -104,6 +104,7 @@ class Result:
     hbm_bandwidth_bytes_per_s: float = 0.0
     decode_dollars_per_million_tokens: float | None = None  # price / decode_tokens_per_s: decode steps only
     served_dollars_per_million_tokens: float | None = None  # price / served_tokens_per_s: all GPU time, prefills too
+    dollars_per_sequence_hour: float | None = None  # the GPUs' price an hour over max_sequences: holding one resident
     profile: str = ""
     # Step model and engine rules (issue 11). Kernel lists: one dict per kernel kind with kind,
     # bytes, flops, memory_s, compute_s, time_s, bound (roofline.KernelCost), so views read the

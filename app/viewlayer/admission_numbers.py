@@ -23,8 +23,10 @@ def cost_tiles(r) -> list[str]:
         return []
     ok = r is not None and r.ok and r.served_dollars_per_million_tokens is not None
     value = f"${r.served_dollars_per_million_tokens:,.2f}" if ok else fmt.DASH
-    caption = (f"per million output tokens, prefills included, at ${price:g} per GPU-hour x {s['tp']} GPU(s); "
-               f"the decode steps alone: ${r.decode_dollars_per_million_tokens:,.2f}" if ok
+    gpus = (r.rank_holds or {}).get("gpus", s["tp"]) if ok else s["tp"]  # sim bills tp x pp GPUs
+    caption = (f"per million output tokens, prefills included, at ${price:g} per GPU-hour x {gpus} GPU(s); "
+               f"the decode steps alone: ${r.decode_dollars_per_million_tokens:,.2f}; holding one sequence's cache: "
+               f"${r.dollars_per_sequence_hour:,.3f} an hour" if ok
                else "nothing runs, so nothing is produced")
     return [html.tile("served_dollars_per_million_tokens", "Cost per million tokens", value, caption, COLORS["compute"])]
 

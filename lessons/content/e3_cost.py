@@ -115,16 +115,17 @@ attack the decode share.
 
 Sizing by memory gives the bytes-per-dollar view of the same card. Its pool holds {tok(long.kv_pool_tokens)} tokens
 of cache for {usd(PRICE)} an hour, and a user resident with a 32k context takes {long.kv_bytes_per_sequence / GIB:.2f}
-GiB of it. {long.max_sequences} such users fit, so keeping one resident costs {usd(PRICE / long.max_sequences)} an
+GiB of it. {long.max_sequences} such users fit, so keeping one resident costs {usd(long.dollars_per_sequence_hour)} an
 hour. In FP8 the pool holds {tok(long8.kv_pool_tokens)} tokens, {long8.max_sequences} users fit, and one costs
-{usd(PRICE / long8.max_sequences)}. At 4k, {short.max_sequences} fit at {usd(PRICE / short.max_sequences)} each.
+{usd(long8.dollars_per_sequence_hour)}. At 4k, {short.max_sequences} fit at {usd(short.dollars_per_sequence_hour)} each.
 Bytes per dollar is the price of holding a context. The cost per token adds the GPU time to fill that context and
 to read it, which is why FP8 halves the first and takes {1 - fp8_share:.0%} off the second.
 """
     step2 = Step(q2, s2, (
-        near("holding one 32k user resident on the H100 costs about $0.21 an hour", PRICE / long.max_sequences, 0.208, 0.03),
-        near("an FP8 cache halves the hourly cost of holding a 32k user", long.max_sequences / long8.max_sequences, 0.5, 0.01),
-        near("a 4k user costs about $0.027 an hour to hold", PRICE / short.max_sequences, 0.0269, 0.03),
+        near("holding one 32k user resident on the H100 costs about $0.21 an hour", long.dollars_per_sequence_hour, 0.208, 0.03),
+        near("an FP8 cache halves the hourly cost of holding a 32k user",
+             long8.dollars_per_sequence_hour / long.dollars_per_sequence_hour, 0.5, 0.01),
+        near("a 4k user costs about $0.027 an hour to hold", short.dollars_per_sequence_hour, 0.0269, 0.03),
         near("FP8 KV at 32k: about $4.99 per million, all GPU time billed", cost32k8, 4.99, 0.03),
         near("FP8 KV at 32k cuts the all-GPU-time cost by about 14%", 1 - fp8_share, 0.14, 0.1),
         near("FP8 KV at 32k halves the decode-only cost", long8.decode_dollars_per_million_tokens / long.decode_dollars_per_million_tokens,

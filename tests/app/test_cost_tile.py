@@ -23,3 +23,11 @@ def test_no_price_no_tile():
     store = make_store({})
     assert "dollars_per_million_tokens" not in AdmissionNumbers(store=store).pane.object
     assert "dollars_per_million_tokens" not in PhaseNumbers(store=store).pane.object
+
+
+def test_the_caption_bills_every_gpu_and_prices_holding_one_sequence():
+    settings = {"dollars_per_gpu_hour": 2.5, "model": "llama-3.1-70b", "tp": 2, "pp": 2}
+    r = evaluate(Scenario(**settings))
+    assert r.dollars_per_sequence_hour == 2.5 * 4 / r.max_sequences  # tp x pp GPUs, as sim bills the tokens
+    pane = AdmissionNumbers(store=make_store(settings)).pane.object
+    assert "x 4 GPU(s)" in pane and f"holding one sequence&#x27;s cache: ${r.dollars_per_sequence_hour:,.3f} an hour" in pane  # escaped
